@@ -1,0 +1,33 @@
+// lembas is a terminal coding agent for any OpenAI-compatible model server.
+//
+// Usage:
+//
+//	lembas -p "prompt" [--model REF] [--mode MODE] [--output-format text|json|stream-json]
+//	lembas models
+//	lembas sessions list|show|delete|prune
+//	lembas config get|set|list|path
+//
+// # Models
+//
+// A model ref is <connection>/<model>. Connections come from config.yaml,
+// from OPENAI_BASE_URL and OPENAI_API_KEY (the connection "openai"), and
+// from local servers on their usual loopback ports (llama.cpp 8080, Ollama
+// 11434, LM Studio 1234, vLLM 8000). A bare model name is looked up in
+// every connection.
+//
+// # Modes
+//
+// manual (the default) runs reads and asks before edits and commands; edit
+// also runs edits; auto runs everything; plan only reads. In -p nobody can
+// be asked, so a call that would be asked is refused and the model told why.
+//
+// # Files
+//
+// config.yaml lives in $XDG_CONFIG_HOME/lembas (~/.config/lembas); sessions
+// in $XDG_STATE_HOME/lembas/sessions (~/.local/state/lembas/sessions), one
+// JSON file each, written atomically.
+//
+// # Exit status
+//
+// 0 done, 1 failed, 2 usage error, 130 cancelled.
+package main

@@ -1,0 +1,264 @@
+package main
+
+// End to end: the real binary, built once, runs `lembas -p` as a
+// subprocess against the scripted fake model on a fixture project copied
+// to a temp folder, and the test checks the files on disk, stdout, the JSON
+// output, the session store and the exit code.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// lembasBin builds the binary once per test run.
+func lembasBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lembas-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "lembas")
+		if runtime.GOOS == "windows" {
+			binPath += ".exe"
+		}
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building lembas: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+// copyProject copies a fixture project into a fresh temp folder.
+func copyProject(t *testing.T, name string) string {
+	t.Helper()
+	dst := t.TempDir()
+	src := filepath.Join("testdata", "projects", name)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := filepath.EvalSymlinks(dst)
+	return r
+}
+
+type runResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runLembas runs the binary in dir with a clean environment of its own.
+func runLembas(t *testing.T, env []string, dir string, stdin string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.Command(lembasBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh"}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return runResult{out.String(), errb.String(), code}
+}
+
+// scriptTask queues the whole task: list → read → grep → edit → bash → answer.
+func scriptTask(f *fakeModel) {
+	f.push(
+		callsReply(fakeCall{"list", map[string]any{"path": "."}}),
+		callsReply(fakeCall{"read", map[string]any{"path": "src/app.txt"}}),
+		callsReply(fakeCall{"grep", map[string]any{"pattern": "TODO"}}),
+		callsReply(fakeCall{"edit", map[string]any{"path": "src/app.txt", "old_string": "TODO", "new_string": "DONE"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "cat src/app.txt"}}),
+		textReply("Replaced TODO with DONE in src/app.txt."),
+	)
+}
+
+func TestEndToEnd(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fixture task runs cat through a POSIX shell")
+	}
+	for _, chunk := range []int{0, 1, 7} {
+		f := newFakeModel(t)
+		f.chunk = chunk
+		scriptTask(f)
+		proj := copyProject(t, "basic")
+		state := t.TempDir()
+		env := []string{"OPENAI_BASE_URL=" + f.url(), "OPENAI_API_KEY=x", "LEMBAS_MODEL=mock",
+			"XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + t.TempDir()}
+		r := runLembas(t, env, proj, "", "--mode", "auto", "--output-format", "json", "-p", "replace TODO with DONE in src/app.txt, then cat it")
+		if r.code != 0 {
+			t.Fatalf("chunk %d: exit %d\nstderr: %s\nstdout: %s", chunk, r.code, r.stderr, r.stdout)
+		}
+		data, _ := os.ReadFile(filepath.Join(proj, "src/app.txt"))
+		if string(data) != "status: DONE\n" {
+			t.Errorf("chunk %d: src/app.txt = %q", chunk, data)
+		}
+		var out headlessOutput
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
+		}
+		if out.Answer != "Replaced TODO with DONE in src/app.txt." || out.StopReason != "end_turn" || out.SessionID == "" || out.Model != "openai/mock" {
+			t.Errorf("json output %+v", out)
+		}
+		var names []string
+		for _, c := range out.ToolCalls {
+			names = append(names, c.Name+":"+c.Status)
+		}
+		if got := strings.Join(names, " "); got != "list:completed read:completed grep:completed edit:completed bash:completed" {
+			t.Errorf("tool calls %s", got)
+		}
+		if out.Usage.Input != 5*200+100 || out.Usage.Cached != 80 {
+			t.Errorf("usage %+v", out.Usage)
+		}
+		reqs := f.got()
+		if len(reqs) != 6 {
+			t.Fatalf("%d requests, want 6", len(reqs))
+		}
+		// What the model was told, step by step.
+		last := toolResults(reqs[5])
+		checks := []string{"src/", "1\tstatus: TODO", "src/app.txt:1:status: TODO", "Edited src/app.txt: 1 replacement(s).", "status: DONE\n[exit status 0]"}
+		for i, want := range checks {
+			if i >= len(last) || !strings.Contains(last[i], want) {
+				t.Errorf("result %d does not contain %q: %q", i, want, last)
+			}
+		}
+		if strings.Contains(last[2], "build/out.txt") {
+			t.Errorf("grep searched an ignored folder: %q", last[2])
+		}
+		// The prefix stays still: each request begins with the previous one's messages.
+		for i := 1; i < len(reqs); i++ {
+			prev, cur := reqs[i-1].Body.Messages, reqs[i].Body.Messages
+			for j := range prev {
+				if !bytes.Equal(prev[j], cur[j]) {
+					t.Errorf("request %d changed message %d of the one before", i, j)
+					break
+				}
+			}
+		}
+		if bytes.Contains(reqs[0].Raw, []byte(proj)) {
+			t.Errorf("the first request carries the project's absolute path")
+		}
+		// The session is on disk, and `sessions show` prints the answer verbatim.
+		show := runLembas(t, env, proj, "", "sessions", "show", out.SessionID)
+		if show.code != 0 || !strings.Contains(show.stdout, "Replaced TODO with DONE in src/app.txt.") {
+			t.Errorf("sessions show: %d %s %s", show.code, show.stdout, show.stderr)
+		}
+	}
+}
+
+// TestEndToEndTextAndStream checks the text and stream-json formats, and
+// that a manual-mode run refuses an edit with a reason the model can read.
+func TestEndToEndHeadlessRefusal(t *testing.T) {
+	f := newFakeModel(t)
+	f.push(
+		callsReply(fakeCall{"edit", map[string]any{"path": "src/app.txt", "old_string": "TODO", "new_string": "DONE"}}),
+		textReply("I could not edit the file."),
+	)
+	proj := copyProject(t, "basic")
+	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	r := runLembas(t, env, proj, "", "--output-format", "stream-json", "-p", "edit it")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(proj, "src/app.txt"))
+	if string(data) != "status: TODO\n" {
+		t.Errorf("manual mode wrote the file: %q", data)
+	}
+	res := toolResults(f.got()[1])
+	if len(res) != 1 || !strings.Contains(res[0], "needs the person's approval in manual mode") {
+		t.Errorf("refusal result %q", res)
+	}
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stream-json line is not JSON: %q", line)
+		}
+		if ev.Type != evText && ev.Type != evReasoning {
+			types = append(types, ev.Type)
+		}
+		if ev.Type == evToolEnd && ev.Tool.Status != "refused" {
+			t.Errorf("tool_end status %q, want refused", ev.Tool.Status)
+		}
+	}
+	if got := strings.Join(types, " "); got != "prompt step usage tool_start tool_end step usage done" {
+		t.Errorf("events %s", got)
+	}
+	// Text format: only the final answer on stdout.
+	f.push(textReply("Just this."))
+	r = runLembas(t, env, proj, "", "-p", "hi")
+	if r.code != 0 || r.stdout != "Just this.\n" {
+		t.Errorf("text format: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// The prompt from stdin, with -p -.
+	f.push(textReply("From stdin."))
+	r = runLembas(t, env, proj, "the prompt", "-p", "-")
+	if r.code != 0 || r.stdout != "From stdin.\n" {
+		t.Errorf("stdin prompt: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if m := f.got()[len(f.got())-1].messages(); m[len(m)-1]["content"] != "the prompt" {
+		t.Errorf("stdin prompt sent as %v", m[len(m)-1]["content"])
+	}
+}
+
+func TestEndToEndExitCodes(t *testing.T) {
+	f := newFakeModel(t)
+	proj := copyProject(t, "basic")
+	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	if r := runLembas(t, env, proj, "", "--output-format", "yaml", "-p", "x"); r.code != 2 || !strings.Contains(r.stderr, "use text, json or stream-json") {
+		t.Errorf("bad format: %d %q", r.code, r.stderr)
+	}
+	if r := runLembas(t, env, proj, "", "--mode", "wild", "-p", "x"); r.code != 2 || !strings.Contains(r.stderr, "unknown mode") {
+		t.Errorf("bad mode: %d %q", r.code, r.stderr)
+	}
+	f.push(fakeReply{status: 401, body: `{"error":{"message":"no"}}`})
+	if r := runLembas(t, env, proj, "", "-p", "x"); r.code != 1 || !strings.Contains(r.stderr, "openai refused the API key (HTTP 401); check $OPENAI_API_KEY.") {
+		t.Errorf("auth failure: %d %q", r.code, r.stderr)
+	}
+	f.push(callsReply(fakeCall{"list", map[string]any{}}), callsReply(fakeCall{"list", map[string]any{}}))
+	if r := runLembas(t, env, proj, "", "--max-steps", "2", "-p", "x"); r.code != 1 || !strings.Contains(r.stderr, "step limit") {
+		t.Errorf("step limit: %d %q", r.code, r.stderr)
+	}
+	if r := runLembas(t, env, proj, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lembas ") || !strings.Contains(r.stdout, "harness spec 3.6.0") {
+		t.Errorf("--version: %q", r.stdout)
+	}
+}

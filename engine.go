@@ -1,0 +1,368 @@
+package main
+
+// One prompt's loop.
+//
+//	prompt ──► store (durable) ──► request ──► model streams ──► assistant message (stored)
+//	                 ▲                                                   │
+//	                 │                                   tool calls? ────┤ no ──► done
+//	                 │                                                   ▼
+//	                 └──── results (ids, caps, stored) ◄── run ◄── permission (ask?)
+//
+// Typed events (events.go) are the engine's only output. Read-only calls of
+// one step run in parallel, others in order; the step backstop and the
+// wrap-up come from loop.json; a cancel stops the stream, kills running
+// commands and records the turn as cancelled; a tool that fails or panics
+// becomes an error result, never a crash.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+)
+
+type engine struct {
+	ref      *modelRef
+	tb       *toolbox
+	perm     *permissions
+	st       *store
+	sess     *session
+	ask      approver
+	emit     func(event)
+	maxSteps int
+}
+
+// callRecord is one call of a turn, for -p's JSON output.
+type callRecord struct {
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	Status   string          `json:"status"`
+	ResultID string          `json:"result_id,omitempty"`
+}
+
+// outcome is how a turn ended.
+type outcome struct {
+	Answer     string
+	StopReason string
+	Usage      usage
+	Calls      []callRecord
+	Err        error
+}
+
+func (e *engine) send(ev event) {
+	ev.Session = e.sess.ID
+	ev.Turn = len(e.sess.Turns)
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if e.emit != nil {
+		e.emit(ev)
+	}
+}
+
+// appendMsg adds a message and saves the session before anything else
+// happens: what the person has seen is on disk.
+func (e *engine) appendMsg(m message) error {
+	m.Turn = len(e.sess.Turns)
+	if m.Time.IsZero() {
+		m.Time = time.Now()
+	}
+	e.sess.Messages = append(e.sess.Messages, m)
+	return e.st.save(e.sess)
+}
+
+func (e *engine) curTurn() *turn { return &e.sess.Turns[len(e.sess.Turns)-1] }
+
+// runTurn runs one prompt to its end.
+func (e *engine) runTurn(ctx context.Context, prompt string) (out outcome) {
+	lp := theSpec().Loop
+	e.sess.Turns = append(e.sess.Turns, turn{N: len(e.sess.Turns) + 1, Prompt: prompt, Started: time.Now(), Status: "running"})
+	if e.sess.Title == "" {
+		e.sess.Title = titleOf(prompt)
+	}
+	defer func() {
+		tr := e.curTurn()
+		tr.Ended = time.Now()
+		tr.StopReason = out.StopReason
+		tr.Answer = out.Answer
+		tr.Usage = out.Usage
+		switch {
+		case out.StopReason == "cancelled":
+			tr.Status = "cancelled"
+		case out.Err != nil:
+			tr.Status = "failed"
+			tr.Error = out.Err.Error()
+		default:
+			tr.Status = "done"
+		}
+		if err := e.st.save(e.sess); err != nil && out.Err == nil {
+			out.Err = err
+		}
+		if out.Err != nil && out.StopReason != "cancelled" {
+			e.send(event{Type: evError, Text: out.Err.Error()})
+		}
+		e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
+	}()
+	if err := e.appendMsg(message{Role: "user", Content: prompt, Kind: "prompt"}); err != nil {
+		return outcome{StopReason: "error", Err: err}
+	}
+	e.send(event{Type: evPrompt, Text: prompt})
+	nudges := 0
+	wrapped := false
+	maxOut := lp.Budgets["cli"].MaxOutputTokens
+	if o := e.ref.Meta.Output; o > 0 && o < maxOut {
+		maxOut = o
+	}
+	for step := 1; ; step++ {
+		if step > e.maxSteps {
+			e.send(event{Type: evNotice, Text: fillPairs(lp.Steps.BackstopReached, "steps", e.maxSteps)})
+			out.StopReason = "max_turn_requests"
+			return out
+		}
+		if !wrapped && e.maxSteps > lp.Steps.WrapupBefore && step == e.maxSteps-lp.Steps.WrapupBefore+1 {
+			wrapped = true
+			if err := e.appendMsg(message{Role: "user", Content: lp.Steps.Wrapup, Kind: "wrapup"}); err != nil {
+				return outcome{StopReason: "error", Err: err, Usage: out.Usage, Calls: out.Calls}
+			}
+		}
+		e.curTurn().Steps = step
+		e.send(event{Type: evStep, Step: step})
+		req := &chatRequest{Messages: wireMessages(e.sess.System, e.sess.Messages), Tools: e.tb.defs, MaxTokens: maxOut}
+		var seen strings.Builder
+		rep, err := e.ref.stream(ctx, req,
+			func(s string) { seen.WriteString(s); e.send(event{Type: evText, Text: s}) },
+			func(s string) { e.send(event{Type: evReasoning, Text: s}) },
+			func(attempt int, wait time.Duration, err error) {
+				e.send(event{Type: evRetry, Text: err.Error() + " — retrying in " + wait.Round(time.Millisecond).String()})
+			})
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+				if seen.Len() > 0 {
+					e.appendMsg(message{Role: "assistant", Content: seen.String(), Status: "cancelled"})
+				}
+				out.StopReason = "cancelled"
+				out.Answer = seen.String()
+				return out
+			}
+			out.StopReason = "error"
+			out.Err = err
+			return out
+		}
+		out.Usage.add(rep.Usage)
+		u := rep.Usage
+		e.send(event{Type: evUsage, Usage: &u})
+		if err := e.appendMsg(message{Role: "assistant", Content: rep.Text, Reasoning: rep.Reasoning, ToolCalls: rep.Calls}); err != nil {
+			out.StopReason, out.Err = "error", err
+			return out
+		}
+		if len(rep.Calls) == 0 {
+			if strings.TrimSpace(rep.Text) == "" && nudges < lp.Nudges.EmptyReplyMax {
+				nudges++
+				e.send(event{Type: evNotice, Text: lp.Nudges.EmptyReply})
+				if err := e.appendMsg(message{Role: "user", Content: lp.Nudges.EmptyReply, Kind: "nudge"}); err != nil {
+					out.StopReason, out.Err = "error", err
+					return out
+				}
+				continue
+			}
+			out.Answer = rep.Text
+			switch rep.Finish {
+			case "length":
+				out.StopReason = "max_tokens"
+			case "content_filter":
+				out.StopReason = "refusal"
+			default:
+				out.StopReason = "end_turn"
+			}
+			return out
+		}
+		calls, err := e.runCalls(ctx, rep.Calls)
+		out.Calls = append(out.Calls, calls...)
+		if err != nil {
+			out.StopReason, out.Err = "error", err
+			return out
+		}
+		if ctx.Err() != nil {
+			out.StopReason = "cancelled"
+			return out
+		}
+	}
+}
+
+// titleOf makes a session title from its first prompt.
+func titleOf(prompt string) string {
+	line := strings.TrimSpace(strings.SplitN(strings.TrimSpace(prompt), "\n", 2)[0])
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:60]) + "…"
+	}
+	return line
+}
+
+// pendingCall is one call on its way through permission and running.
+type pendingCall struct {
+	call toolCall
+	t    *toolSpec
+	args json.RawMessage
+	res  *toolResult
+}
+
+// runCalls answers every call of one step, in the order they were made:
+// consecutive read-only calls run together, anything else alone. Every
+// call gets a result, even when the turn is cancelled half way, so the
+// conversation stays valid.
+func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, error) {
+	lp := theSpec().Loop
+	ps := make([]*pendingCall, len(calls))
+	var batch []*pendingCall
+	flush := func() {
+		e.runParallel(ctx, batch)
+		batch = nil
+	}
+	for i, c := range calls {
+		p := &pendingCall{call: c}
+		ps[i] = p
+		if ctx.Err() != nil {
+			p.res = &toolResult{Text: lp.ToolErrors["cancelled"], IsError: true, Status: "cancelled"}
+			continue
+		}
+		t := e.tb.lookup(c.Function.Name)
+		if t == nil {
+			p.res = &toolResult{Text: loopText(lp.ToolErrors, "unknown_tool", "name", c.Function.Name, "tools", e.tb.names()), IsError: true, Status: "failed"}
+			continue
+		}
+		p.t = t
+		args, err := checkArgs(t, json.RawMessage(c.Function.Arguments), theSpec().Purpose.Schema)
+		if err != nil {
+			p.res = &toolResult{Text: err.Error(), IsError: true, Status: "failed"}
+			continue
+		}
+		p.args = args
+		d := e.perm.decide(t, args)
+		if d.Verdict == "allow" && t.Risk == "read" && lp.Parallel.ReadOnly {
+			batch = append(batch, p)
+			continue
+		}
+		flush()
+		if d.Verdict == "ask" {
+			ans := e.askPerson(ctx, t, args, d)
+			switch ans.Choice {
+			case "once", "session":
+				if ans.Choice == "session" && t.Confirm != "always" {
+					e.perm.session[t.Name] = true
+				}
+				if ans.Command != "" && t.Name == "bash" {
+					p.args, _ = json.Marshal(map[string]string{"command": ans.Command})
+				}
+				d.Verdict = "allow"
+			default:
+				d.Verdict = "deny"
+				p.res = &toolResult{Text: e.perm.refusal(t, d, ans), IsError: true, Status: "refused"}
+			}
+		} else if d.Verdict == "deny" {
+			p.res = &toolResult{Text: e.perm.refusal(t, d, approvalAnswer{}), IsError: true, Status: "refused"}
+		}
+		if p.res == nil {
+			e.runOne(ctx, p)
+		}
+	}
+	flush()
+	var recs []callRecord
+	var images []message
+	for _, p := range ps {
+		id, err := e.storeResult(p)
+		if err != nil {
+			return recs, err
+		}
+		recs = append(recs, callRecord{Name: p.call.Function.Name, Input: json.RawMessage(p.call.Function.Arguments), Status: p.res.Status, ResultID: id})
+		if len(p.res.Images) > 0 {
+			images = append(images, message{Role: "user", Content: "Image from #" + id, Images: p.res.Images, Kind: "image"})
+		}
+	}
+	for _, m := range images {
+		if err := e.appendMsg(m); err != nil {
+			return recs, err
+		}
+	}
+	return recs, nil
+}
+
+// askPerson puts one call to the person through the approver.
+func (e *engine) askPerson(ctx context.Context, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
+	opts := []string{"once", "session", "deny"}
+	if t.Confirm == "always" {
+		opts = []string{"once", "deny"}
+	}
+	input := string(args)
+	if t.Name == "bash" {
+		var a struct {
+			Command string `json:"command"`
+		}
+		json.Unmarshal(args, &a)
+		input = a.Command
+	}
+	reason := d.Reason
+	if reason == "" {
+		reason = d.Rule
+	}
+	return e.ask.approve(ctx, approvalRequest{Tool: t.Name, Input: input, Risk: t.Risk, Reason: reason, Options: opts})
+}
+
+// runParallel runs read-only calls together, at most loop.json's max at once.
+func (e *engine) runParallel(ctx context.Context, ps []*pendingCall) {
+	if len(ps) == 0 {
+		return
+	}
+	max := theSpec().Loop.Parallel.Max
+	sem := make(chan struct{}, max)
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(p *pendingCall) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			e.runOne(ctx, p)
+		}(p)
+	}
+	wg.Wait()
+}
+
+func (e *engine) runOne(ctx context.Context, p *pendingCall) {
+	e.send(event{Type: evToolStart, Tool: &toolEvent{ID: p.call.ID, Name: p.t.Name, Block: p.t.Block, Risk: p.t.Risk, Input: string(p.args)}})
+	r := e.tb.run(ctx, p.t, p.args)
+	p.res = &r
+}
+
+// storeResult gives a call's result its id, caps it, stores it, and tells
+// the front ends.
+func (e *engine) storeResult(p *pendingCall) (string, error) {
+	c := theSpec().Loop.Context
+	n := e.sess.NextResult
+	if n < 1 {
+		n = 1
+	}
+	e.sess.NextResult = n + 1
+	id := resultID(n)
+	shown, capped := capOutput(p.res.Text, id)
+	m := message{Role: "tool", ToolCallID: p.call.ID, ToolName: p.call.Function.Name, ResultID: id,
+		Content: fillPairs(c.ResultHead, "id", id) + "\n" + shown, Status: p.res.Status}
+	if capped {
+		m.Full = p.res.Text
+	}
+	if err := e.appendMsg(m); err != nil {
+		return id, err
+	}
+	name, block := p.call.Function.Name, "tool"
+	if p.t != nil {
+		name, block = p.t.Name, p.t.Block
+	}
+	if p.t == nil || p.res.Status == "refused" || p.args == nil {
+		// It never started: say so once, for front ends that pair events.
+		e.send(event{Type: evToolStart, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: p.call.Function.Arguments}})
+	}
+	e.send(event{Type: evToolEnd, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: p.call.Function.Arguments,
+		ResultID: id, Output: shown, IsError: p.res.IsError, Status: p.res.Status}})
+	return id, nil
+}

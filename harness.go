@@ -1,0 +1,432 @@
+package main
+
+// The spec as data: everything under harness/ is embedded in the binary and
+// read from here, so the texts and numbers a model or a person sees are
+// edited in one place (harness/), never as Go literals. loadSpec parses it
+// once per process; a broken harness is a build-time bug, caught by
+// TestHarness, so at run time a parse failure is reported and fatal.
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed all:harness
+var harnessFS embed.FS
+
+// toolSpec is one harness/tools/<name>.json.
+type toolSpec struct {
+	Name        string                     `json:"name"`
+	Scope       string                     `json:"scope"`
+	Sessions    string                     `json:"sessions"`
+	Risk        string                     `json:"risk"`
+	Block       string                     `json:"block"`
+	Exclusive   bool                       `json:"exclusive"`
+	Purpose     bool                       `json:"purpose"`
+	Aliases     map[string][]string        `json:"aliases"`
+	Variables   map[string]string          `json:"variables"`
+	Narrow      map[string]json.RawMessage `json:"narrow"`
+	Requires    []string                   `json:"requires,omitempty"`
+	Unavailable string                     `json:"unavailable,omitempty"`
+	Confirm     string                     `json:"confirm,omitempty"`
+	Offered     string                     `json:"offered,omitempty"`
+	Limits      map[string]float64         `json:"limits"`
+	Texts       map[string]string          `json:"texts"`
+	Description string                     `json:"description"`
+	Parameters  json.RawMessage            `json:"parameters"`
+}
+
+// limit returns a number from the tool's limits; a missing one is a harness
+// bug that TestHarness catches, so it panics rather than guessing.
+func (t *toolSpec) limit(name string) int {
+	v, ok := t.Limits[name]
+	if !ok {
+		panic(fmt.Sprintf("harness: tools/%s.json has no limits.%s", t.Name, name))
+	}
+	return int(v)
+}
+
+// text fills one of the tool's texts.
+func (t *toolSpec) text(key string, kv ...any) string {
+	s, ok := t.Texts[key]
+	if !ok {
+		panic(fmt.Sprintf("harness: tools/%s.json has no texts.%s", t.Name, key))
+	}
+	return fillPairs(s, kv...)
+}
+
+type loopSpec struct {
+	Steps struct {
+		Backstop        int    `json:"backstop"`
+		WrapupBefore    int    `json:"wrapup_before"`
+		Wrapup          string `json:"wrapup"`
+		BackstopReached string `json:"backstop_reached"`
+	} `json:"steps"`
+	Budgets map[string]struct {
+		MaxSteps        int `json:"max_steps"`
+		MaxOutputTokens int `json:"max_output_tokens"`
+	} `json:"budgets"`
+	Parallel struct {
+		ReadOnly bool `json:"read_only"`
+		Max      int  `json:"max"`
+	} `json:"parallel"`
+	Nudges struct {
+		EmptyReply    string `json:"empty_reply"`
+		EmptyReplyMax int    `json:"empty_reply_max"`
+	} `json:"nudges"`
+	ToolErrors  map[string]string `json:"tool_errors"`
+	Permission  map[string]string `json:"permission"`
+	ModelErrors map[string]string `json:"model_errors"`
+	Retry       struct {
+		Attempts       int `json:"attempts"`
+		BaseMS         int `json:"base_ms"`
+		MaxMS          int `json:"max_ms"`
+		RetryAfterMaxS int `json:"retry_after_max_s"`
+	} `json:"retry"`
+	Timeouts struct {
+		ConnectMS  int `json:"connect_ms"`
+		FirstByteS int `json:"first_byte_s"`
+		IdleS      int `json:"idle_s"`
+		ProbeMS    int `json:"probe_ms"`
+	} `json:"timeouts"`
+	Context struct {
+		ResultIDDigits int `json:"result_id_digits"`
+		OutputCap      struct {
+			Lines     int `json:"lines"`
+			Chars     int `json:"chars"`
+			HeadLines int `json:"head_lines"`
+			TailLines int `json:"tail_lines"`
+		} `json:"output_cap"`
+		Elided      string `json:"elided"`
+		ElidedChars string `json:"elided_chars"`
+		ResultHead  string `json:"result_head"`
+	} `json:"context"`
+	StopReasons []string `json:"stop_reasons"`
+	Store       struct {
+		PruneDays int `json:"prune_days"`
+	} `json:"store"`
+}
+
+type modesSpec struct {
+	About   string                       `json:"about"`
+	Modes   map[string]map[string]string `json:"modes"`
+	Aliases map[string]string            `json:"aliases"`
+	Order   []string                     `json:"order"`
+	Default string                       `json:"default"`
+	Wider   map[string]string            `json:"wider"`
+	Texts   map[string]string            `json:"texts"`
+}
+
+// modelMeta is the metadata of one model (models/schema.json).
+type modelMeta struct {
+	Match          string   `json:"match,omitempty"`
+	Context        int      `json:"context,omitempty"`
+	Output         int      `json:"output,omitempty"`
+	Efforts        []string `json:"efforts,omitempty"`
+	ThinkingSwitch *bool    `json:"thinking_switch,omitempty"`
+	Vision         *bool    `json:"vision,omitempty"`
+	Tools          *bool    `json:"tools,omitempty"`
+	Parallel       int      `json:"parallel,omitempty"`
+}
+
+type modelsSpec struct {
+	About    string            `json:"about"`
+	Fields   map[string]string `json:"fields"`
+	Defaults modelMeta         `json:"defaults"`
+	Known    []modelMeta       `json:"known"`
+	Levels   map[string]any    `json:"levels"`
+}
+
+type promptIndex struct {
+	About string `json:"about"`
+	Texts map[string]struct {
+		Shared    bool              `json:"shared"`
+		Variables map[string]string `json:"variables"`
+	} `json:"texts"`
+}
+
+type purposeSpec struct {
+	Name   string          `json:"name"`
+	About  string          `json:"about"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// spec is the whole harness, parsed.
+type spec struct {
+	Version   string
+	Tools     map[string]*toolSpec
+	ToolNames []string // sorted
+	Loop      loopSpec
+	Modes     modesSpec
+	Models    modelsSpec
+	Prompts   map[string]string // path under prompts/ → text
+	Index     promptIndex
+	Purpose   purposeSpec
+}
+
+var (
+	specOnce sync.Once
+	specVal  *spec
+	specErr  error
+)
+
+// theSpec returns the parsed harness, parsing it on first use.
+func theSpec() *spec {
+	specOnce.Do(func() { specVal, specErr = loadSpec(harnessFS) })
+	if specErr != nil {
+		panic("harness: " + specErr.Error())
+	}
+	return specVal
+}
+
+// decodeStrict decodes one harness JSON file, refusing unknown fields so a
+// typo in the spec is an error rather than a silently ignored setting.
+func decodeStrict(fsys fs.FS, name string, v any) error {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	return nil
+}
+
+func loadSpec(fsys fs.FS) (*spec, error) {
+	s := &spec{Tools: map[string]*toolSpec{}, Prompts: map[string]string{}}
+	v, err := fs.ReadFile(fsys, "harness/VERSION")
+	if err != nil {
+		return nil, err
+	}
+	s.Version = strings.TrimSpace(string(v))
+	names, _ := fs.Glob(fsys, "harness/tools/*.json")
+	for _, n := range names {
+		if strings.Count(path.Base(n), ".") > 1 { // tools/<name>.<part>.json are fragments
+			continue
+		}
+		t := &toolSpec{}
+		if err := decodeStrict(fsys, n, t); err != nil {
+			return nil, err
+		}
+		if want := strings.TrimSuffix(path.Base(n), ".json"); t.Name != want {
+			return nil, fmt.Errorf("%s: name %q, want %q", n, t.Name, want)
+		}
+		s.Tools[t.Name] = t
+		s.ToolNames = append(s.ToolNames, t.Name)
+	}
+	sort.Strings(s.ToolNames)
+	for _, f := range []struct {
+		name string
+		v    any
+	}{
+		{"harness/loop.json", &s.Loop},
+		{"harness/permission/modes.json", &s.Modes},
+		{"harness/models/schema.json", &s.Models},
+		{"harness/prompts/index.json", &s.Index},
+		{"harness/purpose.json", &s.Purpose},
+	} {
+		if err := decodeStrict(fsys, f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	err = fs.WalkDir(fsys, "harness/prompts", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		s.Prompts[strings.TrimPrefix(p, "harness/prompts/")] = string(b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// loopText fills a text from one of loop.json's text tables.
+func loopText(table map[string]string, key string, kv ...any) string {
+	s, ok := table[key]
+	if !ok {
+		panic("harness: loop.json has no text " + key)
+	}
+	return fillPairs(s, kv...)
+}
+
+var reVar = regexp.MustCompile(`\{\{([a-zA-Z0-9_]+)\}\}`)
+
+// fillPairs fills {{name}} placeholders from alternating name, value
+// arguments. It is for short texts the code composes; prompt texts and tool
+// descriptions go through fill, which also checks nothing is left unfilled.
+func fillPairs(s string, kv ...any) string {
+	if len(kv) == 0 {
+		return s
+	}
+	vars := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		vars[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
+	}
+	return reVar.ReplaceAllStringFunc(s, func(m string) string {
+		if v, ok := vars[m[2:len(m)-2]]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// fill fills a prompt text or description by the spec's rules: every
+// {{name}} is replaced by vars[name]; a line that is nothing but a bullet and
+// one variable ("- {{name}}") disappears when that variable is empty; a
+// variable without a value is an error, since none may reach a model
+// unfilled.
+func fill(text string, vars map[string]string) (string, error) {
+	var missing []string
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for _, line := range lines {
+		trim := strings.TrimSpace(line)
+		if m := reVar.FindStringSubmatch(trim); m != nil && (trim == "- "+m[0] || trim == "* "+m[0]) {
+			v, ok := vars[m[1]]
+			if !ok {
+				missing = append(missing, m[1])
+			}
+			if v == "" {
+				continue
+			}
+		}
+		b.WriteString(reVar.ReplaceAllStringFunc(line, func(m string) string {
+			name := m[2 : len(m)-2]
+			v, ok := vars[name]
+			if !ok {
+				missing = append(missing, name)
+				return m
+			}
+			return v
+		}))
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("unfilled variable(s) %s", strings.Join(uniq(missing), ", "))
+	}
+	return b.String(), nil
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// narrowSpec is what a project offers of a shared tool's parameters where
+// it offers less: properties dropped, enums kept to some values.
+type narrowSpec struct {
+	Drop []string            `json:"drop"`
+	Enum map[string][]string `json:"enum"`
+}
+
+// narrowSchema applies a narrow to a parameters schema. It only ever takes
+// away — an optional property, or enum values — so a call valid for the
+// narrow tool is valid for the whole one; asking for anything else is an
+// error. Paths: "a.b" is b inside object a, "a[].b" is b inside a's items.
+func narrowSchema(params json.RawMessage, n narrowSpec) (json.RawMessage, error) {
+	var root map[string]any
+	if err := json.Unmarshal(params, &root); err != nil {
+		return nil, err
+	}
+	for _, p := range n.Drop {
+		parent, name, err := schemaParent(root, p)
+		if err != nil {
+			return nil, err
+		}
+		props, _ := parent["properties"].(map[string]any)
+		if _, ok := props[name]; !ok {
+			return nil, fmt.Errorf("narrow: drop %s: no such property", p)
+		}
+		if req, ok := parent["required"].([]any); ok {
+			for _, r := range req {
+				if r == name {
+					return nil, fmt.Errorf("narrow: drop %s: a required property cannot be dropped", p)
+				}
+			}
+		}
+		delete(props, name)
+	}
+	keys := make([]string, 0, len(n.Enum))
+	for k := range n.Enum {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, p := range keys {
+		keep := n.Enum[p]
+		parent, name, err := schemaParent(root, p)
+		if err != nil {
+			return nil, err
+		}
+		props, _ := parent["properties"].(map[string]any)
+		prop, ok := props[name].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("narrow: enum %s: no such property", p)
+		}
+		have, ok := prop["enum"].([]any)
+		if !ok {
+			return nil, fmt.Errorf("narrow: enum %s: the property has no enum to narrow", p)
+		}
+		var kept []any
+		for _, k := range keep {
+			found := false
+			for _, h := range have {
+				if h == k {
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("narrow: enum %s: %q is not one of the property's values", p, k)
+			}
+			kept = append(kept, k)
+		}
+		if len(kept) == 0 {
+			return nil, fmt.Errorf("narrow: enum %s: at least one value must be kept", p)
+		}
+		prop["enum"] = kept
+	}
+	return json.Marshal(root)
+}
+
+// schemaParent finds the object schema holding the last step of a path.
+func schemaParent(root map[string]any, p string) (map[string]any, string, error) {
+	steps := strings.Split(p, ".")
+	cur := root
+	for _, s := range steps[:len(steps)-1] {
+		items := strings.HasSuffix(s, "[]")
+		s = strings.TrimSuffix(s, "[]")
+		props, _ := cur["properties"].(map[string]any)
+		next, ok := props[s].(map[string]any)
+		if !ok {
+			return nil, "", fmt.Errorf("narrow: %s: no property %s", p, s)
+		}
+		if items {
+			if next, ok = next["items"].(map[string]any); !ok {
+				return nil, "", fmt.Errorf("narrow: %s: %s has no items", p, s)
+			}
+		}
+		cur = next
+	}
+	return cur, steps[len(steps)-1], nil
+}

@@ -1,0 +1,264 @@
+package main
+
+// Walking a project the way a person expects: .gitignore and .ignore files
+// (at every level, the deeper and the later line winning, "!" to take a
+// file back) are honoured, and .git is never entered. Symlinks are not
+// followed, so a walk never leaves the project.
+
+import (
+	"bufio"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+type ignoreRule struct {
+	re      *regexp.Regexp
+	negate  bool
+	dirOnly bool
+}
+
+// ignoreFile is the rules of one folder's .gitignore and .ignore.
+type ignoreFile struct {
+	base  string // folder, relative to the root, "" for the root
+	rules []ignoreRule
+}
+
+// readIgnores reads dir's ignore files (rel is dir relative to the root).
+func readIgnores(dir, rel string) *ignoreFile {
+	var f *ignoreFile
+	for _, name := range []string{".gitignore", ".ignore"} {
+		fh, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			if r, ok := parseIgnoreLine(sc.Text()); ok {
+				if f == nil {
+					f = &ignoreFile{base: rel}
+				}
+				f.rules = append(f.rules, r)
+			}
+		}
+		fh.Close()
+	}
+	return f
+}
+
+// parseIgnoreLine reads one gitignore line.
+func parseIgnoreLine(line string) (ignoreRule, bool) {
+	line = strings.TrimSuffix(line, "\r")
+	if line == "" || strings.HasPrefix(line, "#") {
+		return ignoreRule{}, false
+	}
+	// Trailing spaces are dropped unless escaped.
+	for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, "\\ ") {
+		line = line[:len(line)-1]
+	}
+	var r ignoreRule
+	if strings.HasPrefix(line, "!") {
+		r.negate = true
+		line = line[1:]
+	} else if strings.HasPrefix(line, "\\!") || strings.HasPrefix(line, "\\#") {
+		line = line[1:]
+	}
+	if strings.HasSuffix(line, "/") {
+		r.dirOnly = true
+		line = strings.TrimRight(line, "/")
+	}
+	if line == "" {
+		return ignoreRule{}, false
+	}
+	anchored := strings.Contains(line, "/")
+	line = strings.TrimPrefix(line, "/")
+	expr := globRegexp(line)
+	if anchored {
+		expr = "^" + expr + "$"
+	} else {
+		expr = "(^|/)" + expr + "$"
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return ignoreRule{}, false
+	}
+	r.re = re
+	return r, true
+}
+
+// globRegexp translates a glob (*, ?, [..], **, {a,b}) to a regular
+// expression over slash-separated paths.
+func globRegexp(g string) string {
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch c {
+		case '*':
+			if i+1 < len(g) && g[i+1] == '*' {
+				// "**/" any folders (or none); "/**" everything below; "**" alone anything.
+				if i+2 < len(g) && g[i+2] == '/' {
+					b.WriteString("(?:.*/)?")
+					i += 2
+				} else {
+					b.WriteString(".*")
+					i++
+				}
+			} else {
+				b.WriteString("[^/]*")
+			}
+		case '?':
+			b.WriteString("[^/]")
+		case '[':
+			j := strings.IndexByte(g[i+1:], ']')
+			if j < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			cls := g[i+1 : i+1+j]
+			if strings.HasPrefix(cls, "!") {
+				cls = "^" + cls[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(cls, `\`, `\\`) + "]")
+			i += j + 1
+		case '{':
+			depth++
+			b.WriteString("(?:")
+		case '}':
+			if depth > 0 {
+				depth--
+				b.WriteString(")")
+			} else {
+				b.WriteString(`\}`)
+			}
+		case ',':
+			if depth > 0 {
+				b.WriteString("|")
+			} else {
+				b.WriteString(",")
+			}
+		case '\\':
+			if i+1 < len(g) {
+				i++
+				b.WriteString(regexp.QuoteMeta(string(g[i])))
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	for ; depth > 0; depth-- {
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// ignored decides rel (slash path from the root) against the stack of
+// ignore files that apply to it; the last matching rule wins.
+func ignored(stack []*ignoreFile, rel string, isDir bool) bool {
+	ign := false
+	for _, f := range stack {
+		sub := rel
+		if f.base != "" {
+			if !strings.HasPrefix(rel, f.base+"/") {
+				continue
+			}
+			sub = rel[len(f.base)+1:]
+		}
+		for _, r := range f.rules {
+			if r.dirOnly && !isDir {
+				continue
+			}
+			if r.re.MatchString(sub) {
+				ign = !r.negate
+			}
+		}
+	}
+	return ign
+}
+
+// walkProject visits every file and folder under start (an absolute path
+// inside root) that is not ignored, in lexical order, with its path
+// relative to root. Returning fs.SkipDir from fn for a folder skips it.
+func walkProject(root, start string, fn func(rel string, d fs.DirEntry) error) error {
+	// Ignore files of the folders from the root down to start apply too.
+	var stack []*ignoreFile
+	relStart := relPath(root, start)
+	if relStart == "." {
+		relStart = ""
+	}
+	if f := readIgnores(root, ""); f != nil {
+		stack = append(stack, f)
+	}
+	if relStart != "" {
+		parts := strings.Split(relStart, "/")
+		for i := 1; i < len(parts); i++ {
+			rel := strings.Join(parts[:i], "/")
+			if f := readIgnores(filepath.Join(root, filepath.FromSlash(rel)), rel); f != nil {
+				stack = append(stack, f)
+			}
+		}
+	}
+	var walk func(dir, rel string, stack []*ignoreFile) error
+	walk = func(dir, rel string, stack []*ignoreFile) error {
+		if rel != "" {
+			if f := readIgnores(dir, rel); f != nil {
+				stack = append(stack[:len(stack):len(stack)], f)
+			}
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil // an unreadable folder is skipped, not fatal
+		}
+		for _, d := range ents {
+			name := d.Name()
+			crel := name
+			if rel != "" {
+				crel = rel + "/" + name
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				continue
+			}
+			isDir := d.IsDir()
+			if isDir && name == ".git" {
+				continue
+			}
+			if ignored(stack, crel, isDir) {
+				continue
+			}
+			err := fn(crel, d)
+			if err == fs.SkipDir {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if isDir {
+				if err := walk(filepath.Join(dir, name), crel, stack); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	st, err := os.Stat(start)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fn(relStart, fs.FileInfoToDirEntry(st))
+	}
+	return walk(start, relStart, stack)
+}
+
+// compileGlob compiles a glob over slash paths; a glob without a
+// slash matches a name at any depth, as people expect of *.go.
+func compileGlob(g string) (*regexp.Regexp, error) {
+	g = strings.TrimPrefix(g, "./")
+	expr := globRegexp(g)
+	if !strings.Contains(g, "/") {
+		return regexp.Compile("(^|/)" + expr + "$")
+	}
+	return regexp.Compile("^" + expr + "$")
+}

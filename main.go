@@ -1,0 +1,138 @@
+package main
+
+// main.go: arguments, subcommands and exit codes; nothing else.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// version is the program's version; the harness spec's is harness/VERSION.
+var version = "0.1.0"
+
+// Exit codes, as --help and the README document them.
+const (
+	exitOK        = 0
+	exitFailure   = 1
+	exitUsage     = 2
+	exitAsk       = 3 // permissions check: the call would be asked
+	exitRefuse    = 4 // permissions check: the call would be refused
+	exitCancelled = 130
+)
+
+// usageError is a mistake in how lembas was called: exit 2, with the fix.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// exitError carries an exit code other than 1 out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole program behind main, so tests can call it and deferred
+// work runs before the process exits.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var err error
+	if len(args) > 0 {
+		switch args[0] {
+		case "--version", "-version", "version":
+			fmt.Fprintf(stdout, "lembas %s (harness spec %s)\n", version, harnessVersion())
+			return exitOK
+		case "--help", "-help", "-h", "help":
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		case "models":
+			err = cmdModels(args[1:], stdout, stderr)
+		case "sessions":
+			err = cmdSessions(args[1:], stdout, stderr)
+		case "config":
+			err = cmdConfig(args[1:], stdout, stderr)
+		default:
+			err = cmdRun(args, stdin, stdout, stderr)
+		}
+	} else {
+		err = cmdRun(args, stdin, stdout, stderr)
+	}
+	return exitCode(err, stderr)
+}
+
+// exitCode reports err on stderr and maps it to the exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "lembas: %s\n", ue.msg)
+		return exitUsage
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "lembas: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "lembas: %s\n", strings.TrimSpace(err.Error()))
+	return exitFailure
+}
+
+// harnessVersion reads harness/VERSION alone, so --version stays cheap.
+func harnessVersion() string {
+	b, err := harnessFS.ReadFile("harness/VERSION")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+const usageText = `lembas — a terminal coding agent for any OpenAI-compatible model server
+
+Usage:
+  lembas -p "prompt" [flags]      run one prompt and print the answer
+  lembas -p - [flags]             read the prompt from stdin (also when stdin is piped)
+  lembas -c -p "prompt"           continue the newest session of this project
+  lembas models                   list model refs (<connection>/<model>) and their sources
+  lembas sessions list|show ID|delete ID|prune [--days N]
+  lembas config get KEY|set KEY VALUE|list|path
+  lembas --version | --help
+
+Flags:
+  -p, --print              run one prompt without the interactive session
+  --output-format FORMAT   text (the final answer only), json (one object), or
+                           stream-json (one event per line as it happens); default text
+  --model REF              <connection>/<model>, or a model name found in any connection
+                           (default: $LEMBAS_MODEL, then model: in config.yaml, then the
+                           first model of the first connection that answers)
+  --mode MODE              manual, edit, auto or plan (default: mode: in config.yaml, else manual)
+  --cwd DIR                the project folder (default: the current folder)
+  --max-steps N            stop a turn after N model requests (default from harness/loop.json)
+  -c, --continue           continue the newest session of this project
+  --session ID             continue the session ID
+
+With -p nobody can answer an approval: a call the mode would ask about is
+refused, and the model is told why. Use --mode edit or --mode auto to allow more.
+
+Environment:
+  OPENAI_BASE_URL, OPENAI_API_KEY   a connection named "openai"
+  LEMBAS_MODEL                      the default model
+  XDG_CONFIG_HOME, XDG_STATE_HOME   where config.yaml and sessions live
+  NO_COLOR                          no colour in any output
+
+Exit status:
+  0 done   1 failed (model error, step limit, …)   2 usage error   130 cancelled (Ctrl-C)
+
+The interactive session (lembas with no -p on a terminal) is not built yet;
+use -p.
+`

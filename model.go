@@ -1,0 +1,837 @@
+package main
+
+// Model connections and the OpenAI-compatible streaming client.
+//
+// A model ref is <connection>/<model>. Connections come, in this order,
+// from config.yaml, from OPENAI_BASE_URL (+ OPENAI_API_KEY), and from
+// local servers found on their usual loopback ports. The client streams
+// chat completions over SSE and folds each server's quirks
+// (harness/quirks.json) into one shape: text, reasoning, tool calls, usage.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// connection is one OpenAI-compatible server.
+type connection struct {
+	Name    string
+	BaseURL string // ends without a slash, e.g. http://127.0.0.1:8080/v1
+	APIKey  string
+	KeyHint string // where the key comes from, for error messages
+	Source  string // config, env, local
+	Models  []modelConfig
+	http    *http.Client
+
+	listOnce sync.Once
+	listed   []string
+	listErr  error
+}
+
+// localServers are the usual loopback ports of local model servers, probed
+// so that a person with a local model gets an answer with no configuration.
+var localServers = []struct{ name, url string }{
+	{"llamacpp", "http://127.0.0.1:8080/v1"},
+	{"ollama", "http://127.0.0.1:11434/v1"},
+	{"lmstudio", "http://127.0.0.1:1234/v1"},
+	{"vllm", "http://127.0.0.1:8000/v1"},
+}
+
+func newHTTPClient() *http.Client {
+	lp := theSpec().Loop.Timeouts
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: time.Duration(lp.ConnectMS) * time.Millisecond}).DialContext,
+		ResponseHeaderTimeout: time.Duration(lp.FirstByteS) * time.Second,
+		MaxIdleConnsPerHost:   4,
+		ForceAttemptHTTP2:     true,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// connections lists the configured connections: config.yaml, then the
+// environment. Local servers are added by probeLocal, only when needed.
+func connections(cfg *config, getenv func(string) string) []*connection {
+	client := newHTTPClient()
+	var out []*connection
+	for _, c := range cfg.Connections {
+		key, hint := "", "the server's settings"
+		if c.APIKeyEnv != "" {
+			key, hint = getenv(c.APIKeyEnv), "$"+c.APIKeyEnv
+		}
+		out = append(out, &connection{Name: c.Name, BaseURL: strings.TrimRight(c.BaseURL, "/"),
+			APIKey: key, KeyHint: hint, Source: "config", Models: c.Models, http: client})
+	}
+	if base := getenv("OPENAI_BASE_URL"); base != "" && findConn(out, "openai") == nil {
+		out = append(out, &connection{Name: "openai", BaseURL: strings.TrimRight(base, "/"),
+			APIKey: getenv("OPENAI_API_KEY"), KeyHint: "$OPENAI_API_KEY", Source: "env", http: client})
+	}
+	return out
+}
+
+// probeLocal asks every usual local port at once, with a short timeout, and
+// returns the servers that answered a model list.
+func probeLocal(ctx context.Context, have []*connection) []*connection {
+	timeout := time.Duration(theSpec().Loop.Timeouts.ProbeMS) * time.Millisecond
+	client := newHTTPClient()
+	found := make([]*connection, len(localServers))
+	var wg sync.WaitGroup
+	for i, ls := range localServers {
+		if findConn(have, ls.name) != nil || haveURL(have, ls.url) {
+			continue
+		}
+		wg.Add(1)
+		go func(i int, name, url string) {
+			defer wg.Done()
+			c := &connection{Name: name, BaseURL: url, KeyHint: "the server's settings", Source: "local", http: client}
+			pctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			ids, err := c.fetchModels(pctx)
+			if err != nil {
+				return
+			}
+			c.listOnce.Do(func() { c.listed = ids })
+			found[i] = c
+		}(i, ls.name, ls.url)
+	}
+	wg.Wait()
+	var out []*connection
+	for _, c := range found {
+		if c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func findConn(cs []*connection, name string) *connection {
+	for _, c := range cs {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func haveURL(cs []*connection, url string) bool {
+	for _, c := range cs {
+		if strings.TrimRight(c.BaseURL, "/") == url {
+			return true
+		}
+	}
+	return false
+}
+
+// models returns the model ids of a connection: the ones config.yaml
+// declares, else the server's own list (asked once).
+func (c *connection) models(ctx context.Context) ([]string, error) {
+	if len(c.Models) > 0 {
+		var ids []string
+		for _, m := range c.Models {
+			ids = append(ids, m.Name)
+		}
+		return ids, nil
+	}
+	c.listOnce.Do(func() { c.listed, c.listErr = c.fetchModels(ctx) })
+	return c.listed, c.listErr
+}
+
+// fetchModels asks GET /models.
+func (c *connection) fetchModels(ctx context.Context) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.BaseURL+"/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("GET %s/models: HTTP %d", c.BaseURL, resp.StatusCode)
+	}
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+		Models []struct { // Ollama's native shape, in case a proxy passes it on
+			Name string `json:"name"`
+		} `json:"models"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&body); err != nil {
+		return nil, fmt.Errorf("GET %s/models: %v", c.BaseURL, err)
+	}
+	var ids []string
+	for _, d := range body.Data {
+		ids = append(ids, d.ID)
+	}
+	for _, m := range body.Models {
+		ids = append(ids, m.Name)
+	}
+	return ids, nil
+}
+
+// modelRef is a resolved model: where it is served and what it can do.
+type modelRef struct {
+	Conn  *connection
+	Model string
+	Meta  modelMeta
+}
+
+func (r *modelRef) String() string { return r.Conn.Name + "/" + r.Model }
+
+// chooseModel picks the model of a session: name is --model, else
+// LEMBAS_MODEL, else config.yaml's model; empty means the first model of the
+// first connection that answers.
+func chooseModel(ctx context.Context, cfg *config, name string, getenv func(string) string) (*modelRef, error) {
+	if name == "" {
+		name = getenv("LEMBAS_MODEL")
+	}
+	if name == "" {
+		name = cfg.Model
+	}
+	conns := connections(cfg, getenv)
+	errs := theSpec().Loop.ModelErrors
+	if name == "" {
+		for _, tier := range [][]*connection{conns, nil} {
+			if tier == nil {
+				tier = probeLocal(ctx, conns)
+			}
+			for _, c := range tier {
+				ids, err := c.models(ctx)
+				if err == nil && len(ids) > 0 {
+					return newModelRef(c, ids[0]), nil
+				}
+			}
+		}
+		return nil, errors.New(errs["no_model"])
+	}
+	// <connection>/<model>, the connection named first.
+	if i := strings.IndexByte(name, '/'); i > 0 {
+		if c := findConn(conns, name[:i]); c != nil {
+			return newModelRef(c, name[i+1:]), nil
+		}
+	}
+	ref, err := findModel(ctx, conns, name)
+	if ref != nil || err != nil {
+		return ref, err
+	}
+	local := probeLocal(ctx, conns)
+	if i := strings.IndexByte(name, '/'); i > 0 {
+		if c := findConn(local, name[:i]); c != nil {
+			return newModelRef(c, name[i+1:]), nil
+		}
+	}
+	ref, err = findModel(ctx, local, name)
+	if ref != nil || err != nil {
+		return ref, err
+	}
+	// A lone connection that cannot list its models (some servers have no
+	// /models) is taken to serve the name it was given.
+	if len(conns) == 1 && len(local) == 0 {
+		if _, lerr := conns[0].models(ctx); lerr != nil {
+			return newModelRef(conns[0], name), nil
+		}
+	}
+	if i := strings.IndexByte(name, '/'); i > 0 && strings.IndexByte(name[i+1:], '/') < 0 {
+		return nil, errors.New(fillPairs(errs["unknown_connection"], "connection", name[:i]))
+	}
+	return nil, errors.New(fillPairs(errs["model_not_found"], "model", name))
+}
+
+// findModel looks for exactly one model of that id among the connections.
+func findModel(ctx context.Context, conns []*connection, name string) (*modelRef, error) {
+	var hits []*modelRef
+	for _, c := range conns {
+		ids, err := c.models(ctx)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if id == name {
+				hits = append(hits, newModelRef(c, id))
+			}
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return nil, nil
+	case 1:
+		return hits[0], nil
+	}
+	var refs []string
+	for _, h := range hits {
+		refs = append(refs, h.String())
+	}
+	return nil, errors.New(fillPairs(theSpec().Loop.ModelErrors["model_ambiguous"], "model", name, "refs", strings.Join(refs, ", ")))
+}
+
+// newModelRef works out the model's metadata: the spec's defaults, the
+// first known entry matching its id, then config.yaml's overrides.
+func newModelRef(c *connection, model string) *modelRef {
+	ms := theSpec().Models
+	m := ms.Defaults
+	lower := strings.ToLower(model)
+	for _, k := range ms.Known {
+		if ok, _ := path.Match(k.Match, lower); ok {
+			m = mergeMeta(m, k)
+			break
+		}
+	}
+	for _, mc := range c.Models {
+		if mc.Name == model {
+			m = mergeMeta(m, modelMeta{Context: mc.Context, Output: mc.Output, Efforts: mc.Efforts,
+				ThinkingSwitch: mc.Thinking, Vision: mc.Vision, Tools: mc.Tools, Parallel: mc.Parallel})
+		}
+	}
+	return &modelRef{Conn: c, Model: model, Meta: m}
+}
+
+func mergeMeta(a, b modelMeta) modelMeta {
+	if b.Context > 0 {
+		a.Context = b.Context
+	}
+	if b.Output > 0 {
+		a.Output = b.Output
+	}
+	if b.Efforts != nil {
+		a.Efforts = b.Efforts
+	}
+	if b.ThinkingSwitch != nil {
+		a.ThinkingSwitch = b.ThinkingSwitch
+	}
+	if b.Vision != nil {
+		a.Vision = b.Vision
+	}
+	if b.Tools != nil {
+		a.Tools = b.Tools
+	}
+	if b.Parallel > 0 {
+		a.Parallel = b.Parallel
+	}
+	return a
+}
+
+func (m modelMeta) vision() bool { return m.Vision != nil && *m.Vision }
+
+// cmdModels prints every model ref and where it came from.
+func cmdModels(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" {
+			fmt.Fprintln(stdout, "usage: lembas models\n\nLists every model ref (<connection>/<model>) and where its connection came from:\nconfig.yaml, the environment (OPENAI_BASE_URL), or a local server on a usual port.")
+			return nil
+		}
+		return usageError{"models takes no arguments; usage: lembas models"}
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	conns := connections(cfg, os.Getenv)
+	conns = append(conns, probeLocal(ctx, conns)...)
+	if len(conns) == 0 {
+		return errors.New(theSpec().Loop.ModelErrors["no_model"])
+	}
+	for _, c := range conns {
+		ids, err := c.models(ctx)
+		from := c.Source
+		switch c.Source {
+		case "env":
+			from = "environment (OPENAI_BASE_URL)"
+		case "local":
+			from = "local server at " + c.BaseURL
+		case "config":
+			from = "config.yaml"
+		}
+		if err != nil {
+			fmt.Fprintf(stdout, "%s/?\t%s: cannot list models: %v\n", c.Name, from, err)
+			continue
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			fmt.Fprintf(stdout, "%s/%s\t%s\n", c.Name, id, from)
+		}
+	}
+	return nil
+}
+
+// ---- the streaming client ----
+
+// toolCall is a call as the OpenAI wire format carries it.
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// chatRequest is what one request sends; Messages are already in wire form.
+type chatRequest struct {
+	Model         string          `json:"model"`
+	Messages      []wireMessage   `json:"messages"`
+	Tools         json.RawMessage `json:"tools,omitempty"`
+	Stream        bool            `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options,omitempty"`
+	MaxTokens int            `json:"max_tokens,omitempty"`
+	Extra     map[string]any `json:"-"`
+}
+
+// wireMessage is one message as sent.
+type wireMessage struct {
+	Role             string     `json:"role"`
+	Content          any        `json:"content"`
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string     `json:"tool_call_id,omitempty"`
+}
+
+// reply is one assembled answer of the model.
+type reply struct {
+	Text      string
+	Reasoning string
+	Calls     []toolCall
+	Finish    string
+	Usage     usage
+}
+
+// streamDelta is one chunk of a chat completion stream, loose enough for
+// every server we know (harness/quirks.json).
+type streamDelta struct {
+	Choices []struct {
+		Delta struct {
+			Content          *string `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
+			ToolCalls        []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptCacheHit      int `json:"prompt_cache_hit_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// assembler folds stream deltas into a reply.
+type assembler struct {
+	r       reply
+	byIndex map[int]int // delta index → position in r.Calls
+	last    int         // position of the call a fragment without index continues
+	whole   map[int]bool
+}
+
+func newAssembler() *assembler {
+	return &assembler{byIndex: map[int]int{}, last: -1, whole: map[int]bool{}}
+}
+
+// add folds one chunk in; onText and onReasoning see the pieces as they come.
+func (a *assembler) add(d *streamDelta, onText, onReasoning func(string)) {
+	if d.Usage != nil {
+		u := usage{Input: d.Usage.PromptTokens, Output: d.Usage.CompletionTokens, Cached: d.Usage.PromptCacheHit}
+		if d.Usage.PromptTokensDetails != nil && d.Usage.PromptTokensDetails.CachedTokens > 0 {
+			u.Cached = d.Usage.PromptTokensDetails.CachedTokens
+		}
+		a.r.Usage = u
+	}
+	for _, ch := range d.Choices {
+		dl := ch.Delta
+		if dl.Content != nil && *dl.Content != "" {
+			a.r.Text += *dl.Content
+			if onText != nil {
+				onText(*dl.Content)
+			}
+		}
+		rs := dl.ReasoningContent
+		if rs == nil {
+			rs = dl.Reasoning
+		}
+		if rs != nil && *rs != "" {
+			a.r.Reasoning += *rs
+			if onReasoning != nil {
+				onReasoning(*rs)
+			}
+		}
+		for _, tc := range dl.ToolCalls {
+			pos := -1
+			switch {
+			case tc.Index != nil:
+				if p, ok := a.byIndex[*tc.Index]; ok {
+					pos = p
+				}
+			case a.last >= 0:
+				// No index: a fragment continues the last call, unless it
+				// carries another call's id, or a new name once the last
+				// call has a name and arguments.
+				lc := &a.r.Calls[a.last]
+				pos = a.last
+				if tc.ID != "" && lc.ID != "" && tc.ID != lc.ID {
+					pos = -1
+				} else if tc.ID == "" && tc.Function.Name != "" && lc.Function.Name != "" &&
+					tc.Function.Name != lc.Function.Name && lc.Function.Arguments != "" {
+					pos = -1
+				}
+			}
+			if pos < 0 {
+				a.r.Calls = append(a.r.Calls, toolCall{Type: "function"})
+				pos = len(a.r.Calls) - 1
+				if tc.Index != nil {
+					a.byIndex[*tc.Index] = pos
+				}
+			}
+			a.last = pos
+			c := &a.r.Calls[pos]
+			if tc.ID != "" && c.ID == "" {
+				c.ID = tc.ID
+			}
+			if tc.Function.Name != "" && c.Function.Name == "" {
+				c.Function.Name = tc.Function.Name
+			}
+			args := tc.Function.Arguments
+			if len(args) == 0 || string(args) == "null" {
+				continue
+			}
+			if args[0] == '"' {
+				var s string
+				if json.Unmarshal(args, &s) == nil {
+					if !a.whole[pos] {
+						c.Function.Arguments += s
+					}
+				}
+			} else {
+				// Arguments as a whole object (Ollama): it is the whole call.
+				c.Function.Arguments = string(args)
+				a.whole[pos] = true
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.r.Finish = *ch.FinishReason
+		}
+	}
+}
+
+// finish settles what the stream left loose: calls without ids get one, ""
+// arguments become {}, and a stream that called tools is a tool_calls
+// finish whatever finish_reason said.
+func (a *assembler) finish() reply {
+	for i := range a.r.Calls {
+		c := &a.r.Calls[i]
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d", i+1)
+		}
+		if strings.TrimSpace(c.Function.Arguments) == "" {
+			c.Function.Arguments = "{}"
+		}
+	}
+	if len(a.r.Calls) > 0 {
+		a.r.Finish = "tool_calls"
+	}
+	return a.r
+}
+
+// modelError is a request that failed, with the sentence a person reads.
+type modelError struct {
+	Kind   string // auth, unknown_model, rate_limited, server, bad_request, refused, timeout, cut
+	Status int
+	Msg    string
+}
+
+func (e *modelError) Error() string { return e.Msg }
+
+// stream sends one chat request and streams the answer, retrying 429 and
+// 5xx with bounded backoff (honouring Retry-After) as long as nothing of the
+// answer has arrived. onRetry is told before each wait.
+func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReasoning func(string), onRetry func(attempt int, wait time.Duration, err error)) (reply, error) {
+	lp := theSpec().Loop
+	req.Model = r.Model
+	req.Stream = true
+	req.StreamOptions = &struct {
+		IncludeUsage bool `json:"include_usage"`
+	}{true}
+	body, err := marshalRequest(req)
+	if err != nil {
+		return reply{}, err
+	}
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		rep, retryAfter, err := r.streamOnce(ctx, body, onText, onReasoning)
+		if err == nil {
+			return rep, nil
+		}
+		lastErr = err
+		var me *modelError
+		if !errors.As(err, &me) || (me.Kind != "rate_limited" && me.Kind != "server") || attempt >= lp.Retry.Attempts || ctx.Err() != nil {
+			break
+		}
+		wait := time.Duration(lp.Retry.BaseMS) * time.Millisecond << (attempt - 1)
+		if max := time.Duration(lp.Retry.MaxMS) * time.Millisecond; wait > max {
+			wait = max
+		}
+		if retryAfter > 0 {
+			wait = retryAfter
+			if max := time.Duration(lp.Retry.RetryAfterMaxS) * time.Second; wait > max {
+				wait = max
+			}
+		}
+		if onRetry != nil {
+			onRetry(attempt, wait, err)
+		}
+		select {
+		case <-ctx.Done():
+			return reply{}, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	var me *modelError
+	if errors.As(lastErr, &me) && (me.Kind == "rate_limited" || me.Kind == "server") {
+		me.Msg = strings.ReplaceAll(me.Msg, "{{tries}}", strconv.Itoa(lp.Retry.Attempts))
+	}
+	return reply{}, lastErr
+}
+
+// marshalRequest writes the request with its extra top-level fields (the
+// effort level's settings) merged in.
+func marshalRequest(req *chatRequest) ([]byte, error) {
+	body, err := json.Marshal(req)
+	if err != nil || len(req.Extra) == 0 {
+		return body, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range req.Extra {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReasoning func(string)) (reply, time.Duration, error) {
+	lp := theSpec().Loop
+	errs := lp.ModelErrors
+	c := r.Conn
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(ctx, "POST", c.BaseURL+"/chat/completions", strings.NewReader(string(body)))
+	if err != nil {
+		return reply{}, 0, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("User-Agent", "lembas/"+version)
+	if c.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return reply{}, 0, err
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return reply{}, 0, &modelError{Kind: "timeout", Msg: fillPairs(errs["timeout"], "connection", c.Name, "seconds", lp.Timeouts.FirstByteS)}
+		}
+		return reply{}, 0, &modelError{Kind: "refused", Msg: fillPairs(errs["refused"], "connection", c.Name, "url", c.BaseURL)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		detail := readErrorDetail(resp.Body)
+		ra := retryAfter(resp.Header.Get("Retry-After"))
+		switch {
+		case resp.StatusCode == 401 || resp.StatusCode == 403:
+			return reply{}, 0, &modelError{Kind: "auth", Status: resp.StatusCode, Msg: fillPairs(errs["auth"], "connection", c.Name, "status", resp.StatusCode, "key_hint", c.KeyHint)}
+		case resp.StatusCode == 429:
+			return reply{}, ra, &modelError{Kind: "rate_limited", Status: 429, Msg: fillPairs(errs["rate_limited"], "connection", c.Name)}
+		case resp.StatusCode >= 500:
+			return reply{}, ra, &modelError{Kind: "server", Status: resp.StatusCode, Msg: fillPairs(errs["server"], "connection", c.Name, "status", resp.StatusCode, "detail", detail)}
+		case resp.StatusCode == 404 || strings.Contains(strings.ToLower(detail), "model"):
+			return reply{}, 0, &modelError{Kind: "unknown_model", Status: resp.StatusCode, Msg: fillPairs(errs["unknown_model"], "connection", c.Name, "model", r.Model) + " (" + detail + ")"}
+		default:
+			return reply{}, 0, &modelError{Kind: "bad_request", Status: resp.StatusCode, Msg: fillPairs(errs["bad_request"], "connection", c.Name, "status", resp.StatusCode, "detail", detail)}
+		}
+	}
+	// An idle timer: a stream that goes silent for idle_s is cut.
+	idle := time.Duration(lp.Timeouts.IdleS) * time.Second
+	timer := time.AfterFunc(idle, cancel)
+	defer timer.Stop()
+	a := newAssembler()
+	sr := newSSEReader(resp.Body)
+	ct := resp.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "application/json") {
+		// A server that ignored stream: true and sent one JSON answer.
+		return r.decodeWhole(resp.Body, onText, onReasoning)
+	}
+	done := false
+	for {
+		data, err := sr.next()
+		if err != nil {
+			if err == io.EOF && (done || a.r.Finish != "") {
+				break
+			}
+			if ctx.Err() != nil && !timerFired(timer) {
+				return reply{}, 0, context.Canceled
+			}
+			detail := "the connection closed before the answer ended"
+			if err != io.EOF && err != io.ErrUnexpectedEOF {
+				detail = err.Error()
+			}
+			if timerFired(timer) {
+				detail = fmt.Sprintf("no data for %d s", lp.Timeouts.IdleS)
+			}
+			return reply{}, 0, &modelError{Kind: "cut", Msg: fillPairs(errs["cut"], "connection", c.Name, "detail", detail)}
+		}
+		timer.Reset(idle)
+		if string(data) == "[DONE]" {
+			done = true
+			continue
+		}
+		var d streamDelta
+		if err := json.Unmarshal(data, &d); err != nil {
+			continue // a keep-alive or a server's own line; not ours to fail on
+		}
+		if d.Error != nil {
+			return reply{}, 0, &modelError{Kind: "server", Msg: fillPairs(errs["server"], "connection", c.Name, "status", 200, "detail", d.Error.Message)}
+		}
+		a.add(&d, onText, onReasoning)
+	}
+	return a.finish(), 0, nil
+}
+
+// timerFired says whether the idle timer already ran (Stop returns false).
+func timerFired(t *time.Timer) bool {
+	if t.Stop() {
+		t.Reset(time.Hour)
+		return false
+	}
+	return true
+}
+
+// decodeWhole reads a non-streamed answer.
+func (r *modelRef) decodeWhole(body io.Reader, onText, onReasoning func(string)) (reply, time.Duration, error) {
+	var whole struct {
+		Choices []struct {
+			Message struct {
+				Content          *string         `json:"content"`
+				ReasoningContent *string         `json:"reasoning_content"`
+				Reasoning        *string         `json:"reasoning"`
+				ToolCalls        json.RawMessage `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage json.RawMessage `json:"usage"`
+	}
+	if err := json.NewDecoder(io.LimitReader(body, 64<<20)).Decode(&whole); err != nil {
+		return reply{}, 0, &modelError{Kind: "cut", Msg: fillPairs(theSpec().Loop.ModelErrors["cut"], "connection", r.Conn.Name, "detail", err.Error())}
+	}
+	// Re-shape as one delta so the same assembler applies.
+	var b strings.Builder
+	b.WriteString(`{"choices":[`)
+	for i, ch := range whole.Choices {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		m, _ := json.Marshal(map[string]any{"delta": map[string]any{
+			"content": ch.Message.Content, "reasoning_content": ch.Message.ReasoningContent,
+			"reasoning": ch.Message.Reasoning, "tool_calls": withIndexes(ch.Message.ToolCalls)},
+			"finish_reason": ch.FinishReason})
+		b.Write(m)
+	}
+	b.WriteString(`]`)
+	if len(whole.Usage) > 0 {
+		b.WriteString(`,"usage":`)
+		b.Write(whole.Usage)
+	}
+	b.WriteString(`}`)
+	var d streamDelta
+	if err := json.Unmarshal([]byte(b.String()), &d); err != nil {
+		return reply{}, 0, err
+	}
+	a := newAssembler()
+	a.add(&d, onText, onReasoning)
+	return a.finish(), 0, nil
+}
+
+// withIndexes numbers whole tool calls so the assembler keeps them apart.
+func withIndexes(raw json.RawMessage) []map[string]any {
+	var calls []map[string]any
+	json.Unmarshal(raw, &calls)
+	for i := range calls {
+		calls[i]["index"] = i
+	}
+	return calls
+}
+
+func readErrorDetail(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, 4096))
+	var e struct {
+		Error any `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error != nil {
+		switch v := e.Error.(type) {
+		case string:
+			return v
+		case map[string]any:
+			if m, ok := v["message"].(string); ok {
+				return m
+			}
+		}
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	if s == "" {
+		s = "no detail"
+	}
+	return s
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

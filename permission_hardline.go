@@ -1,0 +1,562 @@
+package main
+
+// The floor: commands refused in every mode, and paths never read into a
+// prompt or written. The rules are data (harness/permission/hardline.json);
+// this file interprets their matchers over the plain spelling parseShell
+// gives, so `sudo env \rm -rf "$HOME"` and `rm -rf ~` meet the same rule.
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// hardlineHit says which floor rule refused a line, why (for a person),
+// and the plainly spelled command it refused.
+type hardlineHit struct {
+	Rule    string `json:"rule"`
+	Reason  string `json:"reason"`
+	Command string `json:"command"`
+}
+
+type flagSpec struct {
+	Short      map[string]string `json:"short"`
+	Long       map[string]string `json:"long"`
+	ValueShort []string          `json:"value_short"`
+	ValueLong  []string          `json:"value_long"`
+}
+
+// hardlineRule is one refused-command matcher; every field given must
+// hold for the rule to refuse.
+type hardlineRule struct {
+	ID             string              `json:"id"`
+	Reason         string              `json:"reason"`
+	Commands       []string            `json:"commands"`
+	Flags          []string            `json:"flags"`
+	Targets        []string            `json:"targets"`
+	LeadingTargets []string            `json:"leading_targets"`
+	Args           []string            `json:"args"`
+	Operands       map[string][]string `json:"operands"`
+	Pids           []string            `json:"pids"`
+	Redirects      []string            `json:"redirects"`
+}
+
+type protectedEntry struct {
+	ID       string   `json:"id"`
+	Base     string   `json:"base"`
+	Patterns []string `json:"patterns"`
+	Except   []string `json:"except"`
+	Scope    string   `json:"scope"`
+	Reason   string   `json:"reason"`
+}
+
+type hardlineSpec struct {
+	About     string    `json:"about"`
+	Source    string    `json:"source"`
+	Plain     plainSpec `json:"plain"`
+	PathClass struct {
+		About          string   `json:"about"`
+		Top            []string `json:"top"`
+		Devices        []string `json:"devices"`
+		WriteRedirects []string `json:"write_redirects"`
+	} `json:"path_classes"`
+	Flags struct {
+		About    string              `json:"about"`
+		Commands map[string]flagSpec `json:"commands"`
+	} `json:"flags"`
+	Refuse   []hardlineRule `json:"refuse"`
+	ForkBomb struct {
+		ID          string   `json:"id"`
+		Reason      string   `json:"reason"`
+		About       string   `json:"about"`
+		Definitions []string `json:"definitions"`
+		Pipes       []string `json:"pipes"`
+	} `json:"fork_bomb"`
+	Protected struct {
+		About   string           `json:"about"`
+		Entries []protectedEntry `json:"entries"`
+	} `json:"protected"`
+
+	forkDefs []*regexp.Regexp
+	top      map[string]bool
+}
+
+// compile checks the spec once and prepares what checks use often.
+func (h *hardlineSpec) compile() error {
+	for _, d := range h.ForkBomb.Definitions {
+		re, err := regexp.Compile(d)
+		if err != nil {
+			return fmt.Errorf("fork_bomb definition %q: %w", d, err)
+		}
+		h.forkDefs = append(h.forkDefs, re)
+	}
+	h.top = map[string]bool{}
+	for _, t := range h.PathClass.Top {
+		h.top[t] = true
+	}
+	classes := map[string]bool{"root": true, "root_glob": true, "top": true, "top_glob": true, "home": true, "home_glob": true, "device": true}
+	for _, r := range h.Refuse {
+		if r.ID == "" || r.Reason == "" {
+			return fmt.Errorf("a refuse rule needs an id and a reason")
+		}
+		for _, list := range [][]string{r.Targets, r.LeadingTargets, r.Redirects} {
+			for _, c := range list {
+				if !classes[c] {
+					return fmt.Errorf("rule %s: unknown path class %q (want root, root_glob, top, top_glob, home, home_glob or device)", r.ID, c)
+				}
+			}
+		}
+	}
+	for _, e := range h.Protected.Entries {
+		switch e.Base {
+		case "project", "home", "anywhere", "lembas":
+		default:
+			return fmt.Errorf("protected %s: base %q (want project, home, anywhere or lembas)", e.ID, e.Base)
+		}
+	}
+	if p := h.Plain.Limits; p.Depth <= 0 || p.Commands <= 0 || p.BraceWords <= 0 || p.Unwrap <= 0 || p.LineBytes <= 0 {
+		return fmt.Errorf("plain.limits needs depth, commands, brace_words, unwrap and line_bytes above 0")
+	}
+	return nil
+}
+
+// checkHardline says whether the floor refuses a line. A nil hit with a
+// nil error means the floor lets it through (the mode and rules decide);
+// an error means the line could not be spelled plainly, and the caller
+// asks, or refuses where nobody can answer.
+func checkHardline(line string, env shellEnv) (*hardlineHit, error) {
+	h, err := loadHardline()
+	if err != nil {
+		return nil, err
+	}
+	if hit := h.forkBomb(line); hit != nil {
+		return hit, nil
+	}
+	cmds, err := parseShell(line, env)
+	if err != nil {
+		return nil, err
+	}
+	return h.checkCommands(cmds, env), nil
+}
+
+// checkCommands runs the refuse rules over parsed commands: the first
+// command a rule refuses is the hit.
+// A cd to a known folder is followed, so that `cd / && rm -rf *` is read
+// as rm -rf /*.
+func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv) *hardlineHit {
+	cwd := ""
+	for _, c := range cmds {
+		if len(c.Words) > 0 && c.Words[0] == "cd" {
+			cwd = nextDir(cwd, c.Words[1:], env)
+			continue
+		}
+		resolved := c
+		if cwd != "" {
+			resolved = resolveWords(c, cwd)
+		}
+		for i := range h.Refuse {
+			if h.matches(&h.Refuse[i], c, env) || (cwd != "" && h.matches(&h.Refuse[i], resolved, env)) {
+				return &hardlineHit{Rule: h.Refuse[i].ID, Reason: h.Refuse[i].Reason, Command: strings.Join(c.Words, " ")}
+			}
+		}
+	}
+	return nil
+}
+
+// nextDir is the folder a cd leads to, when it can be known: an absolute
+// folder, home (cd alone), or a relative one under a known folder.
+func nextDir(cwd string, args []string, env shellEnv) string {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	switch {
+	case len(args) == 0:
+		return env.Home
+	case strings.HasPrefix(args[0], "/"):
+		return path.Clean(args[0])
+	case cwd != "" && !strings.HasPrefix(args[0], "-") && !strings.HasPrefix(args[0], "$"):
+		return path.Join(cwd, args[0])
+	}
+	return ""
+}
+
+// resolveWords makes a command's relative words absolute under a known
+// folder, for the path classes only (options and key=value stay).
+func resolveWords(c shellCmd, cwd string) shellCmd {
+	out := shellCmd{Words: append([]string(nil), c.Words...), Redirs: c.Redirs, Assigns: c.Assigns}
+	for i := 1; i < len(out.Words); i++ {
+		w := out.Words[i]
+		if w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~") || strings.HasPrefix(w, "$") || strings.Contains(w, "=") {
+			continue
+		}
+		out.Words[i] = path.Join(cwd, w)
+	}
+	return out
+}
+
+// forkBomb looks for a function that pipes itself into itself, on the raw
+// line with quotes and backslashes taken out: the parser refuses function
+// definitions, so this is the one check made on text.
+func (h *hardlineSpec) forkBomb(line string) *hardlineHit {
+	if !strings.Contains(line, "(") && !strings.Contains(line, "function") {
+		return nil
+	}
+	text := strings.NewReplacer(`\`, "", `'`, "", `"`, "").Replace(line)
+	for _, re := range h.forkDefs {
+		for _, m := range re.FindAllStringSubmatch(text, -1) {
+			name, body := m[1], strings.Join(strings.Fields(m[2]), "")
+			for _, pipe := range h.ForkBomb.Pipes {
+				if strings.Contains(body, name+pipe+name) {
+					return &hardlineHit{Rule: h.ForkBomb.ID, Reason: h.ForkBomb.Reason, Command: strings.TrimSpace(m[0])}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// matches says whether one rule refuses one command.
+func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
+	if len(r.Redirects) > 0 {
+		for _, rd := range c.Redirs {
+			op := strings.TrimLeft(rd.Op, "0123456789")
+			if !contains(h.PathClass.WriteRedirects, op) {
+				continue
+			}
+			if op == ">&" && isFdTarget(rd.Target) {
+				continue
+			}
+			if h.inClass(rd.Target, r.Redirects, env) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(c.Words) == 0 || !nameMatches(r.Commands, c.Words[0]) {
+		return false
+	}
+	args := c.Words[1:]
+	flags, operands := h.options(c.Words[0], args)
+	for _, f := range r.Flags {
+		if !flags[f] {
+			return false
+		}
+	}
+	if len(r.Args) > 0 && !anyIn(args, r.Args) {
+		return false
+	}
+	if len(r.Targets) > 0 && !h.anyInClass(operands, r.Targets, env) {
+		return false
+	}
+	if len(r.LeadingTargets) > 0 {
+		var lead []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+				break
+			}
+			lead = append(lead, a)
+		}
+		if !h.anyInClass(lead, r.LeadingTargets, env) {
+			return false
+		}
+	}
+	if len(r.Operands) > 0 {
+		hit := false
+		for _, a := range args {
+			eq := strings.IndexByte(a, '=')
+			if eq <= 0 {
+				continue
+			}
+			if classes, ok := r.Operands[a[:eq]]; ok && h.inClass(a[eq+1:], classes, env) {
+				hit = true
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	if len(r.Pids) > 0 && !anyIn(killPids(args), r.Pids) {
+		return false
+	}
+	return true
+}
+
+func isFdTarget(t string) bool {
+	if t == "-" {
+		return true
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return t != ""
+}
+
+// nameMatches says whether a command name is one of the rule's names
+// (which may be patterns such as mkfs.*); no names means any command.
+func nameMatches(names []string, name string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+		if strings.ContainsAny(n, "*?[") {
+			if ok, _ := path.Match(n, name); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func anyIn(words, list []string) bool {
+	for _, w := range words {
+		if contains(list, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// options spells a command's options one way (hardline.json flags): -rf,
+// -r -f, -R and --recursive --force all give {recursive, force}; the rest
+// are its operands. Unknown options are kept as nothing, never operands.
+func (h *hardlineSpec) options(cmd string, args []string) (map[string]bool, []string) {
+	fs := h.Flags.Commands[cmd]
+	flags := map[string]bool{}
+	var operands []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			operands = append(operands, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			operands = append(operands, a)
+			continue
+		}
+		if strings.HasPrefix(a, "--") {
+			name := a
+			hasVal := false
+			if eq := strings.IndexByte(a, '='); eq > 0 {
+				name, hasVal = a[:eq], true
+			}
+			full := longOption(fs.Long, name)
+			if full == "" {
+				continue
+			}
+			flags[fs.Long[full]] = true
+			if !hasVal && contains(fs.ValueLong, full) {
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			ch := a[j : j+1]
+			if n, ok := fs.Short[ch]; ok {
+				flags[n] = true
+			}
+			if contains(fs.ValueShort, ch) {
+				if j == len(a)-1 {
+					i++
+				}
+				break
+			}
+		}
+	}
+	return flags, operands
+}
+
+// longOption finds the long option a name spells: itself, or the one long
+// option it is a unique prefix of (GNU accepts --recur for --recursive).
+func longOption(long map[string]string, name string) string {
+	if _, ok := long[name]; ok {
+		return name
+	}
+	found := ""
+	for k := range long {
+		if strings.HasPrefix(k, name) && len(name) > 2 {
+			if found != "" {
+				return ""
+			}
+			found = k
+		}
+	}
+	return found
+}
+
+// killPids returns the process ids kill is given: after the signal (-9,
+// -KILL, -s KILL, -n 9) and --. A lone signal word is returned too, so
+// that `kill -1` reads as pid -1 when nothing follows.
+func killPids(args []string) []string {
+	i := 0
+	if i < len(args) {
+		switch a := args[i]; {
+		case a == "-s" || a == "-n" || a == "--signal":
+			i += 2
+		case a == "--":
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			i++
+			if i == len(args) {
+				return []string{a}
+			}
+		}
+	}
+	if i < len(args) && args[i] == "--" {
+		i++
+	}
+	if i >= len(args) {
+		return nil
+	}
+	return args[i:]
+}
+
+func (h *hardlineSpec) anyInClass(words, classes []string, env shellEnv) bool {
+	for _, w := range words {
+		if h.inClass(w, classes, env) {
+			return true
+		}
+	}
+	return false
+}
+
+// inClass says whether a target word is in one of the path classes.
+func (h *hardlineSpec) inClass(word string, classes []string, env shellEnv) bool {
+	for _, c := range h.pathClasses(word, env) {
+		if contains(classes, c) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// pathClasses names what a target word is: root, root_glob, top,
+// top_glob, home, home_glob, device. .. is resolved, so /tmp/../etc is
+// /etc; a ~ left unexpanded (no home known) still counts as home.
+func (h *hardlineSpec) pathClasses(word string, env shellEnv) []string {
+	p := word
+	home := env.Home
+	switch {
+	case p == "~" || p == "$HOME" || p == "${HOME}":
+		return []string{"home"}
+	case strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "$HOME/") || strings.HasPrefix(p, "${HOME}/"):
+		if home == "" {
+			home = "/nonexistent-home"
+		}
+		p = home + p[strings.IndexByte(p, '/'):]
+	}
+	if !strings.HasPrefix(p, "/") {
+		return nil
+	}
+	p = path.Clean(p)
+	var out []string
+	if p == "/" {
+		out = append(out, "root")
+	}
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if p != "/" && hasGlob(segs[0]) {
+		out = append(out, "root_glob")
+	}
+	if h.top[p] {
+		out = append(out, "top")
+	}
+	dir, base := path.Dir(p), path.Base(p)
+	if hasGlob(base) && h.top[dir] {
+		out = append(out, "top_glob")
+	}
+	if home != "" && home != "/" {
+		hc := path.Clean(home)
+		if p == hc {
+			out = append(out, "home")
+		}
+		if hasGlob(base) && dir == hc {
+			out = append(out, "home_glob")
+		}
+	}
+	for _, d := range h.PathClass.Devices {
+		if pathGlobMatch(d, p, false) {
+			out = append(out, "device")
+			break
+		}
+	}
+	return out
+}
+
+// protectedPath says whether an absolute, already resolved path is one the
+// floor keeps out of prompts and never writes, and by which rule. .git
+// rules apply under the project; lembasDirs are lembas's own config folder,
+// login token file and state folder.
+func protectedPath(abs string, project, home string, lembasDirs []string) (string, bool) {
+	h, err := loadHardline()
+	if err != nil {
+		return "hardline-spec", true
+	}
+	abs = path.Clean(strings.ReplaceAll(abs, `\`, "/"))
+	for _, e := range h.Protected.Entries {
+		var rels []string
+		switch e.Base {
+		case "project":
+			if r, ok := relUnder(abs, project); ok {
+				rels = append(rels, r)
+			}
+		case "home":
+			if r, ok := relUnder(abs, home); ok {
+				rels = append(rels, r)
+			}
+		case "anywhere":
+			rels = append(rels, path.Base(abs))
+		case "lembas":
+			for _, d := range lembasDirs {
+				if d == "" {
+					continue
+				}
+				if r, ok := relUnder(abs, d); ok {
+					if r == "." {
+						r = ""
+					}
+					rels = append(rels, r)
+				}
+			}
+		}
+		for _, rel := range rels {
+			if anyPathMatch(e.Patterns, rel) && !anyPathMatch(e.Except, rel) {
+				return e.ID, true
+			}
+		}
+	}
+	return "", false
+}
+
+func anyPathMatch(patterns []string, rel string) bool {
+	for _, p := range patterns {
+		if pathGlobMatch(p, rel, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// relUnder returns abs relative to base when it is base or inside it.
+func relUnder(abs, base string) (string, bool) {
+	if base == "" {
+		return "", false
+	}
+	base = path.Clean(strings.ReplaceAll(base, `\`, "/"))
+	if abs == base {
+		return ".", true
+	}
+	prefix := base
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if strings.HasPrefix(abs, prefix) {
+		return abs[len(prefix):], true
+	}
+	return "", false
+}

@@ -1,0 +1,117 @@
+package main
+
+// lembas sessions: list, show, delete and prune the stored sessions.
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+const sessionsUsage = `usage:
+  lembas sessions list             every session, newest first
+  lembas sessions show ID          the conversation, with each final answer verbatim
+  lembas sessions delete ID        remove a session
+  lembas sessions prune [--days N] remove sessions not used for N days (default 30)`
+
+func cmdSessions(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"sessions needs a subcommand\n" + sessionsUsage}
+	}
+	st := newStore(stateDir(), func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
+	defer st.close()
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, sessionsUsage)
+		return nil
+	case "list":
+		all, err := st.list()
+		if err != nil {
+			return err
+		}
+		for _, s := range all {
+			fmt.Fprintf(stdout, "%s\t%s\t%d turns\t%s\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), len(s.Turns), s.Project, s.Title)
+		}
+		return nil
+	case "show":
+		if len(args) != 2 {
+			return usageError{"sessions show takes one session id\n" + sessionsUsage}
+		}
+		s, err := st.read(args[1])
+		if err != nil {
+			return err
+		}
+		showSession(stdout, s)
+		return nil
+	case "delete":
+		if len(args) != 2 {
+			return usageError{"sessions delete takes one session id\n" + sessionsUsage}
+		}
+		if err := st.remove(args[1]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "deleted %s\n", args[1])
+		return nil
+	case "prune":
+		fs := flag.NewFlagSet("prune", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		days := fs.Int("days", theSpec().Loop.Store.PruneDays, "")
+		if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || *days < 1 {
+			return usageError{"sessions prune takes only --days N (N ≥ 1)\n" + sessionsUsage}
+		}
+		gone, err := st.prune(*days)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "pruned %d session(s)\n", len(gone))
+		return nil
+	}
+	return usageError{fmt.Sprintf("unknown sessions subcommand %q\n%s", args[0], sessionsUsage)}
+}
+
+// showSession prints a conversation for a person: prompts, tool calls in
+// one line each, and each final answer verbatim.
+func showSession(w io.Writer, s *session) {
+	fmt.Fprintf(w, "session %s\nproject %s\nmodel %s\n", s.ID, s.Project, s.Model)
+	for _, m := range s.Messages {
+		switch m.Role {
+		case "user":
+			if m.Kind == "prompt" {
+				fmt.Fprintf(w, "\n> %s\n", strings.ReplaceAll(m.Content, "\n", "\n> "))
+			}
+		case "assistant":
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(w, "  · %s %s\n", c.Function.Name, oneLine(c.Function.Arguments, 120))
+			}
+			if m.Content != "" && len(m.ToolCalls) > 0 {
+				fmt.Fprintf(w, "  %s\n", oneLine(m.Content, 200))
+			}
+		case "tool":
+			if m.Status != "" && m.Status != "completed" {
+				fmt.Fprintf(w, "    (%s)\n", m.Status)
+			}
+		}
+	}
+	for _, t := range s.Turns {
+		fmt.Fprintf(w, "\n--- turn %d: %s", t.N, t.Status)
+		if t.StopReason != "" {
+			fmt.Fprintf(w, " (%s)", t.StopReason)
+		}
+		fmt.Fprintln(w)
+		if t.Answer != "" {
+			fmt.Fprintln(w, t.Answer)
+		}
+		if t.Error != "" {
+			fmt.Fprintln(w, "error: "+t.Error)
+		}
+	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,457 @@
+package main
+
+// Spelling a shell line plainly. The permission floor and the "always allow"
+// rules judge commands, not text: `\rm -rf /`, `r''m -rf /`, `sudo env rm -rf /`
+// and `bash -c "rm -rf /"` are all the one command rm -rf /. parseShell reads a
+// line the way a POSIX shell (bash, mostly) would, takes quotes and escapes
+// out, expands what it can know (~, $HOME, $IFS, braces, $'..'), takes the
+// wrappers off (harness/permission/hardline.json, "plain") and returns every
+// simple command the line runs, those inside $(..), `..`, <(..) and sh -c
+// bodies included. What it cannot read for sure it refuses with an error:
+// a wrong "safe" reading is worse than a question.
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// shellCmd is one simple command as it runs: its words after unwrapping,
+// its redirections, and the variables set for it (VAR=x before it, or given
+// to env or sudo), kept so that a rule never covers a changed environment.
+type shellCmd struct {
+	Words   []string     `json:"words"`
+	Redirs  []shellRedir `json:"redirs,omitempty"`
+	Assigns []string     `json:"assigns,omitempty"`
+}
+
+// shellRedir is one redirection: Op as written with its fd (">", "2>",
+// "&>", ">|", "<<"), Target spelled plainly (a heredoc's delimiter).
+type shellRedir struct {
+	Op     string `json:"op"`
+	Target string `json:"target"`
+}
+
+// shellEnv is what parseShell may know about the shell it reads for.
+type shellEnv struct {
+	Home string
+}
+
+// Attributes of one byte of a word being read.
+const (
+	attrQuoted  = 1 << iota // quoted, escaped or the value of an expansion: no braces, tilde or globbing
+	attrUnknown             // part of an expansion whose value is not known here
+	attrSplit               // an unquoted $IFS: the word is split here
+)
+
+// lexWord is a word as read, before expansion: its bytes with their
+// attributes; hadQuote keeps an empty quoted word ("") as a word.
+type lexWord struct {
+	b        []byte
+	attr     []uint8
+	hadQuote bool
+}
+
+func (w *lexWord) add(s string, a uint8) {
+	for i := 0; i < len(s); i++ {
+		w.b = append(w.b, s[i])
+		w.attr = append(w.attr, a)
+	}
+}
+
+// sword is an expanded word with what the parser learnt about it.
+type sword struct {
+	s       string
+	unknown bool // holds an expansion whose value is not known
+	glob    bool // holds an unquoted * ? or [
+	assign  bool // NAME=value with the name and = unquoted
+}
+
+type heredoc struct {
+	delim  string
+	strip  bool
+	quoted bool
+}
+
+// shParser reads one text; bodies (backticks, sh -c, eval) get a child
+// parser sharing the output and the work budget.
+type shParser struct {
+	src      string
+	pos      int
+	env      shellEnv
+	spec     *plainSpec
+	depth    int
+	out      *[]shellCmd
+	heredocs []heredoc
+}
+
+// cmdBuilder gathers one simple command while its tokens are read.
+type cmdBuilder struct {
+	words   []sword
+	assigns []string
+	redirs  []shellRedir
+	closed  bool // after ), }, fi or done: only redirections may follow
+	discard bool // a for/select header: its words are not a command
+}
+
+func (c *cmdBuilder) atCommandPosition() bool {
+	return len(c.words) == 0 && len(c.assigns) == 0 && !c.closed && !c.discard
+}
+
+// parseShell spells a line plainly and returns every simple command it
+// runs, in the order they start (a substitution before the command using
+// it). An error means the line could not be read for sure; callers must
+// then ask (or refuse where nobody can answer), never treat it as safe.
+func parseShell(line string, env shellEnv) ([]shellCmd, error) {
+	spec, err := loadPlainSpec()
+	if err != nil {
+		return nil, err
+	}
+	if len(line) > spec.Limits.LineBytes {
+		return nil, fmt.Errorf("shell line longer than %d bytes; split it into shorter lines", spec.Limits.LineBytes)
+	}
+	if strings.IndexByte(line, 0) >= 0 {
+		return nil, errors.New("shell line holds a NUL byte; remove it")
+	}
+	var out []shellCmd
+	p := &shParser{src: line, env: env, spec: spec, out: &out}
+	if err := p.parseList(false); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// child returns a parser for a body (backticks, sh -c, eval) one level
+// deeper, so that nesting is bounded.
+func (p *shParser) child(src string) (*shParser, error) {
+	if p.depth+1 > p.spec.Limits.Depth {
+		return nil, fmt.Errorf("commands nested deeper than %d levels; unnest them", p.spec.Limits.Depth)
+	}
+	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out}, nil
+}
+
+func (p *shParser) peek(off int) byte {
+	if p.pos+off < len(p.src) {
+		return p.src[p.pos+off]
+	}
+	return 0
+}
+
+// skipBlank skips spaces, tabs and line continuations between tokens.
+func (p *shParser) skipBlank() {
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		if c == ' ' || c == '\t' || c == '\r' {
+			p.pos++
+		} else if c == '\\' && p.peek(1) == '\n' {
+			p.pos += 2
+		} else {
+			return
+		}
+	}
+}
+
+// parseList reads commands until the end of the text or, inSub, the ')'
+// that closes a $( or <( body. Compound commands are followed only as far
+// as their keywords nest (if/fi, do/done, { }, ( )); their simple commands
+// are what is returned.
+func (p *shParser) parseList(inSub bool) error {
+	var stack []string
+	var cur cmdBuilder
+	for {
+		p.skipBlank()
+		if p.pos >= len(p.src) {
+			if err := p.finish(&cur); err != nil {
+				return err
+			}
+			if inSub {
+				return errors.New("unbalanced $( or <(: a ) is missing")
+			}
+			if len(stack) > 0 {
+				return fmt.Errorf("unbalanced shell line: %q is missing", stack[len(stack)-1])
+			}
+			if len(p.heredocs) > 0 {
+				return fmt.Errorf("here-document %q has no end line", p.heredocs[0].delim)
+			}
+			return nil
+		}
+		c := p.src[p.pos]
+		switch {
+		case c == '#':
+			for p.pos < len(p.src) && p.src[p.pos] != '\n' {
+				p.pos++
+			}
+		case c == '\n':
+			if err := p.finish(&cur); err != nil {
+				return err
+			}
+			p.pos++
+			if err := p.readHeredocs(); err != nil {
+				return err
+			}
+		case c == ';':
+			if p.peek(1) == ';' || p.peek(1) == '&' {
+				return errors.New("case clauses are not read; write the commands plainly")
+			}
+			if err := p.finish(&cur); err != nil {
+				return err
+			}
+			p.pos++
+		case c == '&' && p.peek(1) == '>':
+			if err := p.readRedir(&cur); err != nil {
+				return err
+			}
+		case c == '&' || c == '|':
+			if err := p.finish(&cur); err != nil {
+				return err
+			}
+			if p.peek(1) == c || (c == '|' && p.peek(1) == '&') {
+				p.pos++
+			}
+			p.pos++
+		case c == '(':
+			if !cur.atCommandPosition() {
+				return errors.New("unexpected ( : function definitions and arrays are not read; write the commands plainly")
+			}
+			if p.peek(1) == '(' {
+				return errors.New("arithmetic (( )) is not read; write the commands plainly")
+			}
+			stack = append(stack, ")")
+			p.pos++
+		case c == ')':
+			if err := p.finish(&cur); err != nil {
+				return err
+			}
+			p.pos++
+			if len(stack) > 0 && stack[len(stack)-1] == ")" {
+				stack = stack[:len(stack)-1]
+				cur.closed = true
+			} else if inSub && len(stack) == 0 {
+				return nil
+			} else {
+				return errors.New("unbalanced shell line: ) without (")
+			}
+		case p.atRedir():
+			if err := p.readRedir(&cur); err != nil {
+				return err
+			}
+		default:
+			lw, err := p.lexWord()
+			if err != nil {
+				return err
+			}
+			if err := p.takeWord(&cur, &stack, lw); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// takeWord adds a word to the command being read, or acts on it as a
+// keyword when it stands where a command name would.
+func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error {
+	if cur.closed {
+		return fmt.Errorf("unexpected word %q after a closing keyword or )", string(lw.b))
+	}
+	if cur.atCommandPosition() && isPlainWord(lw) {
+		kw := p.spec.Keywords
+		word := string(lw.b)
+		if closer, ok := kw.Open[word]; ok {
+			*stack = append(*stack, closer)
+			for _, h := range kw.Header {
+				if h == word {
+					cur.discard = true
+				}
+			}
+			return nil
+		}
+		if closer, ok := kw.Middle[word]; ok {
+			if len(*stack) == 0 || (*stack)[len(*stack)-1] != closer {
+				return fmt.Errorf("unbalanced shell line: %q without its opening keyword", word)
+			}
+			return nil
+		}
+		for _, cl := range kw.Close {
+			if cl == word {
+				if len(*stack) == 0 || (*stack)[len(*stack)-1] != word {
+					return fmt.Errorf("unbalanced shell line: %q without its opening keyword", word)
+				}
+				*stack = (*stack)[:len(*stack)-1]
+				cur.closed = true
+				return nil
+			}
+		}
+		for _, s := range kw.Skip {
+			if s == word {
+				return nil
+			}
+		}
+		for _, r := range kw.Refuse {
+			if r == word {
+				return fmt.Errorf("%q is not read; write the commands plainly", word)
+			}
+		}
+	}
+	if len(cur.words) == 0 && !cur.discard && isAssignment(lw) {
+		w, err := p.expand(lw, false)
+		if err != nil {
+			return err
+		}
+		cur.assigns = append(cur.assigns, w[0].s)
+		return nil
+	}
+	ws, err := p.expand(lw, true)
+	if err != nil {
+		return err
+	}
+	cur.words = append(cur.words, ws...)
+	return nil
+}
+
+// isPlainWord says whether a word was written with no quoting at all, the
+// only way a keyword is recognised.
+func isPlainWord(lw lexWord) bool {
+	if lw.hadQuote {
+		return false
+	}
+	for _, a := range lw.attr {
+		if a != 0 {
+			return false
+		}
+	}
+	return len(lw.b) > 0
+}
+
+// isAssignment says whether a word is NAME=value with the name and the =
+// unquoted, which before a command name sets a variable for it.
+func isAssignment(lw lexWord) bool {
+	for i, c := range lw.b {
+		if lw.attr[i] != 0 {
+			return false
+		}
+		switch {
+		case c == '=':
+			return i > 0
+		case c == '+' && i > 0 && i+1 < len(lw.b) && lw.b[i+1] == '=' && lw.attr[i+1] == 0:
+			return true
+		case c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// finish ends the command being read: it is unwrapped and recorded, and
+// the builder is emptied for the next one.
+func (p *shParser) finish(cur *cmdBuilder) error {
+	c := *cur
+	*cur = cmdBuilder{}
+	if c.discard || (len(c.words) == 0 && len(c.redirs) == 0 && len(c.assigns) == 0) {
+		return nil
+	}
+	return p.emit(c.words, c.assigns, c.redirs)
+}
+
+// atRedir says whether a redirection operator starts here: < or > (but not
+// a process substitution), or digits right before one.
+func (p *shParser) atRedir() bool {
+	i := p.pos
+	for i < len(p.src) && p.src[i] >= '0' && p.src[i] <= '9' {
+		i++
+	}
+	if i >= len(p.src) || (p.src[i] != '<' && p.src[i] != '>') {
+		return false
+	}
+	return !(i == p.pos && i+1 < len(p.src) && p.src[i+1] == '(')
+}
+
+// redirOps lists the operators longest first, so the longest one is read.
+var redirOps = []string{"&>>", "&>", "<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">|", ">&", ">"}
+
+// readRedir reads one redirection and its target word; a here-document's
+// body is read at the end of its line.
+func (p *shParser) readRedir(cur *cmdBuilder) error {
+	start := p.pos
+	for p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '9' {
+		p.pos++
+	}
+	op := ""
+	for _, o := range redirOps {
+		if strings.HasPrefix(p.src[p.pos:], o) {
+			op = o
+			break
+		}
+	}
+	if op == "" {
+		return errors.New("unreadable redirection")
+	}
+	p.pos += len(op)
+	full := p.src[start:p.pos]
+	p.skipBlank()
+	if p.pos >= len(p.src) || strings.IndexByte(" \t\n;&|()<>", p.src[p.pos]) >= 0 {
+		return fmt.Errorf("redirection %s has no target", full)
+	}
+	lw, err := p.lexWord()
+	if err != nil {
+		return err
+	}
+	if op == "<<" || op == "<<-" {
+		quoted := lw.hadQuote
+		for _, a := range lw.attr {
+			if a != 0 {
+				quoted = true
+			}
+		}
+		delim := string(lw.b)
+		p.heredocs = append(p.heredocs, heredoc{delim: delim, strip: op == "<<-", quoted: quoted})
+		cur.redirs = append(cur.redirs, shellRedir{Op: full, Target: delim})
+		return nil
+	}
+	ws, err := p.expand(lw, false)
+	if err != nil {
+		return err
+	}
+	if len(ws) != 1 {
+		return fmt.Errorf("redirection %s has an ambiguous target", full)
+	}
+	cur.redirs = append(cur.redirs, shellRedir{Op: full, Target: ws[0].s})
+	return nil
+}
+
+// readHeredocs skips the bodies of the here-documents opened on the line
+// just ended. An unquoted body that could run a command ($( or a
+// backtick) is refused rather than read.
+func (p *shParser) readHeredocs() error {
+	for _, h := range p.heredocs {
+		found := false
+		for p.pos < len(p.src) {
+			end := strings.IndexByte(p.src[p.pos:], '\n')
+			var line string
+			if end < 0 {
+				line = p.src[p.pos:]
+				p.pos = len(p.src)
+			} else {
+				line = p.src[p.pos : p.pos+end]
+				p.pos += end + 1
+			}
+			check := line
+			if h.strip {
+				check = strings.TrimLeft(line, "\t")
+			}
+			if check == h.delim {
+				found = true
+				break
+			}
+			if !h.quoted && (strings.Contains(line, "$(") || strings.Contains(line, "`") || strings.Contains(line, "$[")) {
+				return fmt.Errorf("here-document %q runs commands inside; quote its delimiter or run them plainly", h.delim)
+			}
+		}
+		if !found {
+			return fmt.Errorf("here-document %q has no end line", h.delim)
+		}
+	}
+	p.heredocs = nil
+	return nil
+}

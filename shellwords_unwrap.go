@@ -1,0 +1,440 @@
+package main
+
+// Taking wrappers off a command (sudo, env, nice, timeout, xargs, sh -c,
+// eval …) until the command they run is reached, as
+// harness/permission/hardline.json "plain" says, and spelling words back
+// as a line (shellQuote).
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+)
+
+// wrapperSpec is how one wrapper's options are read (hardline.json plain.wrappers).
+type wrapperSpec struct {
+	ValueOptions []string `json:"value_options"`
+	SplitOptions []string `json:"split_options"`
+	StopOptions  []string `json:"stop_options"`
+	Assignments  bool     `json:"assignments"`
+	Positionals  int      `json:"positionals"`
+	Default      []string `json:"default"`
+}
+
+type plainSpec struct {
+	About  string `json:"about"`
+	Limits struct {
+		Depth      int `json:"depth"`
+		Commands   int `json:"commands"`
+		BraceWords int `json:"brace_words"`
+		Unwrap     int `json:"unwrap"`
+		LineBytes  int `json:"line_bytes"`
+	} `json:"limits"`
+	Wrappers map[string]wrapperSpec `json:"wrappers"`
+	Shells   struct {
+		About        string   `json:"about"`
+		Names        []string `json:"names"`
+		ValueOptions []string `json:"value_options"`
+	} `json:"shells"`
+	Eval        []string `json:"eval"`
+	ExecOptions struct {
+		About    string              `json:"about"`
+		Commands map[string][]string `json:"commands"`
+	} `json:"exec_options"`
+	Keywords struct {
+		Open   map[string]string `json:"open"`
+		Middle map[string]string `json:"middle"`
+		Close  []string          `json:"close"`
+		Header []string          `json:"header"`
+		Skip   []string          `json:"skip"`
+		Refuse []string          `json:"refuse"`
+	} `json:"keywords"`
+}
+
+var (
+	hardlineOnce sync.Once
+	hardlineData *hardlineSpec
+	hardlineErr  error
+)
+
+// loadHardline reads harness/permission/hardline.json once; every check
+// after the first uses the parsed, compiled tables.
+func loadHardline() (*hardlineSpec, error) {
+	hardlineOnce.Do(func() {
+		data, err := fs.ReadFile(harnessFS, "harness/permission/hardline.json")
+		if err != nil {
+			hardlineErr = fmt.Errorf("reading the hardline spec: %w", err)
+			return
+		}
+		var h hardlineSpec
+		if err := json.Unmarshal(data, &h); err != nil {
+			hardlineErr = fmt.Errorf("parsing harness/permission/hardline.json: %w", err)
+			return
+		}
+		if err := h.compile(); err != nil {
+			hardlineErr = fmt.Errorf("harness/permission/hardline.json: %w", err)
+			return
+		}
+		hardlineData = &h
+	})
+	return hardlineData, hardlineErr
+}
+
+func loadPlainSpec() (*plainSpec, error) {
+	h, err := loadHardline()
+	if err != nil {
+		return nil, err
+	}
+	return &h.Plain, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// commandName is the name a command word runs under: an absolute path's
+// folder is dropped (/bin/rm is rm); a relative one (./rm) is kept, since
+// it names the project's own program.
+func commandName(s string) string {
+	if strings.HasPrefix(s, "/") && s != "/" {
+		b := path.Base(s)
+		if b != "/" && b != "." {
+			return b
+		}
+	}
+	return s
+}
+
+// emit unwraps a command and records what it runs; a shell's -c body and
+// eval's words are parsed as lines of their own instead.
+func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) error {
+	words, assigns, body, err := p.unwrap(words, assigns)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		sub, err := p.child(*body)
+		if err != nil {
+			return err
+		}
+		if err := sub.parseList(false); err != nil {
+			return err
+		}
+		words = nil
+		if len(redirs) == 0 && len(assigns) == 0 {
+			return nil
+		}
+	}
+	if len(words) > 0 {
+		if words[0].unknown {
+			return fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
+		}
+		if words[0].glob {
+			return fmt.Errorf("the command name %q is a pattern; write it plainly", words[0].s)
+		}
+	}
+	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns}
+	for i, w := range words {
+		c.Words[i] = w.s
+	}
+	if len(c.Words) > 0 {
+		c.Words[0] = commandName(c.Words[0])
+	}
+	if len(*p.out) >= p.spec.Limits.Commands {
+		return fmt.Errorf("more than %d commands in one line; split it", p.spec.Limits.Commands)
+	}
+	*p.out = append(*p.out, c)
+	if len(c.Words) > 0 {
+		if opts, ok := p.spec.ExecOptions.Commands[c.Words[0]]; ok {
+			return p.emitExec(words, opts)
+		}
+	}
+	return nil
+}
+
+// emitExec records the commands find -exec (and the like) runs, each up
+// to its ; or +.
+func (p *shParser) emitExec(words []sword, opts []string) error {
+	for i := 1; i < len(words); i++ {
+		if !contains(opts, words[i].s) {
+			continue
+		}
+		j := i + 1
+		for j < len(words) && words[j].s != ";" && words[j].s != "+" {
+			j++
+		}
+		if j > i+1 {
+			if err := p.emit(append([]sword(nil), words[i+1:j]...), nil, nil); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// unwrap takes wrappers off until the command they run; body is set when
+// the command is a shell given -c, or eval, whose text is parsed instead.
+// A wrapper that runs nothing (sudo -v, env alone) is the command itself.
+func (p *shParser) unwrap(words []sword, assigns []string) ([]sword, []string, *string, error) {
+	for n := 0; n < p.spec.Limits.Unwrap && len(words) > 0; n++ {
+		if words[0].unknown {
+			return nil, nil, nil, fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
+		}
+		name := commandName(words[0].s)
+		if contains(p.spec.Eval, name) {
+			var parts []string
+			for _, w := range words[1:] {
+				parts = append(parts, w.s)
+			}
+			body := strings.Join(parts, " ")
+			return nil, assigns, &body, nil
+		}
+		if contains(p.spec.Shells.Names, name) {
+			if body, ok := shellBody(words[1:], p.spec.Shells.ValueOptions); ok {
+				return nil, assigns, &body, nil
+			}
+			return words, assigns, nil, nil
+		}
+		ws, ok := p.spec.Wrappers[name]
+		if !ok {
+			return words, assigns, nil, nil
+		}
+		rest, more, ok, err := p.skipWrapper(ws, words[1:])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !ok {
+			return words, assigns, nil, nil
+		}
+		if len(rest) == 0 {
+			if len(ws.Default) == 0 {
+				return words, assigns, nil, nil
+			}
+			for _, d := range ws.Default {
+				rest = append(rest, sword{s: d})
+			}
+		}
+		assigns = append(assigns, more...)
+		words = rest
+	}
+	if len(words) > 0 {
+		if _, ok := p.spec.Wrappers[commandName(words[0].s)]; ok {
+			return nil, nil, nil, fmt.Errorf("wrappers nested more than %d deep; unnest them", p.spec.Limits.Unwrap)
+		}
+	}
+	return words, assigns, nil, nil
+}
+
+// skipWrapper skips a wrapper's options, assignments and positionals and
+// returns the command it runs; ok is false when an option means it runs
+// none.
+func (p *shParser) skipWrapper(ws wrapperSpec, args []sword) (rest []sword, assigns []string, ok bool, err error) {
+	i := 0
+	pos := ws.Positionals
+	var split []sword
+	for i < len(args) {
+		a := args[i].s
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) > 1 && a[0] == '-' && !args[i].unknown {
+			name, val, hasVal := a, "", false
+			if strings.HasPrefix(a, "--") {
+				if eq := strings.IndexByte(a, '='); eq > 0 {
+					name, val, hasVal = a[:eq], a[eq+1:], true
+				}
+				if contains(ws.StopOptions, name) {
+					return nil, nil, false, nil
+				}
+				if !hasVal && (contains(ws.ValueOptions, name) || contains(ws.SplitOptions, name)) {
+					if i+1 >= len(args) {
+						return nil, nil, false, nil
+					}
+					i++
+					val, hasVal = args[i].s, true
+				}
+				if hasVal && contains(ws.SplitOptions, name) {
+					if split, err = p.splitWords(val); err != nil {
+						return nil, nil, false, err
+					}
+				}
+				i++
+				continue
+			}
+			for j := 1; j < len(a); j++ {
+				opt := "-" + a[j:j+1]
+				if contains(ws.StopOptions, opt) {
+					return nil, nil, false, nil
+				}
+				isSplit := contains(ws.SplitOptions, opt)
+				if contains(ws.ValueOptions, opt) || isSplit {
+					v := a[j+1:]
+					if v == "" {
+						if i+1 >= len(args) {
+							return nil, nil, false, nil
+						}
+						i++
+						v = args[i].s
+					}
+					if isSplit {
+						if split, err = p.splitWords(v); err != nil {
+							return nil, nil, false, err
+						}
+					}
+					break
+				}
+			}
+			i++
+			continue
+		}
+		if ws.Assignments && isAssignWord(args[i]) {
+			assigns = append(assigns, a)
+			i++
+			continue
+		}
+		if pos > 0 {
+			pos--
+			i++
+			continue
+		}
+		break
+	}
+	for pos > 0 && i < len(args) {
+		pos--
+		i++
+	}
+	return append(split, args[i:]...), assigns, true, nil
+}
+
+// splitWords splits env -S's string into words the way the shell would
+// (env's own rules are close enough for a check, and stricter).
+func (p *shParser) splitWords(s string) ([]sword, error) {
+	var out []shellCmd
+	sub, err := p.child(s)
+	if err != nil {
+		return nil, err
+	}
+	sub.out = &out
+	if err := sub.parseList(false); err != nil {
+		return nil, err
+	}
+	if len(out) != 1 || len(out[0].Redirs) > 0 || len(out[0].Assigns) > 0 {
+		return nil, errors.New("env -S string is not one plain command; write it plainly")
+	}
+	var ws []sword
+	for _, w := range out[0].Words {
+		ws = append(ws, sword{s: w})
+	}
+	return ws, nil
+}
+
+// isAssignWord says whether an expanded word reads as NAME=value.
+func isAssignWord(w sword) bool {
+	eq := strings.IndexByte(w.s, '=')
+	if eq <= 0 || !isNameStart(w.s[0]) {
+		return false
+	}
+	for i := 1; i < eq; i++ {
+		if !isNameByte(w.s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// shellBody finds the line a shell runs with -c: the first plain word
+// after the options, when one option cluster holds c.
+func shellBody(args []sword, valueOpts []string) (string, bool) {
+	hasC := false
+	for i := 0; i < len(args); i++ {
+		a := args[i].s
+		if a == "--" || a == "-" {
+			if hasC && i+1 < len(args) {
+				return args[i+1].s, true
+			}
+			return "", false
+		}
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') {
+			if contains(valueOpts, a) {
+				i++
+				continue
+			}
+			if a[0] == '-' && !strings.HasPrefix(a, "--") && strings.IndexByte(a, 'c') > 0 {
+				hasC = true
+			}
+			continue
+		}
+		if hasC {
+			return a, true
+		}
+		return "", false
+	}
+	return "", false
+}
+
+// shellKeywords are words a shell reads as syntax where a command name
+// stands; shellQuote quotes them there.
+var shellKeywords = map[string]bool{"if": true, "then": true, "elif": true, "else": true, "fi": true, "do": true, "done": true, "while": true, "until": true, "for": true, "select": true, "case": true, "esac": true, "in": true, "function": true, "coproc": true, "time": true, "!": true, "{": true, "}": true, "[[": true, "]]": true}
+
+// shellQuote spells words as a line that parseShell reads back as the same
+// words: plain where that is safe, single-quoted otherwise.
+func shellQuote(words []string) string {
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(quoteWord(w, i == 0))
+	}
+	return b.String()
+}
+
+// quoteWord quotes one word; first is set for the command-name position,
+// where a keyword or NAME=value would mean something else.
+func quoteWord(w string, first bool) string {
+	safe := w != ""
+	for i := 0; i < len(w) && safe; i++ {
+		c := w[i]
+		if !(isNameByte(c) || strings.IndexByte("@%+:,./-", c) >= 0 || (c == '=' && !first)) {
+			safe = false
+		}
+	}
+	if safe && first && shellKeywords[w] {
+		safe = false
+	}
+	if safe {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// shellQuoteCmd spells a whole simple command back: assignments, words and
+// redirections (here-documents cannot be spelled back and are left out).
+func shellQuoteCmd(c shellCmd) string {
+	var parts []string
+	for _, a := range c.Assigns {
+		eq := strings.IndexByte(a, '=')
+		parts = append(parts, a[:eq+1]+quoteWord(a[eq+1:], false))
+	}
+	if len(c.Words) > 0 {
+		parts = append(parts, shellQuote(c.Words))
+	}
+	for _, r := range c.Redirs {
+		if strings.HasSuffix(r.Op, "<<") || strings.HasSuffix(r.Op, "<<-") {
+			continue
+		}
+		parts = append(parts, r.Op+quoteWord(r.Target, false))
+	}
+	return strings.Join(parts, " ")
+}

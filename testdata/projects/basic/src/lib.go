@@ -1,0 +1,4 @@
+package lib
+
+// TODO: tidy
+func Lib() {}

@@ -1,0 +1,406 @@
+package main
+
+// The tool registry: tools come from harness/tools/*.json (description and
+// JSON Schema exactly as sent to the model), implementations live in
+// tools_*.go. A call is checked against its schema before it runs, and a
+// tool that fails or panics becomes an error result the model can read,
+// never a crash.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// toolResult is what one call answers.
+type toolResult struct {
+	Text    string
+	Images  []imagePart
+	IsError bool
+	Status  string // completed, failed, refused, cancelled
+	Paths   []string
+}
+
+// imagePart is an image attached for a vision model.
+type imagePart struct {
+	Mime string `json:"mime"`
+	Data string `json:"data"` // base64
+}
+
+type toolFunc func(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult
+
+// toolImpls maps a tool's name to its implementation.
+var toolImpls = map[string]toolFunc{}
+
+// fileStamp is what a read saw of a file, so write and edit can refuse to
+// overwrite a file the model has not seen, or that changed since.
+type fileStamp struct {
+	size    int64
+	modTime int64
+}
+
+// toolbox is the tools of one session: the offered set, its descriptions
+// filled once (the prefix stays still), and the state the tools share.
+type toolbox struct {
+	root   string
+	spec   *spec
+	tools  []*toolSpec
+	byName map[string]*toolSpec
+	defs   json.RawMessage
+	shell  string
+	vision bool
+
+	mu    sync.Mutex
+	reads map[string]fileStamp
+}
+
+// newToolbox offers every tool the CLI has in an agent session: scope shared
+// or cli, sessions agent or both.
+func newToolbox(root string, vision bool) (*toolbox, error) {
+	sp := theSpec()
+	tb := &toolbox{root: root, spec: sp, byName: map[string]*toolSpec{}, shell: userShell(),
+		vision: vision, reads: map[string]fileStamp{}}
+	for _, name := range sp.ToolNames {
+		t := sp.Tools[name]
+		if !offeredHere(t) {
+			continue
+		}
+		if toolImpls[name] == nil {
+			continue // a tool of the spec this build does not have yet
+		}
+		tb.tools = append(tb.tools, t)
+		tb.byName[name] = t
+		for _, a := range t.Aliases["cli"] {
+			tb.byName[a] = t
+		}
+	}
+	defs, err := tb.definitions()
+	if err != nil {
+		return nil, err
+	}
+	tb.defs = defs
+	return tb, nil
+}
+
+func offeredHere(t *toolSpec) bool {
+	return (t.Scope == "shared" || t.Scope == "cli") && (t.Sessions == "agent" || t.Sessions == "both") && t.Offered != "subagent"
+}
+
+// toolVars are the facts a description's {{variables}} are filled with: a
+// tool's own limits first, then the session's facts.
+func (tb *toolbox) toolVars(t *toolSpec) map[string]string {
+	vars := map[string]string{"shell": filepath.Base(tb.shell)}
+	for k, v := range t.Limits {
+		vars[k] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return vars
+}
+
+// definitions renders the tools array of a request.
+func (tb *toolbox) definitions() (json.RawMessage, error) {
+	type fn struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	type def struct {
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	var defs []def
+	for _, t := range tb.tools {
+		vars := tb.toolVars(t)
+		desc, err := fill(t.Description, vars)
+		if err != nil {
+			return nil, fmt.Errorf("tools/%s.json description: %v", t.Name, err)
+		}
+		params, err := fill(string(t.Parameters), vars)
+		if err != nil {
+			return nil, fmt.Errorf("tools/%s.json parameters: %v", t.Name, err)
+		}
+		p := json.RawMessage(params)
+		if t.Purpose {
+			p, err = addPurpose(p, tb.spec.Purpose.Schema)
+			if err != nil {
+				return nil, err
+			}
+		}
+		var compact strings.Builder
+		if err := compactJSON(&compact, p); err != nil {
+			return nil, fmt.Errorf("tools/%s.json parameters: %v", t.Name, err)
+		}
+		defs = append(defs, def{"function", fn{t.Name, desc, json.RawMessage(compact.String())}})
+	}
+	return json.Marshal(defs)
+}
+
+func compactJSON(b *strings.Builder, raw json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	out, err := json.Marshal(v)
+	b.Write(out)
+	return err
+}
+
+// addPurpose adds the optional purpose argument (purpose.json).
+func addPurpose(params, schema json.RawMessage) (json.RawMessage, error) {
+	var p map[string]any
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	props, _ := p["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		p["properties"] = props
+	}
+	var s any
+	json.Unmarshal(schema, &s)
+	props["purpose"] = s
+	return json.Marshal(p)
+}
+
+// lookup finds a tool by name or former name.
+func (tb *toolbox) lookup(name string) *toolSpec { return tb.byName[name] }
+
+func (tb *toolbox) names() string {
+	var n []string
+	for _, t := range tb.tools {
+		n = append(n, t.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// run checks a call's arguments and runs it. The arguments are fixed up
+// where a model's intent is plain (an integer sent as 10.0 or "10"), and
+// any failure, panics included, becomes an error result.
+func (tb *toolbox) run(ctx context.Context, t *toolSpec, args json.RawMessage) (res toolResult) {
+	errs := tb.spec.Loop.ToolErrors
+	defer func() {
+		if p := recover(); p != nil {
+			res = toolResult{Text: loopText(errs, "panic", "name", t.Name, "error", p), IsError: true, Status: "failed"}
+		}
+	}()
+	fixed, err := checkArgs(t, args, tb.spec.Purpose.Schema)
+	if err != nil {
+		return toolResult{Text: err.Error(), IsError: true, Status: "failed"}
+	}
+	res = toolImpls[t.Name](tb, ctx, fixed)
+	if res.Status == "" {
+		res.Status = "completed"
+		if res.IsError {
+			res.Status = "failed"
+		}
+	}
+	return res
+}
+
+// checkArgs validates arguments against the tool's schema (the subset our
+// schemas use: object, properties, required, additionalProperties, types,
+// array items) and returns them with plain fix-ups applied.
+func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.RawMessage, error) {
+	errs := theSpec().Loop.ToolErrors
+	var schema map[string]any
+	json.Unmarshal(t.Parameters, &schema)
+	expected := describeSchema(schema)
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("%s", loopText(errs, "bad_json", "name", t.Name, "error", err))
+	}
+	// Some models double-encode: the arguments are a JSON string holding the object.
+	if s, ok := v.(string); ok {
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return nil, fmt.Errorf("%s", loopText(errs, "bad_json", "name", t.Name, "error", "a string, not an object"))
+		}
+	}
+	if t.Purpose {
+		if obj, ok := v.(map[string]any); ok {
+			delete(obj, "purpose")
+		}
+	}
+	fixed, err := checkValue(schema, v, "")
+	if err != nil {
+		return nil, fmt.Errorf("%s", loopText(errs, "bad_args", "name", t.Name, "error", err, "expected", expected))
+	}
+	out, _ := json.Marshal(fixed)
+	return out, nil
+}
+
+func checkValue(schema map[string]any, v any, at string) (any, error) {
+	name := at
+	if name == "" {
+		name = "the arguments"
+	}
+	typ, _ := schema["type"].(string)
+	switch typ {
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s must be an object", name)
+		}
+		props, _ := schema["properties"].(map[string]any)
+		if req, ok := schema["required"].([]any); ok {
+			for _, r := range req {
+				if _, ok := obj[r.(string)]; !ok {
+					return nil, fmt.Errorf("%s is missing", join(at, r.(string)))
+				}
+			}
+		}
+		var keys []string
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ps, ok := props[k].(map[string]any)
+			if !ok {
+				if ap, ok := schema["additionalProperties"].(bool); ok && !ap {
+					return nil, fmt.Errorf("%s is not an argument of this tool", join(at, k))
+				}
+				continue
+			}
+			if obj[k] == nil {
+				delete(obj, k) // null for an optional argument means "not given"
+				continue
+			}
+			fv, err := checkValue(ps, obj[k], join(at, k))
+			if err != nil {
+				return nil, err
+			}
+			obj[k] = fv
+		}
+		return obj, nil
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			if s, isStr := v.(string); isStr && json.Unmarshal([]byte(s), &arr) == nil {
+				ok = true
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s must be an array", name)
+		}
+		items, _ := schema["items"].(map[string]any)
+		for i := range arr {
+			if items != nil {
+				fv, err := checkValue(items, arr[i], fmt.Sprintf("%s[%d]", at, i))
+				if err != nil {
+					return nil, err
+				}
+				arr[i] = fv
+			}
+		}
+		return arr, nil
+	case "string":
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case float64, bool:
+			return fmt.Sprint(x), nil
+		}
+		return nil, fmt.Errorf("%s must be a string", name)
+	case "integer":
+		switch x := v.(type) {
+		case float64:
+			if x == float64(int64(x)) {
+				return int64(x), nil
+			}
+		case string:
+			if n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+				return n, nil
+			}
+		}
+		return nil, fmt.Errorf("%s must be an integer", name)
+	case "boolean":
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case string:
+			if b, err := strconv.ParseBool(x); err == nil {
+				return b, nil
+			}
+		}
+		return nil, fmt.Errorf("%s must be true or false", name)
+	}
+	return v, nil
+}
+
+func join(at, k string) string {
+	if at == "" {
+		return k
+	}
+	return at + "." + k
+}
+
+// describeSchema writes a schema as one short line a model can act on:
+// {path: string (required), offset: integer}.
+func describeSchema(schema map[string]any) string {
+	typ, _ := schema["type"].(string)
+	switch typ {
+	case "object":
+		props, _ := schema["properties"].(map[string]any)
+		req := map[string]bool{}
+		if r, ok := schema["required"].([]any); ok {
+			for _, x := range r {
+				req[x.(string)] = true
+			}
+		}
+		var keys []string
+		for k := range props {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if req[keys[i]] != req[keys[j]] {
+				return req[keys[i]]
+			}
+			return keys[i] < keys[j]
+		})
+		var parts []string
+		for _, k := range keys {
+			ps, _ := props[k].(map[string]any)
+			s := k + ": " + describeSchema(ps)
+			if req[k] {
+				s += " (required)"
+			}
+			parts = append(parts, s)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case "array":
+		items, _ := schema["items"].(map[string]any)
+		return "[" + describeSchema(items) + "]"
+	}
+	return typ
+}
+
+// userShell is the shell commands run in: $SHELL where it exists, else
+// bash or sh (cmd on Windows).
+func userShell() string {
+	if runtime.GOOS == "windows" {
+		if s := os.Getenv("COMSPEC"); s != "" {
+			return s
+		}
+		return "cmd.exe"
+	}
+	if s := os.Getenv("SHELL"); s != "" {
+		if _, err := os.Stat(s); err == nil {
+			return s
+		}
+	}
+	for _, s := range []string{"/bin/bash", "/usr/bin/bash", "/bin/sh"} {
+		if _, err := os.Stat(s); err == nil {
+			return s
+		}
+	}
+	return "/bin/sh"
+}

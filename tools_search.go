@@ -1,0 +1,400 @@
+package main
+
+// The search tools: glob, grep, list. All walk the project through
+// walkProject (ignore files honoured, .git skipped) and cap their output,
+// saying how much was left out. grep reads files in parallel behind a
+// literal prefilter, and hands the search to ripgrep when it is on PATH,
+// with the same flags of what counts, so the answer is the same either way.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"regexp/syntax"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+func init() {
+	toolImpls["glob"] = toolGlob
+	toolImpls["grep"] = toolGrep
+	toolImpls["list"] = toolList
+}
+
+// searchStart resolves the folder (or file) a search starts from.
+func (tb *toolbox) searchStart(p string) (string, string) {
+	if strings.TrimSpace(p) == "" || p == "." {
+		return tb.root, "."
+	}
+	abs, _ := resolvePath(tb.root, p)
+	return abs, p
+}
+
+func toolGlob(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	var a struct {
+		Pattern string `json:"pattern"`
+		Path    string `json:"path"`
+	}
+	json.Unmarshal(raw, &a)
+	t := tb.spec.Tools["glob"]
+	start, shown := tb.searchStart(a.Path)
+	if _, err := os.Stat(start); err != nil {
+		return fsError(shown, err)
+	}
+	re, err := compileGlob(a.Pattern)
+	if err != nil {
+		return errResult(t.text("bad_pattern", "pattern", a.Pattern, "error", err))
+	}
+	base := relPath(tb.root, start)
+	var hits []string
+	walkProject(tb.root, start, func(rel string, d fs.DirEntry) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			return nil
+		}
+		sub := rel
+		if base != "." && strings.HasPrefix(rel, base+"/") {
+			sub = rel[len(base)+1:]
+		}
+		if re.MatchString(sub) {
+			hits = append(hits, rel)
+		}
+		return nil
+	})
+	if len(hits) == 0 {
+		return toolResult{Text: t.text("none", "pattern", a.Pattern)}
+	}
+	sort.Strings(hits)
+	max := t.limit("max_results")
+	left := 0
+	if len(hits) > max {
+		left = len(hits) - max
+		hits = hits[:max]
+	}
+	out := strings.Join(hits, "\n")
+	if left > 0 {
+		out += "\n" + t.text("more", "left", left)
+	}
+	return toolResult{Text: out}
+}
+
+type grepArgs struct {
+	Pattern    string `json:"pattern"`
+	Path       string `json:"path"`
+	Include    string `json:"include"`
+	IgnoreCase bool   `json:"ignore_case"`
+}
+
+// grepMatch is one matching line.
+type grepMatch struct {
+	path string
+	line int
+	text string
+}
+
+func toolGrep(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	var a grepArgs
+	json.Unmarshal(raw, &a)
+	t := tb.spec.Tools["grep"]
+	expr := a.Pattern
+	if a.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return errResult(t.text("bad_pattern", "pattern", a.Pattern, "error", err))
+	}
+	start, shown := tb.searchStart(a.Path)
+	if _, err := os.Stat(start); err != nil {
+		return fsError(shown, err)
+	}
+	var matches []grepMatch
+	if rg := rgPath(); rg != "" {
+		matches, err = tb.grepRG(ctx, rg, a, start)
+	}
+	if rgPath() == "" || err != nil {
+		matches, err = tb.grepGo(ctx, re, a, start)
+		if err != nil {
+			return errResult(err.Error())
+		}
+	}
+	return grepAnswer(t, a.Pattern, matches)
+}
+
+// grepAnswer sorts and caps matches into the tool's answer.
+func grepAnswer(t *toolSpec, pattern string, matches []grepMatch) toolResult {
+	if len(matches) == 0 {
+		return toolResult{Text: t.text("none", "pattern", pattern)}
+	}
+	sort.Slice(matches, func(i, j int) bool {
+		if matches[i].path != matches[j].path {
+			return matches[i].path < matches[j].path
+		}
+		return matches[i].line < matches[j].line
+	})
+	max := t.limit("max_matches")
+	maxLine := t.limit("max_line_chars")
+	var b strings.Builder
+	for i, m := range matches {
+		if i == max {
+			break
+		}
+		text := m.text
+		if len(text) > maxLine {
+			text = cutUTF8(text, maxLine) + "…"
+		}
+		b.WriteString(m.path + ":" + strconv.Itoa(m.line) + ":" + text + "\n")
+	}
+	if len(matches) > max {
+		b.WriteString(t.text("more", "left", len(matches)-max) + "\n")
+	}
+	return toolResult{Text: strings.TrimSuffix(b.String(), "\n")}
+}
+
+var (
+	rgOnce sync.Once
+	rgBin  string
+)
+
+// rgPath is ripgrep's path, or "" (LEMBAS_NO_RG=1 turns it off, for tests
+// that compare both).
+func rgPath() string {
+	if os.Getenv("LEMBAS_NO_RG") != "" {
+		return ""
+	}
+	rgOnce.Do(func() { rgBin, _ = exec.LookPath("rg") })
+	return rgBin
+}
+
+// grepGo walks the project and searches files on several goroutines. A file
+// is skipped at once unless it holds the pattern's literal prefix.
+func (tb *toolbox) grepGo(ctx context.Context, re *regexp.Regexp, a grepArgs, start string) ([]grepMatch, error) {
+	t := tb.spec.Tools["grep"]
+	var inc *regexp.Regexp
+	if a.Include != "" {
+		var err error
+		if inc, err = compileGlob(a.Include); err != nil {
+			return nil, err
+		}
+	}
+	prefix := literalPrefix(a.Pattern, a.IgnoreCase)
+	maxSize := int64(t.limit("max_file_bytes"))
+	files := make(chan string, 64)
+	var mu sync.Mutex
+	var out []grepMatch
+	var wg sync.WaitGroup
+	workers := runtime.NumCPU()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rel := range files {
+				ms := grepFile(filepath.Join(tb.root, filepath.FromSlash(rel)), rel, re, prefix, a.IgnoreCase, maxSize)
+				if len(ms) > 0 {
+					mu.Lock()
+					out = append(out, ms...)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	err := walkProject(tb.root, start, func(rel string, d fs.DirEntry) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if inc != nil && !inc.MatchString(rel) {
+			return nil
+		}
+		files <- rel
+		return nil
+	})
+	close(files)
+	wg.Wait()
+	return out, err
+}
+
+// literalPrefix is a run of bytes every match must contain.
+func literalPrefix(pattern string, fold bool) []byte {
+	if fold {
+		return nil
+	}
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
+		return []byte(string(re.Rune))
+	}
+	if re.Op == syntax.OpConcat {
+		for _, s := range re.Sub {
+			if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 {
+				return []byte(string(s.Rune))
+			}
+		}
+	}
+	return nil
+}
+
+func grepFile(abs, rel string, re *regexp.Regexp, prefix []byte, fold bool, maxSize int64) []grepMatch {
+	st, err := os.Stat(abs)
+	if err != nil || st.Size() > maxSize {
+		return nil
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil || bytes.IndexByte(data, 0) >= 0 {
+		return nil // binary files are skipped, as ripgrep does
+	}
+	if prefix != nil && !bytes.Contains(data, prefix) {
+		return nil
+	}
+	var out []grepMatch
+	n := 0
+	for len(data) > 0 {
+		n++
+		i := bytes.IndexByte(data, '\n')
+		var line []byte
+		if i < 0 {
+			line, data = data, nil
+		} else {
+			line, data = data[:i], data[i+1:]
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if re.Match(line) {
+			out = append(out, grepMatch{rel, n, string(line)})
+		}
+	}
+	return out
+}
+
+// grepRG runs ripgrep with flags that make it count the same files as
+// walkProject: hidden files searched, .git skipped, ignore files honoured
+// without needing a git repository, global and parent ignores off,
+// symlinks not followed, binary files skipped, the same size limit.
+func (tb *toolbox) grepRG(ctx context.Context, rg string, a grepArgs, start string) ([]grepMatch, error) {
+	t := tb.spec.Tools["grep"]
+	args := []string{"--no-config", "--line-number", "--no-heading", "--with-filename", "--color", "never",
+		"--hidden", "--no-require-git", "--no-ignore-global", "--no-ignore-exclude", "-g", "!.git",
+		"--max-filesize", strconv.Itoa(t.limit("max_file_bytes")), "--no-messages"}
+	if start == tb.root {
+		args = append(args, "--no-ignore-parent")
+	}
+	if a.IgnoreCase {
+		args = append(args, "-i")
+	}
+	if a.Include != "" {
+		g := a.Include
+		if !strings.Contains(g, "/") {
+			g = "**/" + g
+		}
+		args = append(args, "-g", g)
+	}
+	target := relPath(tb.root, start)
+	args = append(args, "-e", a.Pattern, "--", target)
+	cmd := exec.CommandContext(ctx, rg, args...)
+	cmd.Dir = tb.root
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			return nil, nil // no matches
+		}
+		return nil, err
+	}
+	var ms []grepMatch
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		// path:line:text — the path may hold ':' so take the first ":N:".
+		i := strings.Index(line, ":")
+		for i >= 0 {
+			rest := line[i+1:]
+			j := strings.IndexByte(rest, ':')
+			if j > 0 {
+				if n, err := strconv.Atoi(rest[:j]); err == nil {
+					p := filepath.ToSlash(strings.TrimPrefix(line[:i], "./"))
+					ms = append(ms, grepMatch{p, n, strings.TrimSuffix(rest[j+1:], "\r")})
+					break
+				}
+			}
+			k := strings.Index(rest, ":")
+			if k < 0 {
+				i = -1
+			} else {
+				i += k + 1
+			}
+		}
+	}
+	return ms, nil
+}
+
+func toolList(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	var a struct {
+		Path  string `json:"path"`
+		Depth int    `json:"depth"`
+	}
+	json.Unmarshal(raw, &a)
+	t := tb.spec.Tools["list"]
+	start, shown := tb.searchStart(a.Path)
+	st, err := os.Stat(start)
+	if err != nil {
+		return fsError(shown, err)
+	}
+	if !st.IsDir() {
+		return errResult(t.text("not_dir", "path", shown))
+	}
+	depth := t.limit("default_depth")
+	if a.Depth > 0 {
+		depth = a.Depth
+	}
+	base := relPath(tb.root, start)
+	max := t.limit("max_entries")
+	var lines []string
+	total := 0
+	walkProject(tb.root, start, func(rel string, d fs.DirEntry) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sub := rel
+		if base != "." {
+			sub = strings.TrimPrefix(rel, base+"/")
+		}
+		level := strings.Count(sub, "/")
+		if level >= depth {
+			return fs.SkipDir
+		}
+		total++
+		if len(lines) < max {
+			name := d.Name()
+			if d.IsDir() {
+				name += "/"
+			}
+			lines = append(lines, strings.Repeat("  ", level)+name)
+		}
+		return nil
+	})
+	if total == 0 {
+		return toolResult{Text: t.text("empty", "path", shown)}
+	}
+	out := strings.Join(lines, "\n")
+	if total > len(lines) {
+		out += "\n" + t.text("more", "left", total-len(lines))
+	}
+	return toolResult{Text: out}
+}

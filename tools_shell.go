@@ -1,0 +1,165 @@
+package main
+
+// The bash tool: one shell line, run in the project root with the user's
+// shell, no stdin, a timeout, and the whole process group killed on timeout
+// or cancel so nothing it started lives on. Output is kept bounded while it
+// runs (head and tail) so a runaway command cannot eat the memory.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func init() { toolImpls["bash"] = toolBash }
+
+// boundedBuffer keeps the first and last keep bytes of what is written and
+// counts the rest.
+type boundedBuffer struct {
+	mu      sync.Mutex
+	keep    int
+	head    []byte
+	tail    []byte
+	dropped int64
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if room := b.keep - len(b.head); room > 0 {
+		if room > len(p) {
+			room = len(p)
+		}
+		b.head = append(b.head, p[:room]...)
+		p = p[room:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - b.keep; over > 0 {
+		b.dropped += int64(over)
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+	return n, nil
+}
+
+func (b *boundedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped == 0 {
+		return string(b.head) + string(b.tail)
+	}
+	return string(b.head) + "\n[… " + strconv.FormatInt(b.dropped, 10) + " bytes dropped …]\n" + string(b.tail)
+}
+
+func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	var a struct {
+		Command string `json:"command"`
+		Timeout int    `json:"timeout"`
+	}
+	json.Unmarshal(raw, &a)
+	t := tb.spec.Tools["bash"]
+	if strings.TrimSpace(a.Command) == "" {
+		return errResult(t.text("empty_command"))
+	}
+	timeout := t.limit("timeout_default")
+	if a.Timeout > 0 {
+		timeout = a.Timeout
+	}
+	if max := t.limit("timeout_max"); timeout > max {
+		timeout = max
+	}
+	out, code, how := runShell(ctx, tb.shell, a.Command, tb.root, time.Duration(timeout)*time.Second,
+		time.Duration(t.limit("kill_grace_ms"))*time.Millisecond)
+	text := strings.TrimRight(out, "\n")
+	if text == "" {
+		text = t.text("no_output")
+	}
+	res := toolResult{}
+	switch how {
+	case "timeout":
+		text += "\n" + t.text("timeout", "seconds", timeout)
+		res.IsError = true
+	case "cancelled":
+		text += "\n" + t.text("cancelled")
+		res.Status = "cancelled"
+		res.IsError = true
+	default:
+		text += "\n" + t.text("exit", "code", code)
+		res.IsError = code != 0
+	}
+	res.Text = text
+	return res
+}
+
+// runShell runs line with shell in dir and returns its combined output, its
+// exit code and how it ended ("" normally, "timeout", "cancelled",
+// "error"). The command gets its own process group; on timeout or cancel
+// the group is asked to stop, then killed after grace.
+func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.Duration) (string, int, string) {
+	var cmd *exec.Cmd
+	if runtime.GOOS == "windows" {
+		cmd = exec.Command(shell, "/C", line)
+	} else {
+		cmd = exec.Command(shell, "-c", line)
+	}
+	cmd.Dir = dir
+	cmd.Stdin = nil
+	buf := &boundedBuffer{keep: 256 << 10}
+	cmd.Stdout = buf
+	cmd.Stderr = buf
+	cmd.Env = append(os.Environ(), "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "LEMBAS=1")
+	setProcessGroup(cmd)
+	cmd.WaitDelay = grace + time.Second
+	if err := cmd.Start(); err != nil {
+		return err.Error(), -1, "error"
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	how := ""
+	var err error
+	select {
+	case err = <-done:
+	case <-timer.C:
+		how = "timeout"
+	case <-ctx.Done():
+		how = "cancelled"
+	}
+	if how != "" {
+		stopGroup(cmd, grace, done)
+		err = <-done
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil && how == "" {
+		return buf.String() + "\n" + err.Error(), -1, "error"
+	}
+	return buf.String(), code, how
+}
+
+// stopGroup ends a command's whole process group: a polite signal first,
+// then a kill if it has not ended within grace.
+func stopGroup(cmd *exec.Cmd, grace time.Duration, done chan error) {
+	terminateGroup(cmd)
+	select {
+	case err := <-done:
+		// Put it back for the caller.
+		go func() { done <- err }()
+		killGroup(cmd) // children that ignored the signal
+	case <-time.After(grace):
+		killGroup(cmd)
+	}
+}
