@@ -297,12 +297,14 @@ func (tb *toolbox) grepRG(ctx context.Context, rg string, a grepArgs, start stri
 	if a.IgnoreCase {
 		args = append(args, "-i")
 	}
+	// include is applied to rg's answer below, not with -g: a -g glob
+	// overrides the ignore files, which would make rg count other files.
+	var inc *regexp.Regexp
 	if a.Include != "" {
-		g := a.Include
-		if !strings.Contains(g, "/") {
-			g = "**/" + g
+		var err error
+		if inc, err = compileGlob(a.Include); err != nil {
+			return nil, err
 		}
-		args = append(args, "-g", g)
 	}
 	target := relPath(tb.root, start)
 	args = append(args, "-e", a.Pattern, "--", target)
@@ -329,7 +331,9 @@ func (tb *toolbox) grepRG(ctx context.Context, rg string, a grepArgs, start stri
 			if j > 0 {
 				if n, err := strconv.Atoi(rest[:j]); err == nil {
 					p := filepath.ToSlash(strings.TrimPrefix(line[:i], "./"))
-					ms = append(ms, grepMatch{p, n, strings.TrimSuffix(rest[j+1:], "\r")})
+					if inc == nil || inc.MatchString(p) {
+						ms = append(ms, grepMatch{p, n, strings.TrimSuffix(rest[j+1:], "\r")})
+					}
 					break
 				}
 			}
