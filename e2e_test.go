@@ -262,3 +262,32 @@ func TestEndToEndExitCodes(t *testing.T) {
 		t.Errorf("--version: %q", r.stdout)
 	}
 }
+
+func TestEndToEndModelsAndCwd(t *testing.T) {
+	f := newFakeModel(t, "mock", "second")
+	proj := copyProject(t, "basic")
+	cfgDir := t.TempDir()
+	os.MkdirAll(filepath.Join(cfgDir, "lembas"), 0o755)
+	os.WriteFile(filepath.Join(cfgDir, "lembas", "config.yaml"), []byte("connections:\n  mine:\n    base_url: "+f.url()+"\n    models: [declared]\n"), 0o600)
+	env := []string{"OPENAI_BASE_URL=" + f.url(), "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfgDir}
+	r := runLembas(t, env, proj, "", "models")
+	want := "mine/declared\tconfig.yaml\nopenai/mock\tenvironment (OPENAI_BASE_URL)\nopenai/second\tenvironment (OPENAI_BASE_URL)\n"
+	if r.code != 0 || !strings.HasPrefix(r.stdout, want) {
+		t.Errorf("models: %d\n%s\nwant prefix\n%s", r.code, r.stdout, want)
+	}
+	// --cwd runs in another folder; a bare name finds its connection.
+	f.push(callsReply(fakeCall{"read", map[string]any{"path": "README.md"}}), textReply("read it"))
+	r = runLembas(t, env, t.TempDir(), "", "--cwd", proj, "--model", "second", "-p", "read the readme")
+	if r.code != 0 || r.stdout != "read it\n" {
+		t.Fatalf("--cwd: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if res := toolResults(f.got()[1]); len(res) != 1 || !strings.Contains(res[0], "1\t# Basic") {
+		t.Errorf("read in --cwd: %q", res)
+	}
+	if r := runLembas(t, env, proj, "", "--cwd", filepath.Join(proj, "nope"), "-p", "x"); r.code != 2 {
+		t.Errorf("bad --cwd: %d %q", r.code, r.stderr)
+	}
+	if r := runLembas(t, env, proj, "", "config", "get", "connections.mine.base_url"); r.code != 0 || strings.TrimSpace(r.stdout) != f.url() {
+		t.Errorf("config get: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
