@@ -10,11 +10,16 @@ import (
 )
 
 // writeFileAtomic writes data to a temporary file beside path, fsyncs it,
-// renames it over path and fsyncs the directory. The temporary name ends in
-// ".tmp" (never ".json"), so a reader globbing *.json never sees it. The
-// parent folder is created when missing.
+// renames it over path and, when path is new, fsyncs the directory so the
+// new name survives a power cut. Replacing an existing file needs no
+// directory sync: after a crash the name holds the old bytes or the new
+// ones, both whole. The temporary name ends in ".tmp" (never ".json"), so a
+// reader globbing *.json never sees it. The parent folder is created when
+// missing.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
+	_, statErr := os.Lstat(path)
+	existed := statErr == nil
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -46,7 +51,9 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	ok = true
-	syncDir(dir)
+	if !existed {
+		syncDir(dir)
+	}
 	return nil
 }
 

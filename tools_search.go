@@ -120,15 +120,20 @@ func toolGrep(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	if _, err := os.Stat(start); err != nil {
 		return fsError(shown, err)
 	}
-	var matches []grepMatch
-	if rg := rgPath(); rg != "" {
-		matches, err = tb.grepRG(ctx, rg, a, start)
-	}
-	if rgPath() == "" || err != nil {
-		matches, err = tb.grepGo(ctx, re, a, start)
-		if err != nil {
-			return errResult(err.Error())
+	// Small trees are searched here: starting ripgrep costs more than the
+	// whole search. A tree past rg_above_files files goes to ripgrep when
+	// it is on PATH; both count the same files, so the answer is the same.
+	matches, err := tb.grepGo(ctx, re, a, start, t.limit("rg_above_files"))
+	if err == errTreeTooBig {
+		if rg := rgPath(); rg != "" {
+			matches, err = tb.grepRG(ctx, rg, a, start)
 		}
+		if err != nil || rgPath() == "" {
+			matches, err = tb.grepGo(ctx, re, a, start, 0)
+		}
+	}
+	if err != nil {
+		return errResult(err.Error())
 	}
 	return grepAnswer(t, a.Pattern, matches)
 }
@@ -178,9 +183,14 @@ func rgPath() string {
 	return rgBin
 }
 
+// errTreeTooBig stops grepGo when a tree is big enough for ripgrep.
+var errTreeTooBig = errors.New("tree too big for the in-process search")
+
 // grepGo walks the project and searches files on several goroutines. A file
-// is skipped at once unless it holds the pattern's literal prefix.
-func (tb *toolbox) grepGo(ctx context.Context, re *regexp.Regexp, a grepArgs, start string) ([]grepMatch, error) {
+// is skipped at once unless it holds the pattern's literal prefix. With
+// handOver > 0 and ripgrep on PATH, it gives up with errTreeTooBig once the
+// walk passes handOver files.
+func (tb *toolbox) grepGo(ctx context.Context, re *regexp.Regexp, a grepArgs, start string, handOver int) ([]grepMatch, error) {
 	t := tb.spec.Tools["grep"]
 	var inc *regexp.Regexp
 	if a.Include != "" {
@@ -210,12 +220,19 @@ func (tb *toolbox) grepGo(ctx context.Context, re *regexp.Regexp, a grepArgs, st
 			}
 		}()
 	}
+	seen := 0
+	if rgPath() == "" {
+		handOver = 0
+	}
 	err := walkProject(tb.root, start, func(rel string, d fs.DirEntry) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
+		}
+		if seen++; handOver > 0 && seen > handOver {
+			return errTreeTooBig
 		}
 		if inc != nil && !inc.MatchString(rel) {
 			return nil

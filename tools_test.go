@@ -179,10 +179,17 @@ func TestSearchTools(t *testing.T) {
 		"build/out.txt": "TODO", "x.log": "TODO", "keep.log": "TODO log", "sub/.ignore": "secret.txt\n", "sub/secret.txt": "TODO",
 		"sub/ok.txt": "todo lower", ".git/config": "TODO", ".hidden/h.txt": "TODO h",
 	})
+	// The Go search, then ripgrep (handed every tree past one file).
+	limits := theSpec().Tools["grep"].Limits
+	defer func(v float64) { limits["rg_above_files"] = v }(limits["rg_above_files"])
 	for _, noRG := range []string{"1", ""} {
 		t.Setenv("LEMBAS_NO_RG", noRG)
-		if noRG == "" && rgPath() == "" {
-			continue
+		if noRG == "" {
+			if rgPath() == "" {
+				t.Log("ripgrep is not on PATH; only the Go search was checked")
+				continue
+			}
+			limits["rg_above_files"] = 1
 		}
 		r := call(t, tb, "grep", map[string]any{"pattern": "TODO"})
 		want := ".hidden/h.txt:1:TODO h\nkeep.log:1:TODO log\nsrc/a.go:1:package a // TODO\nsrc/b.txt:2:TODO: b"
