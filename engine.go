@@ -75,8 +75,9 @@ func (e *engine) appendMsg(m message) error {
 
 func (e *engine) curTurn() *turn { return &e.sess.Turns[len(e.sess.Turns)-1] }
 
-// runTurn runs one prompt to its end.
-func (e *engine) runTurn(ctx context.Context, prompt string) (out outcome) {
+// runTurn runs one prompt to its end. images go with the prompt (a front
+// end's attachments, for a vision model).
+func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart) (out outcome) {
 	lp := theSpec().Loop
 	e.sess.Turns = append(e.sess.Turns, turn{N: len(e.sess.Turns) + 1, Prompt: prompt, Started: time.Now(), Status: "running"})
 	if e.sess.Title == "" {
@@ -105,7 +106,7 @@ func (e *engine) runTurn(ctx context.Context, prompt string) (out outcome) {
 		}
 		e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
 	}()
-	if err := e.appendMsg(message{Role: "user", Content: prompt, Kind: "prompt"}); err != nil {
+	if err := e.appendMsg(message{Role: "user", Content: prompt, Kind: "prompt", Images: images}); err != nil {
 		return outcome{StopReason: "error", Err: err}
 	}
 	e.send(event{Type: evPrompt, Text: prompt})
@@ -246,7 +247,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		}
 		flush()
 		if d.Verdict == "ask" {
-			ans := e.askPerson(ctx, t, args, d)
+			ans := e.askPerson(ctx, c.ID, t, args, d)
 			switch ans.Choice {
 			case "once", "session":
 				if ans.Choice == "session" && t.Confirm != "always" {
@@ -289,7 +290,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 }
 
 // askPerson puts one call to the person through the approver.
-func (e *engine) askPerson(ctx context.Context, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
+func (e *engine) askPerson(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
 	opts := []string{"once", "session", "deny"}
 	if t.Confirm == "always" {
 		opts = []string{"once", "deny"}
@@ -306,7 +307,7 @@ func (e *engine) askPerson(ctx context.Context, t *toolSpec, args json.RawMessag
 	if reason == "" {
 		reason = d.Rule
 	}
-	return e.ask.approve(ctx, approvalRequest{Tool: t.Name, Input: input, Risk: t.Risk, Reason: reason, Options: opts})
+	return e.ask.approve(ctx, approvalRequest{CallID: callID, Tool: t.Name, Input: input, Risk: t.Risk, Reason: reason, Options: opts})
 }
 
 // runParallel runs read-only calls together, at most loop.json's max at once.

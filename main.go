@@ -58,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdSessions(args[1:], stdout, stderr)
 		case "config":
 			err = cmdConfig(args[1:], stdout, stderr)
+		case "serve":
+			err = cmdServe(args[1:], stdin, stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -106,6 +108,7 @@ Usage:
   lembas models                   list model refs (<connection>/<model>) and their sources
   lembas sessions list|show ID|delete ID|prune [--days N]
   lembas config get KEY|set KEY VALUE|list|path
+  lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
   lembas --version | --help
 
 Flags:

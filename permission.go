@@ -23,6 +23,7 @@ type decision struct {
 
 // approvalRequest is one question to the person.
 type approvalRequest struct {
+	CallID  string   `json:"call_id,omitempty"` // the model's id of the call, so a card can name it
 	Tool    string   `json:"tool"`
 	Input   string   `json:"input"` // the command line, or the path and change
 	Risk    string   `json:"risk"`

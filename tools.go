@@ -57,6 +57,8 @@ type toolbox struct {
 	shell  string
 	vision bool
 
+	fsys fileSystem // nil: the disk (tools_file.go)
+
 	mu    sync.Mutex
 	reads map[string]fileStamp
 }

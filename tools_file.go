@@ -26,6 +26,29 @@ func init() {
 	toolImpls["multiedit"] = toolMultiEdit
 }
 
+// fileSystem is where the file tools read and write text files: the disk,
+// or (ACP) an editor that serves its open buffers, unsaved changes
+// included. Stats, images and deletes always go to the disk.
+type fileSystem interface {
+	readFile(abs string) ([]byte, error)
+	writeFile(abs string, data []byte, perm os.FileMode) error
+}
+
+type osFS struct{}
+
+func (osFS) readFile(abs string) ([]byte, error) { return os.ReadFile(abs) }
+func (osFS) writeFile(abs string, data []byte, perm os.FileMode) error {
+	return writeFileAtomic(abs, data, perm)
+}
+
+// files is the session's fileSystem: the disk unless a front end set one.
+func (tb *toolbox) files() fileSystem {
+	if tb.fsys != nil {
+		return tb.fsys
+	}
+	return osFS{}
+}
+
 func errResult(text string) toolResult { return toolResult{Text: text, IsError: true} }
 
 // fsError turns an OS error into one sentence naming the path as given.
@@ -97,7 +120,7 @@ func toolRead(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 		return toolResult{Text: t.text("image_attached", "path", shown, "size", len(data)),
 			Images: []imagePart{{mime, base64.StdEncoding.EncodeToString(data)}}, Paths: []string{abs}}
 	}
-	data, err := os.ReadFile(abs)
+	data, err := tb.files().readFile(abs)
 	if err != nil {
 		return fsError(shown, err)
 	}
@@ -176,7 +199,7 @@ func toolWrite(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult
 		if r := tb.checkFresh(t, abs, a.Path, st); r != nil {
 			return *r
 		}
-		old, err := os.ReadFile(abs)
+		old, err := tb.files().readFile(abs)
 		if err == nil && string(old) == a.Content {
 			return toolResult{Text: t.text("unchanged", "path", a.Path), Paths: []string{abs}}
 		}
@@ -185,7 +208,7 @@ func toolWrite(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fsError(a.Path, err)
 	}
-	if err := writeFileAtomic(abs, []byte(a.Content), perm); err != nil {
+	if err := tb.files().writeFile(abs, []byte(a.Content), perm); err != nil {
 		return fsError(a.Path, err)
 	}
 	tb.stamp(abs)
@@ -242,7 +265,7 @@ func (tb *toolbox) editFile(path string, edits []editOp, multi bool) toolResult 
 	if r := tb.checkFresh(t, abs, path, st); r != nil {
 		return *r
 	}
-	data, err := os.ReadFile(abs)
+	data, err := tb.files().readFile(abs)
 	if err != nil {
 		return fsError(path, err)
 	}
@@ -263,7 +286,7 @@ func (tb *toolbox) editFile(path string, edits []editOp, multi bool) toolResult 
 		content = next
 		diffs = append(diffs, d...)
 	}
-	if err := writeFileAtomic(abs, []byte(content), st.Mode().Perm()); err != nil {
+	if err := tb.files().writeFile(abs, []byte(content), st.Mode().Perm()); err != nil {
 		return fsError(path, err)
 	}
 	tb.stamp(abs)
@@ -439,7 +462,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 	}
 	abs := func(p string) string { r, _ := resolvePath(tb.root, p); return r }
 	changes, err := applyPatchOps(ops, func(p string) (string, bool, error) {
-		data, err := os.ReadFile(abs(p))
+		data, err := tb.files().readFile(abs(p))
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", false, nil
 		}
@@ -459,7 +482,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 		for i := len(done) - 1; i >= 0; i-- {
 			u := done[i]
 			if u.existed {
-				writeFileAtomic(u.path, u.old, u.perm)
+				tb.files().writeFile(u.path, u.old, u.perm)
 			} else {
 				os.Remove(u.path)
 			}
@@ -469,7 +492,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 		u := undo{path: p, perm: 0o644}
 		if st, err := os.Stat(p); err == nil {
 			u.existed, u.perm = true, st.Mode().Perm()
-			u.old, _ = os.ReadFile(p)
+			u.old, _ = tb.files().readFile(p)
 		}
 		done = append(done, u)
 	}
@@ -494,7 +517,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 				perm = st.Mode().Perm()
 			}
 			save(dst)
-			if err := writeFileAtomic(dst, []byte(c.New), perm); err != nil {
+			if err := tb.files().writeFile(dst, []byte(c.New), perm); err != nil {
 				rollback()
 				return errResult(t.text("write_failed", "path", c.Path, "error", err))
 			}
