@@ -25,7 +25,7 @@ var (
 )
 
 // lembasBin builds the binary once per test run.
-func lembasBin(t *testing.T) string {
+func lembasBin(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "lembas-bin")
