@@ -133,8 +133,8 @@ func TestACPSpec(t *testing.T) {
 // echoed as sent, a frame over the limit answered and the stream kept.
 func TestRPCConn(t *testing.T) {
 	inR, inW := io.Pipe()
-	var out bytes.Buffer
-	w := &lineWriter{w: &lockedBuffer{b: &out}}
+	out := &lockedBuffer{b: &bytes.Buffer{}}
+	w := &lineWriter{w: out}
 	c := newRPCConn(newLineReader(inR, 200), w, rpcLimits{MaxMessageBytes: 200, MaxDepth: 8}, nil, func(string) {})
 	c.onRequest = func(r *rpcCall) {
 		r.reply(map[string]string{"method": r.Method}, nil)
@@ -183,6 +183,12 @@ type lockedBuffer struct {
 	b  *bytes.Buffer
 }
 
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -193,8 +199,8 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 // is told of as such.
 func TestApprovalTimeout(t *testing.T) {
 	inR, _ := io.Pipe()
-	var out bytes.Buffer
-	a := newACPAgent(context.Background(), newLineReader(inR, 1<<20), &lineWriter{w: &lockedBuffer{b: &out}}, func(string) {})
+	out := &lockedBuffer{b: &bytes.Buffer{}}
+	a := newACPAgent(context.Background(), newLineReader(inR, 1<<20), &lineWriter{w: out}, func(string) {})
 	sp := *a.sp
 	sp.ApprovalTimeoutS = 0
 	a.sp = &sp
