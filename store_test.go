@@ -176,7 +176,7 @@ func TestInterruptCancels(t *testing.T) {
 		t.Errorf("output %+v\n%s", ho, out.String())
 	}
 	pid, _ := os.ReadFile(filepath.Join(proj, "child"))
-	if p := strings.TrimSpace(string(pid)); p == "" || alive(p) {
+	if p := strings.TrimSpace(string(pid)); p == "" || !goneWithin(p, 5*time.Second) {
 		t.Errorf("the command's child %q outlived the cancel", p)
 	}
 	show := runLembas(t, env, proj, "", "sessions", "show", ho.SessionID)
