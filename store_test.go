@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,15 +115,19 @@ func TestKillNineThenContinue(t *testing.T) {
 		t.Skip("signals")
 	}
 	f := newFakeModel(t)
-	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "touch started; echo $$ > pgid; sleep 30"}}))
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "echo $$ > pgid; touch started; sleep 30"}}))
 	proj := copyProject(t, "basic")
 	state := t.TempDir()
 	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + t.TempDir()}
 	cmd, _ := startSlowTurn(t, env, proj)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	// End the orphaned sleep's group — only a real group id: an empty or
+	// partial file must never become "kill -9 -", which may hit our own group.
 	if pg, err := os.ReadFile(filepath.Join(proj, "pgid")); err == nil {
-		exec.Command("kill", "-9", "-"+strings.TrimSpace(string(pg))).Run() // the orphaned sleep
+		if n, err := strconv.Atoi(strings.TrimSpace(string(pg))); err == nil && n > 1 && n != syscall.Getpgrp() {
+			syscall.Kill(-n, syscall.SIGKILL)
+		}
 	}
 	r := runLembas(t, env, proj, "", "sessions", "list")
 	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
