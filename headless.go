@@ -69,6 +69,9 @@ func parseRunFlags(args []string) (*runFlags, []string, error) {
 	if f.maxSteps < 0 {
 		return nil, nil, usageError{"--max-steps must be a positive number"}
 	}
+	if f.print && f.repl {
+		return nil, nil, usageError{"-p and -i cannot be used together; -p runs one prompt, -i the interactive session"}
+	}
 	if f.cont && f.sessionID != "" {
 		return nil, nil, usageError{"-c and --session cannot be used together"}
 	}

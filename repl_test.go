@@ -479,3 +479,30 @@ func TestReplTrustAsked(t *testing.T) {
 		t.Errorf("trust not remembered: %v %v", tr, known)
 	}
 }
+
+// TestReplBinary runs the real binary's interactive session on plain
+// lines (-i): the trust question, a turn, /quit; then -c resumes it with
+// the last turn shown.
+func TestReplBinary(t *testing.T) {
+	fm := newFakeModel(t)
+	fm.push(textReply("Hello back."))
+	proj := copyProject(t, "basic")
+	env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	r := runLembas(t, env, proj, "y\nhello\n/quit\n", "-i")
+	if r.code != 0 || !strings.Contains(r.stdout, "Hello back.") || !strings.Contains(r.stdout, "trusted; remembered") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("plain lines carry escape codes: %q", r.stdout)
+	}
+	r = runLembas(t, env, proj, "", "-c", "-i")
+	if r.code != 0 || !strings.Contains(r.stdout, "resuming") || !strings.Contains(r.stdout, "› hello") || !strings.Contains(r.stdout, "Hello back.") {
+		t.Errorf("resume: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "Do you trust") {
+		t.Errorf("trust was asked twice")
+	}
+	if r := runLembas(t, env, proj, "", "-p", "-i", "x"); r.code != 2 {
+		t.Errorf("-p with -i: exit %d, want 2", r.code)
+	}
+}
