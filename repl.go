@@ -71,7 +71,7 @@ type repl struct {
 	waiter    chan string // a card waiting for a line
 	after     []string    // commands typed during a turn, run when it ends
 	quiet     map[string]bool
-	benchHook func()
+	size      func() int // the terminal's width now (nil: fixed)
 }
 
 // replIO is where a REPL reads and writes, and whether that is a terminal.
@@ -334,6 +334,12 @@ func (r *repl) runTurn(text string, images ...imagePart) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	r.mu.Lock()
+	if r.size != nil {
+		if w := r.size(); w > 0 {
+			r.width = w
+			r.term.SetSize(w, 24)
+		}
+	}
 	r.running, r.cancel = true, cancel
 	r.turnStart, r.since = time.Now(), time.Now()
 	r.progress, r.shownWait = r.text("progress_wait"), false
@@ -584,7 +590,7 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 	if err != nil {
 		return err
 	}
-	defer func() { cleanup() }()
+	defer cleanup()
 	cfg, _ := loadConfig()
 	r := newRepl(ctx, e, f, cfg, rio)
 	if !rio.tty {
@@ -598,8 +604,17 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 			}
 		}()
 	}
+	if rio.tty {
+		r.size = func() int {
+			w, _, err := term.GetSize(int(outF.Fd()))
+			if err != nil {
+				return 0
+			}
+			return w
+		}
+		// Leave the terminal as we found it: no bracketed paste for the shell.
+		defer r.term.SetBracketedPasteMode(false)
+	}
 	r.start()
-	err = r.run(first)
-	cleanup = func() { r.e.st.close() }
-	return err
+	return r.run(first)
 }

@@ -52,9 +52,6 @@ func (r *repl) onEvent(ev event) {
 		}
 		r.progress = ""
 		r.streamLocked("text", ev.Text)
-		if r.benchHook != nil {
-			r.benchHook()
-		}
 	case evToolStart:
 		r.setProgressLocked(r.text("progress_tool", "tool", toolLine(ev.Tool, r.spec.Repl.Numbers.ToolLineChars)))
 	case evToolEnd:

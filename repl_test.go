@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -504,5 +505,16 @@ func TestReplBinary(t *testing.T) {
 	}
 	if r := runLembas(t, env, proj, "", "-p", "-i", "x"); r.code != 2 {
 		t.Errorf("-p with -i: exit %d, want 2", r.code)
+	}
+}
+
+// The repl_tool_line conformance area runs the real toolLine.
+func init() {
+	conformanceRunners["repl_tool_line"] = func(input json.RawMessage) (any, error) {
+		var t toolEvent
+		if err := json.Unmarshal(input, &t); err != nil {
+			return nil, err
+		}
+		return toolLine(&t, theSpec().Repl.Numbers.ToolLineChars), nil
 	}
 }

@@ -58,7 +58,7 @@ func (e *engine) snapshot(abs string) {
 		snap.Existed, snap.Skipped = true, fmt.Sprintf("%d bytes, over the %d byte limit", st.Size(), theSpec().Repl.Numbers.SnapshotMaxBytes)
 	default:
 		snap.Existed, snap.Mode = true, uint32(st.Mode().Perm())
-		data, err := os.ReadFile(abs)
+		data, err := e.tb.files().readFile(abs)
 		if err == nil {
 			snap.Blob = fmt.Sprintf("%d-%d", n, len(e.sess.Snapshots))
 			dir := e.st.snapDir(e.sess.ID)
@@ -119,7 +119,7 @@ func (e *engine) undoLast() (*undoReport, error) {
 		default:
 			data, err := os.ReadFile(filepath.Join(e.st.snapDir(e.sess.ID), s.Blob))
 			if err == nil {
-				err = writeFileAtomic(s.Path, data, fs.FileMode(s.Mode))
+				err = e.tb.files().writeFile(s.Path, data, fs.FileMode(s.Mode))
 			}
 			if err != nil {
 				rep.Failed = append(rep.Failed, rel+": "+err.Error())
