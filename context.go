@@ -72,11 +72,14 @@ func wireMessages(system string, msgs []message) []wireMessage {
 	out = append(out, wireMessage{Role: "system", Content: system})
 	turnStart := 0
 	for i, m := range msgs {
-		if m.Kind == "prompt" {
+		if m.Kind == "prompt" && !m.Undone {
 			turnStart = i
 		}
 	}
 	for i, m := range msgs {
+		if m.Undone {
+			continue // taken back by /undo
+		}
 		w := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		switch m.Role {
 		case "assistant":

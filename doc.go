@@ -2,6 +2,7 @@
 //
 // Usage:
 //
+//	lembas [-c | --session ID] ["prompt"]   the interactive session (-i forces it off a terminal)
 //	lembas -p "prompt" [--model REF] [--mode MODE] [--output-format text|json|stream-json]
 //	lembas models
 //	lembas sessions list|show|delete|prune

@@ -32,6 +32,10 @@ type engine struct {
 	ask      approver
 	emit     func(event)
 	maxSteps int
+
+	steerMu sync.Mutex
+	steerQ  []string   // messages typed during the turn, for its next step
+	snapMu  sync.Mutex // guards snapshots taken from tool goroutines
 }
 
 // callRecord is one call of a turn, for -p's JSON output.
@@ -49,6 +53,7 @@ type outcome struct {
 	Usage      usage
 	Calls      []callRecord
 	Err        error
+	Unsent     []string // steer messages the turn ended before taking in
 }
 
 func (e *engine) send(ev event) {
@@ -80,6 +85,7 @@ func (e *engine) curTurn() *turn { return &e.sess.Turns[len(e.sess.Turns)-1] }
 func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart) (out outcome) {
 	lp := theSpec().Loop
 	e.sess.Turns = append(e.sess.Turns, turn{N: len(e.sess.Turns) + 1, Prompt: prompt, Started: time.Now(), Status: "running"})
+	e.tb.snap = e.snapshot
 	if e.sess.Title == "" {
 		e.sess.Title = titleOf(prompt)
 	}
@@ -101,6 +107,7 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		if err := e.st.save(e.sess); err != nil && out.Err == nil {
 			out.Err = err
 		}
+		out.Unsent = e.drainSteer()
 		if out.Err != nil && out.StopReason != "cancelled" {
 			e.send(event{Type: evError, Text: out.Err.Error()})
 		}
@@ -129,6 +136,10 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 			}
 		}
 		e.curTurn().Steps = step
+		if err := e.takeSteer(); err != nil {
+			out.StopReason, out.Err = "error", err
+			return out
+		}
 		e.send(event{Type: evStep, Step: step})
 		req := &chatRequest{Messages: wireMessages(e.sess.System, e.sess.Messages), Tools: e.tb.defs, MaxTokens: maxOut}
 		var seen strings.Builder
@@ -366,4 +377,34 @@ func (e *engine) storeResult(p *pendingCall) (string, error) {
 	e.send(event{Type: evToolEnd, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: p.call.Function.Arguments,
 		ResultID: id, Output: shown, IsError: p.res.IsError, Status: p.res.Status}})
 	return id, nil
+}
+
+// steer queues a message for the running turn's next step and says how
+// many are waiting (seed: _lembas/steer).
+func (e *engine) steer(text string) int {
+	e.steerMu.Lock()
+	defer e.steerMu.Unlock()
+	e.steerQ = append(e.steerQ, text)
+	return len(e.steerQ)
+}
+
+// drainSteer empties the queue.
+func (e *engine) drainSteer() []string {
+	e.steerMu.Lock()
+	defer e.steerMu.Unlock()
+	q := e.steerQ
+	e.steerQ = nil
+	return q
+}
+
+// takeSteer gives the queued messages to the model before its next request,
+// each a user message of kind steer, and tells the front ends.
+func (e *engine) takeSteer() error {
+	for _, text := range e.drainSteer() {
+		if err := e.appendMsg(message{Role: "user", Content: text, Kind: "steer"}); err != nil {
+			return err
+		}
+		e.send(event{Type: evSteered, Text: text})
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ const (
 	evDone      = "done"       // the turn ended; StopReason says how
 	evError     = "error"      // the turn failed; Text says why and what to do
 	evStep      = "step"       // a new model request starts (progress)
+	evSteered   = "steered"    // a steer message was given to the model at this step
 )
 
 type event struct {

@@ -170,6 +170,9 @@ type spec struct {
 	Prompts   map[string]string // path under prompts/ → text
 	Index     promptIndex
 	Purpose   purposeSpec
+	Commands  commandsSpec // commands.json: /commands and @path attachments (expand.go)
+	Repl      replSpec     // repl.json: the REPL's texts and numbers (repl.go)
+	Themes    themesSpec   // themes.json: the REPL's colours
 }
 
 var (
@@ -234,6 +237,9 @@ func loadSpec(fsys fs.FS) (*spec, error) {
 		{"harness/models/schema.json", &s.Models},
 		{"harness/prompts/index.json", &s.Index},
 		{"harness/purpose.json", &s.Purpose},
+		{"harness/commands.json", &s.Commands},
+		{"harness/repl.json", &s.Repl},
+		{"harness/themes.json", &s.Themes},
 	} {
 		if err := decodeStrict(fsys, f.name, f.v); err != nil {
 			return nil, err
@@ -429,4 +435,52 @@ func schemaParent(root map[string]any, p string) (map[string]any, string, error)
 		cur = next
 	}
 	return cur, steps[len(steps)-1], nil
+}
+
+// commandsSpec is harness/commands.json.
+type commandsSpec struct {
+	About         string                    `json:"about"`
+	BuiltinOrder  []string                  `json:"builtin_order"`
+	Builtin       map[string]builtinCommand `json:"builtin"`
+	TerminalOrder []string                  `json:"terminal_order"`
+	Terminal      map[string]string         `json:"terminal"`
+	Attach        struct {
+		MaxFileBytes   int               `json:"max_file_bytes"`
+		MaxLines       int               `json:"max_lines"`
+		MaxDirEntries  int               `json:"max_dir_entries"`
+		MaxAttachments int               `json:"max_attachments"`
+		MaxImageBytes  int               `json:"max_image_bytes"`
+		Texts          map[string]string `json:"texts"`
+	} `json:"attach"`
+}
+
+// builtinCommand is one of the shared built-in commands.
+type builtinCommand struct {
+	Description string `json:"description"`
+	Hint        string `json:"hint,omitempty"`
+	Action      string `json:"action,omitempty"` // always, without_task
+	Mode        string `json:"mode,omitempty"`
+}
+
+// replSpec is harness/repl.json.
+type replSpec struct {
+	About   string `json:"about"`
+	Numbers struct {
+		FoldLines        int `json:"fold_lines"`
+		DoubleCtrlCMS    int `json:"double_ctrl_c_ms"`
+		HistoryMax       int `json:"history_max"`
+		ResumeTurns      int `json:"resume_turns"`
+		ProgressQuietS   int `json:"progress_quiet_s"`
+		SnapshotMaxBytes int `json:"snapshot_max_bytes"`
+		ToolLineChars    int `json:"tool_line_chars"`
+	} `json:"numbers"`
+	Texts map[string]string `json:"texts"`
+}
+
+// themesSpec is harness/themes.json: role → SGR parameters, per theme.
+type themesSpec struct {
+	About   string                       `json:"about"`
+	Default string                       `json:"default"`
+	Order   []string                     `json:"order"`
+	Themes  map[string]map[string]string `json:"themes"`
 }

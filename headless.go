@@ -30,6 +30,7 @@ type runFlags struct {
 	maxSteps  int
 	cont      bool
 	sessionID string
+	repl      bool // -i: the interactive session even when stdin is not a terminal
 }
 
 // parseRunFlags reads flags and positional words in any order.
@@ -47,6 +48,8 @@ func parseRunFlags(args []string) (*runFlags, []string, error) {
 	fs.BoolVar(&f.cont, "c", false, "")
 	fs.BoolVar(&f.cont, "continue", false, "")
 	fs.StringVar(&f.sessionID, "session", "", "")
+	fs.BoolVar(&f.repl, "i", false, "")
+	fs.BoolVar(&f.repl, "interactive", false, "")
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -66,6 +69,9 @@ func parseRunFlags(args []string) (*runFlags, []string, error) {
 	if f.maxSteps < 0 {
 		return nil, nil, usageError{"--max-steps must be a positive number"}
 	}
+	if f.print && f.repl {
+		return nil, nil, usageError{"-p and -i cannot be used together; -p runs one prompt, -i the interactive session"}
+	}
 	if f.cont && f.sessionID != "" {
 		return nil, nil, usageError{"-c and --session cannot be used together"}
 	}
@@ -82,15 +88,15 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if fh, ok := stdin.(*os.File); ok {
 		stdinIsTTY = term.IsTerminal(int(fh.Fd()))
 	}
+	if !f.print && (stdinIsTTY || f.repl) && prompt != "-" {
+		return runREPL(context.Background(), f, prompt, stdin, stdout, stderr)
+	}
 	if prompt == "-" || (prompt == "" && !stdinIsTTY) {
 		b, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
 		if err != nil {
 			return fmt.Errorf("reading the prompt from stdin: %v", err)
 		}
 		prompt = string(b)
-	}
-	if !f.print && prompt == "" {
-		return usageError{"the interactive session is not built yet; give a prompt with -p \"...\" (see lembas --help)"}
 	}
 	if strings.TrimSpace(prompt) == "" {
 		return usageError{"the prompt is empty; give it with -p \"...\" or on stdin"}

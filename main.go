@@ -102,6 +102,7 @@ func harnessVersion() string {
 const usageText = `lembas — a terminal coding agent for any OpenAI-compatible model server
 
 Usage:
+  lembas [flags] ["prompt"]       the interactive session (on a terminal; -i forces it)
   lembas -p "prompt" [flags]      run one prompt and print the answer
   lembas -p - [flags]             read the prompt from stdin (also when stdin is piped)
   lembas -c -p "prompt"           continue the newest session of this project
@@ -123,6 +124,7 @@ Flags:
   --max-steps N            stop a turn after N model requests (default from harness/loop.json)
   -c, --continue           continue the newest session of this project
   --session ID             continue the session ID
+  -i, --interactive        the interactive session even when stdin is not a terminal
 
 With -p nobody can answer an approval: a call the mode would ask about is
 refused, and the model is told why. Use --mode edit or --mode auto to allow more.
@@ -136,6 +138,6 @@ Environment:
 Exit status:
   0 done   1 failed (model error, step limit, …)   2 usage error   130 cancelled (Ctrl-C)
 
-The interactive session (lembas with no -p on a terminal) is not built yet;
-use -p.
+The interactive session: /help lists its commands; Ctrl-C cancels a turn,
+Ctrl-D at an empty prompt quits. See the README's Interactive section.
 `

@@ -34,7 +34,8 @@ type message struct {
 	Full       string      `json:"full,omitempty"` // a capped result's whole output, for recall
 	Status     string      `json:"status,omitempty"`
 	Turn       int         `json:"turn"`
-	Kind       string      `json:"kind,omitempty"` // prompt (starts a turn), nudge, wrapup, image
+	Kind       string      `json:"kind,omitempty"`   // prompt (starts a turn), nudge, wrapup, image, steer, mode
+	Undone     bool        `json:"undone,omitempty"` // taken back by /undo: no longer sent to the model
 	Time       time.Time   `json:"time"`
 }
 
@@ -50,20 +51,22 @@ type turn struct {
 	Error      string    `json:"error,omitempty"`
 	Usage      usage     `json:"usage"`
 	Steps      int       `json:"steps"`
+	Undone     bool      `json:"undone,omitempty"` // taken back by /undo
 }
 
 type session struct {
-	ID         string    `json:"id"`
-	Project    string    `json:"project"`
-	Title      string    `json:"title,omitempty"`
-	Created    time.Time `json:"created"`
-	Updated    time.Time `json:"updated"`
-	Model      string    `json:"model,omitempty"`
-	Mode       string    `json:"mode,omitempty"`
-	System     string    `json:"system,omitempty"` // the system prompt, made once
-	NextResult int       `json:"next_result"`
-	Messages   []message `json:"messages"`
-	Turns      []turn    `json:"turns"`
+	ID         string     `json:"id"`
+	Project    string     `json:"project"`
+	Title      string     `json:"title,omitempty"`
+	Created    time.Time  `json:"created"`
+	Updated    time.Time  `json:"updated"`
+	Model      string     `json:"model,omitempty"`
+	Mode       string     `json:"mode,omitempty"`
+	System     string     `json:"system,omitempty"` // the system prompt, made once
+	NextResult int        `json:"next_result"`
+	Messages   []message  `json:"messages"`
+	Turns      []turn     `json:"turns"`
+	Snapshots  []snapshot `json:"snapshots,omitempty"` // files as they were before a turn changed them (undo.go)
 }
 
 // store is the sessions folder.
@@ -317,6 +320,7 @@ func (s *store) remove(id string) error {
 		return err
 	}
 	os.Remove(filepath.Join(s.dir, id+".lock"))
+	os.RemoveAll(s.snapDir(id))
 	return nil
 }
 

@@ -61,6 +61,7 @@ type toolbox struct {
 
 	mu    sync.Mutex
 	reads map[string]fileStamp
+	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
 }
 
 // newToolbox offers every tool the CLI has in an agent session: scope shared

@@ -208,6 +208,7 @@ func toolWrite(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fsError(a.Path, err)
 	}
+	tb.snapshot(abs)
 	if err := tb.files().writeFile(abs, []byte(a.Content), perm); err != nil {
 		return fsError(a.Path, err)
 	}
@@ -286,6 +287,7 @@ func (tb *toolbox) editFile(path string, edits []editOp, multi bool) toolResult 
 		content = next
 		diffs = append(diffs, d...)
 	}
+	tb.snapshot(abs)
 	if err := tb.files().writeFile(abs, []byte(content), st.Mode().Perm()); err != nil {
 		return fsError(path, err)
 	}
@@ -489,6 +491,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 		}
 	}
 	save := func(p string) {
+		tb.snapshot(p)
 		u := undo{path: p, perm: 0o644}
 		if st, err := os.Stat(p); err == nil {
 			u.existed, u.perm = true, st.Mode().Perm()

@@ -1,0 +1,620 @@
+package main
+
+// The line-mode REPL: where a person spends the day with lembas. No
+// full-screen UI — output scrolls like any command's, so scrollback, copy
+// and paste, tmux and slow SSH links all just work.
+//
+//	keys ──► keyFilter ──► x/term line editor ──► reader goroutine ──► lines
+//	             │ Ctrl-C, card keys                                     │
+//	             ▼                                                       ▼
+//	          ctrlC / card                    main loop: command, prompt, or (during a turn) steer
+//	                                                                     │
+//	engine events ──► onEvent (repl_render.go) ──► the terminal ◄────────┘
+//
+// On a terminal, input goes through golang.org/x/term's line editor
+// (history kept per user across runs, bracketed paste, Tab completion of
+// /commands and @paths); when stdin or stdout is not a terminal, or
+// TERM=dumb, the same loop reads plain lines and writes no escape codes.
+// A line ending in "\" continues on the next. Ctrl-C cancels the running
+// turn (twice within a second, or at an empty prompt, quits); Ctrl-D at an
+// empty prompt quits; a line typed while a turn runs is given to the model
+// at its next step.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// repl is one interactive session on a terminal or on plain lines.
+type repl struct {
+	ctx    context.Context
+	out    io.Writer // the terminal, or plain output
+	tty    bool      // the line editor and its escape codes
+	color  bool
+	width  int
+	term   *term.Terminal // nil on plain lines
+	filter *keyFilter
+	plainR *bufio.Reader
+	lines  chan string // what the person typed, line by line (closed at end of input)
+	quitCh chan struct{}
+	once   sync.Once
+
+	e        *engine
+	f        *runFlags
+	cfg      *config
+	trusted  bool
+	settings replSettings
+	theme    map[string]string
+	spec     *spec
+
+	mu        sync.Mutex // output state, below
+	col       int        // the output cursor's column (our text only)
+	word      []rune     // a word not yet written, for wrapping
+	inReason  bool       // the output is in a reasoning stretch
+	progress  string     // what the turn is doing, for the progress line
+	since     time.Time  // when progress last changed or output last came
+	shownWait bool       // plain output: the progress line was printed
+	running   bool
+	cancel    context.CancelFunc
+	turnStart time.Time
+	lastCtrlC time.Time
+	waiter    chan string // a card waiting for a line
+	after     []string    // commands typed during a turn, run when it ends
+	quiet     map[string]bool
+	size      func() int // the terminal's width now (nil: fixed)
+}
+
+// replIO is where a REPL reads and writes, and whether that is a terminal.
+type replIO struct {
+	in    io.Reader
+	out   io.Writer
+	tty   bool
+	color bool
+	width int
+}
+
+// newRepl makes a REPL for an engine on the given input and output.
+func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replIO) *repl {
+	sp := theSpec()
+	r := &repl{ctx: ctx, out: rio.out, tty: rio.tty, color: rio.color, width: rio.width, e: e, f: f, cfg: cfg, spec: sp,
+		lines: make(chan string, 16), quitCh: make(chan struct{}), quiet: map[string]bool{}}
+	if r.width <= 0 {
+		r.width = 80
+	}
+	r.settings = loadReplSettings()
+	r.theme = pickTheme(r.settings.Theme)
+	r.filter = &keyFilter{src: rio.in, tty: rio.tty, onCtrlC: r.ctrlC}
+	if rio.tty {
+		r.term = term.NewTerminal(struct {
+			io.Reader
+			io.Writer
+		}{r.filter, rio.out}, "")
+		r.term.SetSize(r.width, 24)
+		r.term.SetBracketedPasteMode(true)
+		r.term.History = openHistory()
+		r.term.AutoCompleteCallback = r.complete
+	} else {
+		r.plainR = bufio.NewReader(r.filter)
+	}
+	e.ask = r
+	e.emit = r.onEvent
+	return r
+}
+
+// text fills one of repl.json's texts.
+func (r *repl) text(key string, kv ...any) string {
+	s, ok := r.spec.Repl.Texts[key]
+	if !ok {
+		panic("harness: repl.json has no text " + key)
+	}
+	return fillPairs(s, kv...)
+}
+
+// write puts s on the screen: through the line editor, which keeps the
+// prompt and the line being typed below it, or straight out.
+func (r *repl) write(s string) {
+	if r.term != nil {
+		r.term.Write([]byte(s))
+		return
+	}
+	io.WriteString(r.out, s)
+}
+
+// say prints whole lines in a style, after ending any line in progress.
+func (r *repl) say(role, s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sayLocked(role, s)
+}
+
+func (r *repl) sayLocked(role, s string) {
+	r.endLineLocked()
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(r.paint(role, line))
+		b.WriteByte('\n')
+	}
+	r.write(b.String())
+	r.col = 0
+	r.since = time.Now()
+	r.shownWait = false
+	r.updatePromptLocked()
+}
+
+// paint wraps s in a theme role's colour, when colour is on.
+func (r *repl) paint(role, s string) string {
+	sgr := r.theme[role]
+	if !r.color || sgr == "" || s == "" {
+		return s
+	}
+	return "\x1b[" + sgr + "m" + s + "\x1b[0m"
+}
+
+// setPrompt shows p as the editor's prompt (on plain lines it is printed
+// when a line is read).
+func (r *repl) setPrompt(p string) {
+	if r.term != nil {
+		r.term.SetPrompt(p)
+	}
+}
+
+// updatePromptLocked shows the turn's progress as the prompt while the
+// output is at the start of a line, and no prompt in the middle of one (so
+// streamed text and the line being typed do not tangle).
+func (r *repl) updatePromptLocked() {
+	if r.term == nil {
+		return
+	}
+	switch {
+	case !r.running:
+		r.term.SetPrompt(r.paint("prompt", r.text("prompt")))
+	case r.col == 0 && r.progress != "":
+		secs := int(time.Since(r.turnStart).Seconds())
+		r.term.SetPrompt(r.paint("status", "⋯ "+r.text("progress_elapsed", "what", r.progress, "seconds", secs)+" "))
+	default:
+		r.term.SetPrompt("")
+	}
+}
+
+// run is the session: the banner, a first prompt if given, then lines
+// until the person quits.
+func (r *repl) run(first string) error {
+	if first != "" {
+		r.handle(first)
+	}
+	for !r.quitting() {
+		if !r.tty {
+			io.WriteString(r.out, r.text("prompt"))
+		} else {
+			r.mu.Lock()
+			r.updatePromptLocked()
+			r.mu.Unlock()
+		}
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				r.quit()
+				break
+			}
+			r.handle(line)
+		case <-r.quitCh:
+		}
+		for len(r.after) > 0 && !r.quitting() {
+			line := r.after[0]
+			r.after = r.after[1:]
+			r.handle(line)
+		}
+	}
+	if !r.tty {
+		io.WriteString(r.out, "\n")
+	}
+	return nil
+}
+
+func (r *repl) quit() { r.once.Do(func() { close(r.quitCh) }) }
+
+func (r *repl) quitting() bool {
+	select {
+	case <-r.quitCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// readLines reads what the person types, joining a line that ends in "\"
+// with the next and a multi-line paste into one message, and hands each
+// message to the loop. It ends, closing lines, at the end of input.
+func (r *repl) readLines() {
+	defer close(r.lines)
+	var msg []string
+	for {
+		line, pasted, err := r.readPhysical()
+		if err != nil {
+			if len(msg) > 0 {
+				r.lines <- strings.Join(msg, "\n")
+			}
+			return
+		}
+		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
+			msg = append(msg, strings.TrimSuffix(line, `\`))
+			r.setPrompt(r.paint("prompt", r.text("continue_prompt")))
+			continue
+		}
+		msg = append(msg, line)
+		if pasted {
+			continue // the rest of the paste, or Enter, ends the message
+		}
+		r.lines <- strings.Join(msg, "\n")
+		msg = nil
+	}
+}
+
+// readPhysical reads one line from the editor or the plain input.
+func (r *repl) readPhysical() (line string, pasted bool, err error) {
+	if r.term != nil {
+		line, err = r.term.ReadLine()
+		if errors.Is(err, term.ErrPasteIndicator) {
+			return line, true, nil
+		}
+		return line, false, err
+	}
+	line, err = r.plainR.ReadString('\n')
+	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+		return "", false, err
+	}
+	return strings.TrimRight(line, "\r\n"), false, nil
+}
+
+// handle runs one message: a terminal command, or a prompt (a shared
+// command or text with @paths).
+func (r *repl) handle(line string) {
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	if name, args, ok := splitCommand(line); ok {
+		if _, term := r.spec.Commands.Terminal[name]; term {
+			r.terminalCommand(name, args)
+			return
+		}
+	}
+	r.prompt(line)
+}
+
+// prompt expands a message and runs it as a turn (or does the action a
+// shared command names).
+func (r *repl) prompt(line string) {
+	exp, err := expandWith(r.expandOptions(), line)
+	if err != nil {
+		r.say("error", r.text("error", "text", err.Error()))
+		return
+	}
+	if exp.Mode != "" && exp.Mode != r.e.perm.mode {
+		r.setMode(exp.Mode)
+	}
+	switch exp.Action {
+	case "undo":
+		r.undo()
+		return
+	case "compact":
+		r.say("notice", r.text("not_available", "name", "compact", "why", r.text("why_compact")))
+		return
+	case "plan":
+		return // the mode switch was the whole of it
+	}
+	if exp.Model != "" {
+		old := r.e.ref
+		if ref, err := chooseModel(r.ctx, r.cfg, exp.Model, os.Getenv); err == nil {
+			r.e.ref = ref
+			defer func() { r.e.ref = old; r.e.sess.Model = old.String() }()
+		} else {
+			r.say("error", r.text("error", "text", err.Error()))
+			return
+		}
+	}
+	for _, p := range exp.Read {
+		r.e.tb.stamp(p)
+	}
+	r.runTurn(exp.Text, exp.Images...)
+}
+
+// runTurn runs one turn while the loop keeps reading: lines typed now are
+// steer messages (or a card's answer), Ctrl-C cancels.
+func (r *repl) runTurn(text string, images ...imagePart) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	r.mu.Lock()
+	if r.size != nil {
+		if w := r.size(); w > 0 {
+			r.width = w
+			r.term.SetSize(w, 24)
+		}
+	}
+	r.running, r.cancel = true, cancel
+	r.turnStart, r.since = time.Now(), time.Now()
+	r.progress, r.shownWait = r.text("progress_wait"), false
+	r.updatePromptLocked()
+	r.mu.Unlock()
+	done := make(chan outcome, 1)
+	go func() { done <- r.e.runTurn(ctx, text, images...) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var out outcome
+	eof := false
+loop:
+	for {
+		select {
+		case out = <-done:
+			break loop
+		case line, ok := <-r.lines:
+			if !ok {
+				eof = true // finish the turn, then quit
+				r.lines = nil
+				continue
+			}
+			r.typedDuringTurn(line)
+		case <-tick.C:
+			r.tick()
+		case <-r.quitCh:
+			cancel()
+			out = <-done
+			break loop
+		}
+	}
+	r.mu.Lock()
+	r.running, r.cancel = false, nil
+	r.updatePromptLocked()
+	r.mu.Unlock()
+	if eof {
+		r.quit()
+	}
+	out.Unsent = append(out.Unsent, r.e.drainSteer()...) // typed as the turn ended
+	if len(out.Unsent) > 0 && !r.quitting() {
+		var keep []string
+		r.mu.Lock()
+		for _, u := range out.Unsent {
+			if !r.quiet[u] {
+				keep = append(keep, u)
+			}
+		}
+		r.mu.Unlock()
+		if len(keep) > 0 {
+			r.say("notice", r.text("unsent"))
+			r.runTurn(strings.Join(keep, "\n\n"))
+		}
+	}
+}
+
+// typedDuringTurn is a line typed while a turn runs: a card's answer when
+// one waits, else a steer message for the model's next step.
+func (r *repl) typedDuringTurn(line string) {
+	r.mu.Lock()
+	w := r.waiter
+	r.waiter = nil
+	r.mu.Unlock()
+	if w != nil {
+		w <- line
+		return
+	}
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	if name, _, ok := splitCommand(line); ok && r.isCommand(name) {
+		r.after = append(r.after, line)
+		r.say("notice", r.text("after_turn", "text", line))
+		return
+	}
+	r.e.steer(line)
+	r.say("notice", r.text("queued", "text", line))
+}
+
+// isCommand says whether /name is a command here: the terminal's, a
+// shared built-in, or a custom one.
+func (r *repl) isCommand(name string) bool {
+	if reservedCommand(name) {
+		return true
+	}
+	return findCustomCommand(r.expandOptions(), name) != nil
+}
+
+// tick keeps a long wait from being silent: on a terminal the progress
+// prompt shows the seconds; on plain output one line says what it waits
+// for after a quiet while.
+func (r *repl) tick() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.running {
+		return
+	}
+	if r.term != nil {
+		if r.col == 0 {
+			r.updatePromptLocked()
+			r.term.Write(nil)
+		}
+		return
+	}
+	quiet := time.Duration(r.spec.Repl.Numbers.ProgressQuietS) * time.Second
+	if r.col == 0 && !r.shownWait && time.Since(r.since) >= quiet {
+		secs := int(time.Since(r.turnStart).Seconds())
+		io.WriteString(r.out, "… "+r.text("progress_elapsed", "what", r.progress, "seconds", secs)+"\n")
+		r.shownWait = true
+	}
+}
+
+// ctrlC is Ctrl-C: cancel the running turn (a second within the window
+// quits); with no turn, quit when the line is empty. It says whether the
+// line being typed should be cleared.
+func (r *repl) ctrlC(lineEmpty bool) (clear bool) {
+	r.mu.Lock()
+	running, cancel := r.running, r.cancel
+	now := time.Now()
+	double := now.Sub(r.lastCtrlC) < time.Duration(r.spec.Repl.Numbers.DoubleCtrlCMS)*time.Millisecond
+	r.lastCtrlC = now
+	w := r.waiter
+	r.waiter = nil
+	r.mu.Unlock()
+	if w != nil {
+		close(w)
+	}
+	switch {
+	case running && double:
+		cancel()
+		r.quit()
+	case running:
+		cancel()
+		r.say("notice", r.text("cancelling"))
+	case lineEmpty:
+		r.quit()
+		if r.term != nil {
+			r.filter.push([]byte{4}) // end the editor's ReadLine as Ctrl-D would
+		}
+	default:
+		return true
+	}
+	return false
+}
+
+// keyFilter sits between the keyboard and the line editor. It turns
+// Ctrl-C into a key the editor passes to the completion callback (which
+// knows whether the line is empty), hands keys to an approval card that
+// waits for one, and lets the REPL push keys in.
+type keyFilter struct {
+	src     io.Reader
+	tty     bool
+	onCtrlC func(lineEmpty bool) bool
+
+	mu      sync.Mutex
+	pending []byte
+	capture chan byte
+	buf     [512]byte
+	midLine bool // plain input: bytes since the last newline
+}
+
+const keyCtrlCMark = 7 // Ctrl-C as the editor sees it (BEL, which it does not use)
+
+func (k *keyFilter) push(b []byte) {
+	k.mu.Lock()
+	k.pending = append(k.pending, b...)
+	k.mu.Unlock()
+}
+
+// startCapture sends every key to the returned channel until stopCapture.
+func (k *keyFilter) startCapture() chan byte {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.capture = make(chan byte, 64)
+	return k.capture
+}
+
+func (k *keyFilter) stopCapture() {
+	k.mu.Lock()
+	k.capture = nil
+	k.mu.Unlock()
+}
+
+func (k *keyFilter) Read(p []byte) (int, error) {
+	for {
+		k.mu.Lock()
+		if len(k.pending) > 0 {
+			n := copy(p, k.pending)
+			k.pending = k.pending[n:]
+			k.mu.Unlock()
+			return n, nil
+		}
+		k.mu.Unlock()
+		max := len(p)
+		if max > len(k.buf) {
+			max = len(k.buf)
+		}
+		n, err := k.src.Read(k.buf[:max])
+		out := 0
+		for _, c := range k.buf[:n] {
+			k.mu.Lock()
+			capture := k.capture
+			k.mu.Unlock()
+			switch {
+			case capture != nil:
+				select {
+				case capture <- c:
+				default:
+				}
+			case c == 3 && k.tty:
+				p[out] = keyCtrlCMark
+				out++
+			case c == 3:
+				k.onCtrlC(!k.midLine)
+			default:
+				k.midLine = c != '\n'
+				p[out] = c
+				out++
+			}
+		}
+		if out > 0 || err != nil {
+			return out, err
+		}
+	}
+}
+
+// runREPL is `lembas` on a terminal (or with -i): the interactive session,
+// optionally starting with a prompt.
+func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, stdout, stderr io.Writer) error {
+	rio := replIO{in: stdin, out: stdout}
+	inF, inOK := stdin.(*os.File)
+	outF, outOK := stdout.(*os.File)
+	dumb := os.Getenv("TERM") == "dumb"
+	if inOK && outOK && term.IsTerminal(int(inF.Fd())) && term.IsTerminal(int(outF.Fd())) && !dumb {
+		rio.tty = true
+		rio.color = os.Getenv("NO_COLOR") == ""
+		if w, _, err := term.GetSize(int(outF.Fd())); err == nil {
+			rio.width = w
+		}
+		old, err := term.MakeRaw(int(inF.Fd()))
+		if err != nil {
+			return fmt.Errorf("setting up the terminal: %v; run with -p for one prompt", err)
+		}
+		defer term.Restore(int(inF.Fd()), old)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e, cleanup, err := newSessionEngine(ctx, f, false, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cfg, _ := loadConfig()
+	r := newRepl(ctx, e, f, cfg, rio)
+	if !rio.tty {
+		// Plain lines on a terminal still get SIGINT for Ctrl-C.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt)
+		defer signal.Stop(sig)
+		go func() {
+			for range sig {
+				r.ctrlC(true)
+			}
+		}()
+	}
+	if rio.tty {
+		r.size = func() int {
+			w, _, err := term.GetSize(int(outF.Fd()))
+			if err != nil {
+				return 0
+			}
+			return w
+		}
+		// Leave the terminal as we found it: no bracketed paste for the shell.
+		defer r.term.SetBracketedPasteMode(false)
+	}
+	r.start()
+	return r.run(first)
+}

@@ -1,0 +1,471 @@
+package main
+
+// The REPL's own commands (/help, /model, /mode, /sessions, …) and what
+// it keeps per person in the state folder: the line history, the REPL
+// settings (theme, reasoning shown) and which project folders are trusted.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// start greets, asks about trust for a new folder, and shows the last
+// turns of a resumed session.
+func (r *repl) start() {
+	go r.readLines()
+	root := r.e.perm.root
+	trusted, known := trustOf(root)
+	if !known {
+		ans := ""
+		if r.term != nil {
+			r.say("notice", strings.TrimSpace(r.text("trust_ask", "project", root)))
+			k, ok := r.readKeyIdle()
+			if ok {
+				ans = string(k)
+			}
+		} else {
+			r.write(r.text("trust_ask", "project", root))
+			if line, ok := <-r.lines; ok {
+				ans = strings.TrimSpace(line)
+			}
+		}
+		trusted = strings.HasPrefix(strings.ToLower(ans), "y")
+		setTrust(root, trusted)
+		if trusted {
+			r.say("notice", r.text("trust_yes"))
+		} else {
+			r.say("notice", r.text("trust_no"))
+		}
+	}
+	r.trusted = trusted
+	r.say("status", r.text("banner", "version", version, "model", r.e.ref.String(), "mode", r.e.perm.mode, "project", filepath.Base(root)))
+	if r.f.cont || r.f.sessionID != "" {
+		r.showResume()
+	}
+}
+
+// readKeyIdle takes one key before the editor runs a turn.
+func (r *repl) readKeyIdle() (rune, bool) {
+	in := r.listen()
+	defer r.unlisten(in)
+	return r.readKey(r.ctx, in, "")
+}
+
+// showResume prints the last turns of the session: prompt and answer.
+func (r *repl) showResume() {
+	s := r.e.sess
+	r.say("status", r.text("resume_head", "id", s.ID, "title", s.Title))
+	var live []turn
+	for _, t := range s.Turns {
+		if !t.Undone {
+			live = append(live, t)
+		}
+	}
+	n := r.spec.Repl.Numbers.ResumeTurns
+	if len(live) > n {
+		r.say("status", r.text("resume_more", "n", len(live)-n))
+		live = live[len(live)-n:]
+	}
+	for _, t := range live {
+		r.say("prompt", r.text("resume_turn", "prompt", t.Prompt))
+		if t.Answer != "" {
+			r.mu.Lock()
+			r.streamLocked("text", t.Answer)
+			r.endLineLocked()
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (r *repl) expandOptions() expandOptions {
+	return defaultExpandOptions(r.e.perm.root, r.e.ref.Meta.vision(), r.trusted)
+}
+
+// terminalCommand runs one of the REPL's own commands.
+func (r *repl) terminalCommand(name, args string) {
+	r.mu.Lock()
+	busy := r.running
+	r.mu.Unlock()
+	if busy {
+		r.say("notice", r.text("busy"))
+		return
+	}
+	e := r.e
+	switch name {
+	case "help":
+		r.help()
+	case "quit":
+		r.quit()
+	case "model":
+		if args != "" {
+			ref, err := chooseModel(r.ctx, r.cfg, args, os.Getenv)
+			if err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+				return
+			}
+			e.ref = ref
+			e.sess.Model = ref.String()
+			e.st.save(e.sess)
+		}
+		r.say("status", r.text("model_now", "model", e.ref.String()))
+	case "effort":
+		r.say("notice", r.text("not_available", "name", "effort", "why", r.text("why_effort")))
+	case "mode":
+		if args != "" {
+			m, err := normMode(args)
+			if err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+				return
+			}
+			r.setMode(m)
+			return
+		}
+		r.say("status", r.text("mode_now", "mode", e.perm.mode, "text", r.spec.Modes.Texts[e.perm.mode]))
+	case "title":
+		if args != "" {
+			e.sess.Title = args
+			e.st.save(e.sess)
+		}
+		r.say("status", r.text("title_now", "title", e.sess.Title))
+	case "usage":
+		var u usage
+		for _, t := range e.sess.Turns {
+			u.add(t.Usage)
+		}
+		r.say("status", r.text("usage", "turns", len(e.sess.Turns), "in", u.Input, "out", u.Output, "cached", u.Cached))
+	case "settings":
+		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
+			on := strings.TrimSpace(v) == "on"
+			r.settings.Reasoning = &on
+			saveReplSettings(r.settings)
+		}
+		r.say("status", r.text("settings", "path", replSettingsPath(), "theme", r.themeName(), "reasoning", onOff(r.settings.reasoningShown()),
+			"mode", e.perm.mode, "model", e.ref.String()))
+	case "theme":
+		if args != "" {
+			if _, ok := r.spec.Themes.Themes[args]; !ok {
+				r.say("error", r.text("error", "text", fmt.Sprintf("no theme %q; use one of %s", args, strings.Join(r.spec.Themes.Order, ", "))))
+				return
+			}
+			r.settings.Theme = args
+			saveReplSettings(r.settings)
+			r.theme = pickTheme(args)
+		}
+		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(r.spec.Themes.Order, ", ")))
+	case "sessions":
+		r.sessions(args)
+	case "new":
+		r.switchSession("")
+	case "delete":
+		id := args
+		if id == "" || id == e.sess.ID {
+			old := e.sess.ID
+			r.switchSession("")
+			if err := e.st.remove(old); err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+				return
+			}
+			r.say("status", r.text("session_deleted", "id", old))
+			return
+		}
+		if err := e.st.remove(id); err != nil {
+			r.say("error", r.text("error", "text", err.Error()))
+			return
+		}
+		r.say("status", r.text("session_deleted", "id", id))
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func (r *repl) themeName() string {
+	if _, ok := r.spec.Themes.Themes[r.settings.Theme]; ok {
+		return r.settings.Theme
+	}
+	return r.spec.Themes.Default
+}
+
+// help lists every command: the shared built-ins, the terminal's own, and
+// the custom ones.
+func (r *repl) help() {
+	cs := r.spec.Commands
+	var b []string
+	b = append(b, r.text("help_head"))
+	for _, n := range cs.BuiltinOrder {
+		c := cs.Builtin[n]
+		hint := ""
+		if c.Hint != "" {
+			hint = " " + c.Hint
+		}
+		b = append(b, r.text("help_line", "name", n, "hint", hint, "description", c.Description))
+	}
+	for _, n := range cs.TerminalOrder {
+		b = append(b, r.text("help_line", "name", n, "hint", "", "description", cs.Terminal[n]))
+	}
+	if cc := customCommands(r.expandOptions()); len(cc) > 0 {
+		b = append(b, r.text("help_custom"))
+		for _, c := range cc {
+			b = append(b, r.text("help_line", "name", c.Name, "hint", "", "description", c.Description))
+		}
+	}
+	b = append(b, r.text("help_keys"))
+	r.say("status", strings.Join(b, "\n"))
+}
+
+// setMode switches the session's mode and tells the model at its next
+// step (the system prompt, made once, still names the old one).
+func (r *repl) setMode(m string) {
+	e := r.e
+	e.perm.mode = m
+	e.sess.Mode = m
+	e.st.save(e.sess)
+	note := r.text("mode_note", "mode", m, "text", strings.TrimSpace(r.spec.Prompts["modes/"+m+".md"]))
+	r.mu.Lock()
+	r.quiet[note] = true
+	r.mu.Unlock()
+	e.steer(note)
+	r.say("status", r.text("mode_now", "mode", m, "text", r.spec.Modes.Texts[m]))
+}
+
+// undo takes back the last turn and says what it restored and what not.
+func (r *repl) undo() {
+	rep, err := r.e.undoLast()
+	if err != nil {
+		r.say("error", r.text("error", "text", err.Error()))
+	}
+	if rep == nil {
+		r.say("notice", r.text("undo_nothing"))
+		return
+	}
+	lines := []string{r.text("undo_head", "n", rep.Turn, "prompt", titleOf(rep.Prompt))}
+	for _, p := range rep.Restored {
+		lines = append(lines, r.text("undo_restored", "path", p))
+	}
+	for _, p := range rep.Removed {
+		lines = append(lines, r.text("undo_removed", "path", p))
+	}
+	for _, f := range rep.Failed {
+		p, why, _ := strings.Cut(f, ": ")
+		lines = append(lines, r.text("undo_failed", "path", p, "error", why))
+	}
+	if len(rep.Restored)+len(rep.Removed)+len(rep.Failed) == 0 {
+		lines = append(lines, r.text("undo_no_files"))
+	}
+	for _, c := range rep.Shell {
+		lines = append(lines, r.text("undo_shell", "command", c))
+	}
+	r.say("notice", strings.Join(lines, "\n"))
+}
+
+// projectSessions lists this project's sessions, newest first.
+func (r *repl) projectSessions() []*session {
+	all, _ := r.e.st.list()
+	var out []*session
+	for _, s := range all {
+		if s.Project == r.e.perm.root {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sessions lists this project's sessions; with a number or an id it
+// opens one.
+func (r *repl) sessions(args string) {
+	list := r.projectSessions()
+	if args == "" {
+		if len(list) == 0 {
+			r.say("status", r.text("sessions_none"))
+			return
+		}
+		lines := []string{r.text("sessions_head", "project", filepath.Base(r.e.perm.root))}
+		for i, s := range list {
+			here := ""
+			if s.ID == r.e.sess.ID {
+				here = r.text("sessions_here")
+			}
+			lines = append(lines, r.text("sessions_line", "n", i+1, "id", s.ID, "when", s.Updated.Local().Format("2006-01-02 15:04"),
+				"turns", len(s.Turns), "title", s.Title, "here", here))
+		}
+		r.say("status", strings.Join(lines, "\n"))
+		return
+	}
+	id := args
+	if n, err := strconv.Atoi(args); err == nil && n >= 1 && n <= len(list) {
+		id = list[n-1].ID
+	}
+	r.switchSession(id)
+}
+
+// switchSession leaves the current session for another (id) or a new one
+// (""), keeping the model and the mode.
+func (r *repl) switchSession(id string) {
+	e := r.e
+	var sess *session
+	var err error
+	if id == "" {
+		sess, err = e.st.create(e.perm.root)
+		if err == nil {
+			sess.System, err = systemPrompt(e.perm.root, e.perm.mode, e.tb.shell)
+		}
+	} else {
+		if id == e.sess.ID {
+			return
+		}
+		sess, err = e.st.open(id)
+		if err == nil && sess.Project != e.perm.root {
+			e.st.unlock(id)
+			err = fmt.Errorf("session %s belongs to %s; open it from there", id, sess.Project)
+		}
+	}
+	if err != nil {
+		r.say("error", r.text("error", "text", err.Error()))
+		return
+	}
+	old := e.sess.ID
+	e.sess = sess
+	sess.Model, sess.Mode = e.ref.String(), e.perm.mode
+	e.st.save(sess)
+	e.st.unlock(old)
+	if id == "" {
+		r.say("status", r.text("session_new", "id", sess.ID))
+		return
+	}
+	r.say("status", r.text("session_opened", "id", sess.ID, "title", sess.Title))
+	r.showResume()
+}
+
+// replSettings is what the REPL remembers per person (state folder,
+// repl.json).
+type replSettings struct {
+	Theme     string `json:"theme,omitempty"`
+	Reasoning *bool  `json:"reasoning,omitempty"` // reasoning shown (default on)
+}
+
+func (s replSettings) reasoningShown() bool { return s.Reasoning == nil || *s.Reasoning }
+
+func replSettingsPath() string { return filepath.Join(stateDir(), "repl.json") }
+
+func loadReplSettings() replSettings {
+	var s replSettings
+	if data, err := os.ReadFile(replSettingsPath()); err == nil {
+		json.Unmarshal(data, &s)
+	}
+	return s
+}
+
+func saveReplSettings(s replSettings) {
+	data, _ := json.MarshalIndent(s, "", "  ")
+	os.MkdirAll(stateDir(), 0o700)
+	writeFileAtomic(replSettingsPath(), append(data, '\n'), 0o600)
+}
+
+// trustFile is where the answers to "do you trust this folder?" are kept.
+func trustFile() string { return filepath.Join(stateDir(), "trust.json") }
+
+// trustOf says whether a project folder is trusted, and whether the
+// person was ever asked.
+func trustOf(root string) (trusted, known bool) {
+	var m map[string]bool
+	if data, err := os.ReadFile(trustFile()); err == nil {
+		json.Unmarshal(data, &m)
+	}
+	t, ok := m[root]
+	return t, ok
+}
+
+func setTrust(root string, trusted bool) {
+	m := map[string]bool{}
+	if data, err := os.ReadFile(trustFile()); err == nil {
+		json.Unmarshal(data, &m)
+	}
+	m[root] = trusted
+	data, _ := json.MarshalIndent(m, "", "  ")
+	os.MkdirAll(stateDir(), 0o700)
+	writeFileAtomic(trustFile(), append(data, '\n'), 0o600)
+}
+
+// fileHistory is the editor's history, kept per person across runs in the
+// state folder: one JSON string per line, newest last, at most
+// repl.json's history_max.
+type fileHistory struct {
+	mu      sync.Mutex
+	path    string
+	entries []string // oldest first
+	max     int
+}
+
+func openHistory() *fileHistory {
+	h := &fileHistory{path: filepath.Join(stateDir(), "history"), max: theSpec().Repl.Numbers.HistoryMax}
+	data, err := os.ReadFile(h.path)
+	if err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			var s string
+			if json.Unmarshal([]byte(l), &s) == nil && s != "" {
+				h.entries = append(h.entries, s)
+			}
+		}
+	}
+	if len(h.entries) > h.max {
+		h.entries = h.entries[len(h.entries)-h.max:]
+		h.rewrite()
+	}
+	return h
+}
+
+func (h *fileHistory) rewrite() {
+	var b strings.Builder
+	for _, e := range h.entries {
+		j, _ := json.Marshal(e)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	os.MkdirAll(filepath.Dir(h.path), 0o700)
+	writeFileAtomic(h.path, []byte(b.String()), 0o600)
+}
+
+// Add keeps a line typed, unless it is empty or repeats the last one.
+func (h *fileHistory) Add(s string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if strings.TrimSpace(s) == "" || (len(h.entries) > 0 && h.entries[len(h.entries)-1] == s) {
+		return
+	}
+	h.entries = append(h.entries, s)
+	if len(h.entries) > h.max*2 {
+		h.entries = h.entries[len(h.entries)-h.max:]
+		h.rewrite()
+		return
+	}
+	os.MkdirAll(filepath.Dir(h.path), 0o700)
+	f, err := os.OpenFile(h.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	j, _ := json.Marshal(s)
+	f.Write(append(j, '\n'))
+	f.Close()
+}
+
+func (h *fileHistory) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.entries)
+}
+
+// At is the idx-th newest entry.
+func (h *fileHistory) At(idx int) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.entries[len(h.entries)-1-idx]
+}

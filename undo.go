@@ -1,0 +1,149 @@
+package main
+
+// /undo: taking back the last turn. Before a file tool (write, edit,
+// multiedit, apply_patch) changes a file, the file as it was is kept — once
+// per file per turn, so what is kept is the state before the turn — in the
+// store under the session's folder (sessions/<id>.snapshots/). Undo puts
+// each file back (or removes one the turn created), marks the turn's
+// messages undone so the model no longer sees them, and says what it
+// restored and what it could not; shell commands are named, never guessed
+// at, since what they changed is unknown.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// snapshot is one file as it was before a turn changed it.
+type snapshot struct {
+	Turn    int    `json:"turn"`
+	Path    string `json:"path"` // absolute
+	Existed bool   `json:"existed"`
+	Mode    uint32 `json:"mode,omitempty"`
+	Blob    string `json:"blob,omitempty"`    // file name under the session's snapshots folder
+	Skipped string `json:"skipped,omitempty"` // why the content was not kept
+}
+
+func (s *store) snapDir(id string) string { return filepath.Join(s.dir, id+".snapshots") }
+
+// snapshot is the one call a file tool makes before it changes abs.
+func (tb *toolbox) snapshot(abs string) {
+	if tb.snap != nil {
+		tb.snap(abs)
+	}
+}
+
+// snapshot keeps abs as it is now, unless this turn kept it already. A
+// failure to keep it is recorded, so undo can say why it cannot restore.
+func (e *engine) snapshot(abs string) {
+	e.snapMu.Lock()
+	defer e.snapMu.Unlock()
+	n := len(e.sess.Turns)
+	for _, s := range e.sess.Snapshots {
+		if s.Turn == n && s.Path == abs {
+			return
+		}
+	}
+	snap := snapshot{Turn: n, Path: abs}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		snap.Existed, snap.Skipped = true, err.Error()
+	case st.Size() > int64(theSpec().Repl.Numbers.SnapshotMaxBytes):
+		snap.Existed, snap.Skipped = true, fmt.Sprintf("%d bytes, over the %d byte limit", st.Size(), theSpec().Repl.Numbers.SnapshotMaxBytes)
+	default:
+		snap.Existed, snap.Mode = true, uint32(st.Mode().Perm())
+		data, err := e.tb.files().readFile(abs)
+		if err == nil {
+			snap.Blob = fmt.Sprintf("%d-%d", n, len(e.sess.Snapshots))
+			dir := e.st.snapDir(e.sess.ID)
+			if err = os.MkdirAll(dir, 0o700); err == nil {
+				err = writeFileAtomic(filepath.Join(dir, snap.Blob), data, 0o600)
+			}
+		}
+		if err != nil {
+			snap.Blob, snap.Skipped = "", err.Error()
+		}
+	}
+	e.sess.Snapshots = append(e.sess.Snapshots, snap)
+	e.st.save(e.sess)
+}
+
+// undoReport says what /undo did.
+type undoReport struct {
+	Turn     int
+	Prompt   string
+	Restored []string // project-relative, put back
+	Removed  []string // created by the turn, removed
+	Failed   []string // "path: why"
+	Shell    []string // commands the turn ran through the shell
+}
+
+// undoLast takes back the newest turn not yet undone; nil when there is
+// none.
+func (e *engine) undoLast() (*undoReport, error) {
+	ti := -1
+	for i := len(e.sess.Turns) - 1; i >= 0; i-- {
+		if !e.sess.Turns[i].Undone {
+			ti = i
+			break
+		}
+	}
+	if ti < 0 {
+		return nil, nil
+	}
+	t := &e.sess.Turns[ti]
+	rep := &undoReport{Turn: t.N, Prompt: t.Prompt}
+	root := e.perm.root
+	snaps := e.sess.Snapshots
+	for i := len(snaps) - 1; i >= 0; i-- {
+		s := snaps[i]
+		if s.Turn != t.N {
+			continue
+		}
+		rel := relPath(root, s.Path)
+		switch {
+		case !s.Existed:
+			if err := os.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				rep.Failed = append(rep.Failed, rel+": "+err.Error())
+			} else {
+				rep.Removed = append(rep.Removed, rel)
+			}
+		case s.Blob == "":
+			rep.Failed = append(rep.Failed, rel+": "+s.Skipped)
+		default:
+			data, err := os.ReadFile(filepath.Join(e.st.snapDir(e.sess.ID), s.Blob))
+			if err == nil {
+				err = e.tb.files().writeFile(s.Path, data, fs.FileMode(s.Mode))
+			}
+			if err != nil {
+				rep.Failed = append(rep.Failed, rel+": "+err.Error())
+			} else {
+				rep.Restored = append(rep.Restored, rel)
+			}
+		}
+	}
+	for i := range e.sess.Messages {
+		m := &e.sess.Messages[i]
+		if m.Turn != t.N {
+			continue
+		}
+		m.Undone = true
+		for _, c := range m.ToolCalls {
+			if tl := e.tb.lookup(c.Function.Name); tl != nil && tl.Block == "shell" {
+				var a struct {
+					Command string `json:"command"`
+				}
+				json.Unmarshal([]byte(c.Function.Arguments), &a)
+				rep.Shell = append(rep.Shell, a.Command)
+			}
+		}
+	}
+	t.Undone = true
+	return rep, e.st.save(e.sess)
+}
