@@ -243,6 +243,25 @@ func (s *acpSession) runTurn(t *acpTurn) {
 		t.call.reply(nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()})
 		return
 	}
+	// A shared command may switch the mode or be an action that sends
+	// nothing to the model; the editor hears the outcome as a message.
+	if exp.Mode != "" && exp.Mode != s.e.perm.mode {
+		s.mu.Lock()
+		s.pendingMode = exp.Mode
+		s.mu.Unlock()
+		s.applyMode()
+		s.update(map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": exp.Mode})
+	}
+	if exp.Action != "" {
+		if msg := s.action(exp.Action); msg != "" {
+			s.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": textBlock(msg)})
+		}
+		t.call.reply(map[string]string{"stopReason": "end_turn"}, nil)
+		return
+	}
+	for _, p := range exp.Read {
+		s.e.tb.stamp(p)
+	}
 	s.mu.Lock()
 	s.active = true
 	s.tools = map[string]*acpTool{}
@@ -261,6 +280,25 @@ func (s *acpSession) runTurn(t *acpTurn) {
 	default:
 		t.call.reply(map[string]string{"stopReason": "end_turn"}, nil)
 	}
+}
+
+// action runs a shared command that sends nothing to the model (/undo,
+// /compact, /plan without a task) and says what it did.
+func (s *acpSession) action(name string) string {
+	switch name {
+	case "undo":
+		rep, err := s.e.undoLast()
+		if err != nil {
+			return err.Error()
+		}
+		if rep == nil {
+			return replText("undo_nothing")
+		}
+		return rep.text(replText)
+	case "compact":
+		return replText("not_available", "name", "compact", "why", replText("why_compact"))
+	}
+	return "" // plan: the mode switch was the whole of it
 }
 
 // promptText turns content blocks into the prompt's text and images. A

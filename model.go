@@ -608,7 +608,8 @@ func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReaso
 			}
 		}
 		if onRetry != nil {
-			onRetry(attempt, wait, err)
+			// The sentence counts the tries so far; the final one counts them all.
+			onRetry(attempt, wait, &modelError{Kind: me.Kind, Status: me.Status, Msg: strings.ReplaceAll(me.Msg, "{{tries}}", strconv.Itoa(attempt))})
 		}
 		select {
 		case <-ctx.Done():

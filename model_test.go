@@ -145,7 +145,11 @@ func TestModelRetryHonoursRetryAfter(t *testing.T) {
 	f := newFakeModel(t)
 	f.push(fakeReply{status: 429, header: map[string]string{"Retry-After": "1"}}, fakeReply{status: 503}, textReply("ok"))
 	var waits []time.Duration
-	rep, err := testRef(f.url()).stream(context.Background(), &chatRequest{}, nil, nil, func(n int, w time.Duration, err error) { waits = append(waits, w) })
+	var notes []string
+	rep, err := testRef(f.url()).stream(context.Background(), &chatRequest{}, nil, nil, func(n int, w time.Duration, err error) {
+		waits = append(waits, w)
+		notes = append(notes, err.Error())
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +158,9 @@ func TestModelRetryHonoursRetryAfter(t *testing.T) {
 	}
 	if len(waits) != 2 || waits[0] != time.Second || waits[1] >= time.Second {
 		t.Errorf("waits %v, want [1s, a short backoff]", waits)
+	}
+	if len(notes) != 2 || strings.Contains(notes[1], "{{") || !strings.Contains(notes[1], "after 2 tries") {
+		t.Errorf("retry notices %q: each counts its tries", notes)
 	}
 }
 

@@ -247,24 +247,7 @@ func (r *repl) undo() {
 		r.say("notice", r.text("undo_nothing"))
 		return
 	}
-	lines := []string{r.text("undo_head", "n", rep.Turn, "prompt", titleOf(rep.Prompt))}
-	for _, p := range rep.Restored {
-		lines = append(lines, r.text("undo_restored", "path", p))
-	}
-	for _, p := range rep.Removed {
-		lines = append(lines, r.text("undo_removed", "path", p))
-	}
-	for _, f := range rep.Failed {
-		p, why, _ := strings.Cut(f, ": ")
-		lines = append(lines, r.text("undo_failed", "path", p, "error", why))
-	}
-	if len(rep.Restored)+len(rep.Removed)+len(rep.Failed) == 0 {
-		lines = append(lines, r.text("undo_no_files"))
-	}
-	for _, c := range rep.Shell {
-		lines = append(lines, r.text("undo_shell", "command", c))
-	}
-	r.say("notice", strings.Join(lines, "\n"))
+	r.say("notice", rep.text(r.text))
 }
 
 // projectSessions lists this project's sessions, newest first.

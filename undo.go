@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // snapshot is one file as it was before a turn changed it.
@@ -146,4 +147,37 @@ func (e *engine) undoLast() (*undoReport, error) {
 	}
 	t.Undone = true
 	return rep, e.st.save(e.sess)
+}
+
+// text says what an undo did, for any front end, in the texts of
+// harness/repl.json (text fills one of them).
+func (rep *undoReport) text(text func(key string, kv ...any) string) string {
+	lines := []string{text("undo_head", "n", rep.Turn, "prompt", titleOf(rep.Prompt))}
+	for _, p := range rep.Restored {
+		lines = append(lines, text("undo_restored", "path", p))
+	}
+	for _, p := range rep.Removed {
+		lines = append(lines, text("undo_removed", "path", p))
+	}
+	for _, f := range rep.Failed {
+		p, why, _ := strings.Cut(f, ": ")
+		lines = append(lines, text("undo_failed", "path", p, "error", why))
+	}
+	if len(rep.Restored)+len(rep.Removed)+len(rep.Failed) == 0 {
+		lines = append(lines, text("undo_no_files"))
+	}
+	for _, c := range rep.Shell {
+		lines = append(lines, text("undo_shell", "command", c))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// replText fills a text of harness/repl.json, for front ends other than
+// the REPL that say the same things (an undo's report over ACP).
+func replText(key string, kv ...any) string {
+	s, ok := theSpec().Repl.Texts[key]
+	if !ok {
+		panic("harness: repl.json has no text " + key)
+	}
+	return fillPairs(s, kv...)
 }
