@@ -6,22 +6,26 @@ package main
 // capped head and tail as loop.json says.
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // systemPrompt fills prompts/system/default.md for a session. It is made
-// once, stored with the session, and re-sent byte for byte.
-func systemPrompt(root, mode, shell string) (string, error) {
+// once, stored with the session, and re-sent byte for byte: the mode and
+// the plan are in it only as they were now, and no clock and no absolute
+// path of the machine is (context.md §1, §4).
+func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 	sp := theSpec()
 	vars := map[string]string{
 		"project":      filepath.Base(root),
 		"os":           runtime.GOOS + "/" + runtime.GOARCH,
 		"shell":        filepath.Base(shell),
 		"instructions": "",
-		"plan_context": "",
+		"plan_context": planContext(p),
 		"mode_text":    strings.TrimSpace(sp.Prompts["modes/"+mode+".md"]),
 	}
 	s, err := fill(sp.Prompts["system/default.md"], vars)
@@ -65,26 +69,29 @@ func capOutput(text, id string) (string, bool) {
 	return text, len(lines) > c.OutputCap.Lines
 }
 
-// wireMessages renders the history for a request. Reasoning goes back only
-// for assistant messages after the message that started the current turn.
-func wireMessages(system string, msgs []message) []wireMessage {
+// wireMessages renders the history for a request. Compacted messages are
+// not sent. Reasoning goes back only for assistant messages after the last
+// message that started a turn (a prompt, or a compaction's summary) —
+// unless the connection has the reasoning_passback quirk, where every
+// assistant message that made tool calls keeps its reasoning for good.
+func wireMessages(system string, msgs []message, keepToolReasoning bool) []wireMessage {
 	out := make([]wireMessage, 0, len(msgs)+1)
 	out = append(out, wireMessage{Role: "system", Content: system})
-	turnStart := 0
+	turnStart := -1
 	for i, m := range msgs {
-		if m.Kind == "prompt" && !m.Undone {
+		if !m.Undone && !m.Compacted && (m.Kind == "prompt" || m.Kind == "summary") {
 			turnStart = i
 		}
 	}
 	for i, m := range msgs {
-		if m.Undone {
-			continue // taken back by /undo
+		if m.Undone || m.Compacted {
+			continue // taken back by /undo, or covered by a compaction
 		}
 		w := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		switch m.Role {
 		case "assistant":
 			w.ToolCalls = m.ToolCalls
-			if i > turnStart {
+			if i > turnStart || (keepToolReasoning && len(m.ToolCalls) > 0) {
 				w.ReasoningContent = m.Reasoning
 			}
 		case "user":
@@ -100,4 +107,77 @@ func wireMessages(system string, msgs []message) []wireMessage {
 		out = append(out, w)
 	}
 	return out
+}
+
+// maxOut is the answer limit of a request: the loop's budget, lowered to
+// what the model can write.
+func (e *engine) maxOut() int {
+	maxOut := theSpec().Loop.Budgets["cli"].MaxOutputTokens
+	if o := e.ref.Meta.Output; o > 0 && o < maxOut {
+		maxOut = o
+	}
+	return maxOut
+}
+
+// request sends the history as it stands and records the request's usage
+// in the session. A request quirk learned from the server's refusal
+// (quirks.json requests) is remembered and the request built again with it
+// and retried, once: the loop never special-cases a server.
+func (e *engine) request(ctx context.Context, kind string, onText, onReasoning func(string)) (reply, error) {
+	build := func() *chatRequest {
+		return &chatRequest{Messages: wireMessages(e.sess.System, e.sess.Messages, e.quirkOn("reasoning_passback")),
+			Tools: e.tb.defs, MaxTokens: e.maxOut(), Extra: e.extra}
+	}
+	onRetry := func(attempt int, wait time.Duration, err error) {
+		e.send(event{Type: evRetry, Text: err.Error() + " — retrying in " + wait.Round(time.Millisecond).String()})
+	}
+	req := build()
+	rep, err := e.ref.stream(ctx, req, onText, onReasoning, onRetry)
+	if id := learnedQuirk(err); id != "" && !e.quirkOn(id) {
+		e.learnQuirk(id)
+		e.send(event{Type: evRetry, Text: err.Error() + " — retrying with the " + id + " quirk"})
+		req = build()
+		rep, err = e.ref.stream(ctx, req, onText, onReasoning, onRetry)
+	}
+	if err != nil {
+		return rep, err
+	}
+	body, _ := marshalRequest(req)
+	e.sess.Requests = append(e.sess.Requests, requestRecord{Turn: len(e.sess.Turns), Kind: kind, Bytes: len(body), Usage: rep.Usage, Time: time.Now()})
+	return rep, nil
+}
+
+// withNote puts the session note, if anything changed since the model was
+// last told, before the words of a message that starts a turn. What the
+// note says is stored with the message, so it is sent the same way ever
+// after (context.md §1.3).
+func (e *engine) withNote(prompt string, now time.Time) string {
+	nt := theSpec().Loop.Context.Note
+	var parts []string
+	if date := now.Format("Monday, 2 January 2006"); date != e.sess.NoteDate {
+		parts = append(parts, fillPairs(nt["date"], "date", date))
+		e.sess.NoteDate = date
+	}
+	if e.sess.NoteMode == "" {
+		e.sess.NoteMode = e.perm.mode
+	}
+	if e.perm.mode != e.sess.NoteMode {
+		parts = append(parts, fillPairs(nt["mode"], "mode", e.perm.mode,
+			"mode_text", strings.TrimSpace(theSpec().Prompts["modes/"+e.perm.mode+".md"])))
+		e.sess.NoteMode = e.perm.mode
+	}
+	parts = append(parts, e.sess.Notes...)
+	e.sess.Notes = nil
+	if len(parts) == 0 {
+		return prompt
+	}
+	return fillPairs(nt["wrap"], "text", strings.Join(parts, "\n")) + "\n\n" + prompt
+}
+
+// setMode changes the session's permission mode (the REPL's /mode, an
+// approved plan). The system prompt keeps the mode it was made with; the
+// model hears of the change in the next session note.
+func (e *engine) setMode(mode string) {
+	e.perm.mode = mode
+	e.sess.Mode = mode
 }

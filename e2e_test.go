@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -235,7 +236,7 @@ func TestEndToEndHeadlessRefusal(t *testing.T) {
 	if r.code != 0 || r.stdout != "From stdin.\n" {
 		t.Errorf("stdin prompt: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	if m := f.got()[len(f.got())-1].messages(); m[len(m)-1]["content"] != "the prompt" {
+	if m := f.got()[len(f.got())-1].messages(); !strings.HasSuffix(fmt.Sprint(m[len(m)-1]["content"]), "\n\nthe prompt") {
 		t.Errorf("stdin prompt sent as %v", m[len(m)-1]["content"])
 	}
 }

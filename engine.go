@@ -36,6 +36,11 @@ type engine struct {
 	steerMu sync.Mutex
 	steerQ  []string   // messages typed during the turn, for its next step
 	snapMu  sync.Mutex // guards snapshots taken from tool goroutines
+
+	hygiene bool           // insert-time stubs (context_hygiene.go)
+	extra   map[string]any // the effort level's request fields (levels.go)
+	asker   asker          // answers ask_user; nil: nobody can be asked (-p)
+	planner planReviewer   // answers plan_submit; nil: nobody can (-p)
 }
 
 // callRecord is one call of a turn, for -p's JSON output.
@@ -113,17 +118,17 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
 	}()
-	if err := e.appendMsg(message{Role: "user", Content: prompt, Kind: "prompt", Images: images}); err != nil {
+	e.autoCompact(ctx, false)
+	if err := e.appendMsg(message{Role: "user", Content: e.withNote(prompt, time.Now()), Kind: "prompt", Images: images}); err != nil {
 		return outcome{StopReason: "error", Err: err}
 	}
 	e.send(event{Type: evPrompt, Text: prompt})
 	nudges := 0
 	wrapped := false
-	maxOut := lp.Budgets["cli"].MaxOutputTokens
-	if o := e.ref.Meta.Output; o > 0 && o < maxOut {
-		maxOut = o
-	}
 	for step := 1; ; step++ {
+		if step > 1 {
+			e.autoCompact(ctx, true)
+		}
 		if step > e.maxSteps {
 			e.send(event{Type: evNotice, Text: fillPairs(lp.Steps.BackstopReached, "steps", e.maxSteps)})
 			out.StopReason = "max_turn_requests"
@@ -141,14 +146,10 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 			return out
 		}
 		e.send(event{Type: evStep, Step: step})
-		req := &chatRequest{Messages: wireMessages(e.sess.System, e.sess.Messages), Tools: e.tb.defs, MaxTokens: maxOut}
 		var seen strings.Builder
-		rep, err := e.ref.stream(ctx, req,
+		rep, err := e.request(ctx, "step",
 			func(s string) { seen.WriteString(s); e.send(event{Type: evText, Text: s}) },
-			func(s string) { e.send(event{Type: evReasoning, Text: s}) },
-			func(attempt int, wait time.Duration, err error) {
-				e.send(event{Type: evRetry, Text: err.Error() + " — retrying in " + wait.Round(time.Millisecond).String()})
-			})
+			func(s string) { e.send(event{Type: evReasoning, Text: s}) })
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				if seen.Len() > 0 {
@@ -245,12 +246,20 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 			continue
 		}
 		p.t = t
-		args, err := checkArgs(t, json.RawMessage(c.Function.Arguments), theSpec().Purpose.Schema)
+		raw := json.RawMessage(c.Function.Arguments)
+		if conv := argConverters[c.Function.Name]; conv != nil && c.Function.Name != t.Name {
+			raw = conv(raw) // a former name that took other arguments
+		}
+		args, err := checkArgs(t, raw, theSpec().Purpose.Schema)
 		if err != nil {
 			p.res = &toolResult{Text: err.Error(), IsError: true, Status: "failed"}
 			continue
 		}
 		p.args = args
+		if !e.requirementsMet(t) {
+			p.res = &toolResult{Text: t.Unavailable, IsError: true, Status: "failed"}
+			continue
+		}
 		d := e.perm.decide(t, args)
 		if d.Verdict == "allow" && t.Risk == "read" && lp.Parallel.ReadOnly {
 			batch = append(batch, p)
@@ -343,6 +352,11 @@ func (e *engine) runParallel(ctx context.Context, ps []*pendingCall) {
 
 func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 	e.send(event{Type: evToolStart, Tool: &toolEvent{ID: p.call.ID, Name: p.t.Name, Block: p.t.Block, Risk: p.t.Risk, Input: string(p.args)}})
+	if f := sessionTools[p.t.Name]; f != nil {
+		r := e.runSessionTool(ctx, f, p.t, p.args)
+		p.res = &r
+		return
+	}
 	r := e.tb.run(ctx, p.t, p.args)
 	p.res = &r
 }
@@ -350,19 +364,15 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 // storeResult gives a call's result its id, caps it, stores it, and tells
 // the front ends.
 func (e *engine) storeResult(p *pendingCall) (string, error) {
-	c := theSpec().Loop.Context
 	n := e.sess.NextResult
 	if n < 1 {
 		n = 1
 	}
 	e.sess.NextResult = n + 1
 	id := resultID(n)
-	shown, capped := capOutput(p.res.Text, id)
+	shown, full := e.insertResult(p, id)
 	m := message{Role: "tool", ToolCallID: p.call.ID, ToolName: p.call.Function.Name, ResultID: id,
-		Content: fillPairs(c.ResultHead, "id", id) + "\n" + shown, Status: p.res.Status}
-	if capped {
-		m.Full = p.res.Text
-	}
+		Content: shown, Full: full, Status: p.res.Status}
 	if err := e.appendMsg(m); err != nil {
 		return id, err
 	}

@@ -20,7 +20,7 @@ func newTestEngine(t *testing.T, f *fakeModel, mode string, files map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.System, _ = systemPrompt(tb.root, mode, tb.shell)
+	sess.System, _ = systemPrompt(tb.root, mode, tb.shell, nil)
 	var mu sync.Mutex
 	var evs []event
 	e := &engine{ref: testRef(f.url()), tb: tb, perm: newPermissions(mode, tb.root, true), st: st, sess: sess,
@@ -44,7 +44,7 @@ func TestEngineBadCalls(t *testing.T) {
 		t.Fatalf("outcome %+v", out)
 	}
 	res := toolResults(f.got()[1])
-	wants := []string{"There is no tool named frobnicate. The tools are: apply_patch, bash, edit",
+	wants := []string{"There is no tool named frobnicate. The tools are: apply_patch, ask_user, bash, edit",
 		"The arguments of read are not valid JSON", "path is missing. Expected: {path: string (required), limit: integer, offset: integer}",
 		"1\tA"}
 	for i, w := range wants {

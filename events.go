@@ -21,6 +21,7 @@ const (
 	evError     = "error"      // the turn failed; Text says why and what to do
 	evStep      = "step"       // a new model request starts (progress)
 	evSteered   = "steered"    // a steer message was given to the model at this step
+	evPlan      = "plan"       // the session's plan changed; Plan carries it whole
 )
 
 type event struct {
@@ -32,6 +33,7 @@ type event struct {
 	Tool       *toolEvent `json:"tool,omitempty"`
 	Usage      *usage     `json:"usage,omitempty"`
 	StopReason string     `json:"stop_reason,omitempty"`
+	Plan       *plan      `json:"plan,omitempty"`
 	Time       time.Time  `json:"time"`
 }
 

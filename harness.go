@@ -105,14 +105,40 @@ type loopSpec struct {
 			HeadLines int `json:"head_lines"`
 			TailLines int `json:"tail_lines"`
 		} `json:"output_cap"`
-		Elided      string `json:"elided"`
-		ElidedChars string `json:"elided_chars"`
-		ResultHead  string `json:"result_head"`
+		Elided      string            `json:"elided"`
+		ElidedChars string            `json:"elided_chars"`
+		ResultHead  string            `json:"result_head"`
+		Hygiene     bool              `json:"hygiene"`
+		HygieneEnv  string            `json:"hygiene_env"`
+		ReadHead    string            `json:"read_head"`
+		HashDigits  int               `json:"hash_digits"`
+		DedupeTools []string          `json:"dedupe_tools"`
+		Stubs       map[string]string `json:"stubs"`
+		Note        map[string]string `json:"note"`
+		Compaction  compactionSpec    `json:"compaction"`
 	} `json:"context"`
 	StopReasons []string `json:"stop_reasons"`
 	Store       struct {
 		PruneDays int `json:"prune_days"`
 	} `json:"store"`
+}
+
+// compactionSpec is loop.json's context.compaction: when a session is
+// compacted (a share of the model's context window, by the window's size)
+// and the texts of the summary turn.
+type compactionSpec struct {
+	Table []struct {
+		Context int     `json:"context"`
+		At      float64 `json:"at"`
+	} `json:"table"`
+	CharsPerToken int    `json:"chars_per_token"`
+	Ask           string `json:"ask"`
+	Summary       string `json:"summary"`
+	ReadsHead     string `json:"reads_head"`
+	ReadsRow      string `json:"reads_row"`
+	Continue      string `json:"continue"`
+	Empty         string `json:"empty"`
+	Notice        string `json:"notice"`
 }
 
 type modesSpec struct {

@@ -31,6 +31,7 @@ type runFlags struct {
 	cont      bool
 	sessionID string
 	repl      bool // -i: the interactive session even when stdin is not a terminal
+	effort    string
 }
 
 // parseRunFlags reads flags and positional words in any order.
@@ -50,6 +51,7 @@ func parseRunFlags(args []string) (*runFlags, []string, error) {
 	fs.StringVar(&f.sessionID, "session", "", "")
 	fs.BoolVar(&f.repl, "i", false, "")
 	fs.BoolVar(&f.repl, "interactive", false, "")
+	fs.StringVar(&f.effort, "effort", "", "")
 	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -232,10 +234,18 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		return nil, nil, err
 	}
 	if sess.System == "" {
-		sess.System, err = systemPrompt(root, mode, tb.shell)
+		sess.System, err = systemPrompt(root, mode, tb.shell, sess.Plan)
 		if err != nil {
 			st.close()
 			return nil, nil, err
+		}
+		sess.NoteMode = mode // the mode the system prompt tells
+	}
+	var extra map[string]any
+	if f.effort != "" {
+		if extra, err = levelFields(ref.String(), ref.Meta, f.effort); err != nil {
+			st.close()
+			return nil, nil, usageError{"--effort: " + err.Error()}
 		}
 	}
 	sess.Model = ref.String()
@@ -244,6 +254,7 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	if f.maxSteps > 0 {
 		maxSteps = f.maxSteps
 	}
-	e := &engine{ref: ref, tb: tb, perm: newPermissions(mode, root, headless), st: st, sess: sess, maxSteps: maxSteps}
+	e := &engine{ref: ref, tb: tb, perm: newPermissions(mode, root, headless), st: st, sess: sess, maxSteps: maxSteps,
+		hygiene: hygieneOn(os.Getenv), extra: extra}
 	return e, st.close, nil
 }

@@ -122,6 +122,8 @@ Flags:
   --mode MODE              manual, edit, auto or plan (default: mode: in config.yaml, else manual)
   --cwd DIR                the project folder (default: the current folder)
   --max-steps N            stop a turn after N model requests (default from harness/loop.json)
+  --effort LEVEL           the model's effort level: off (where it has the thinking switch),
+                           one of its efforts, or default; a wrong one lists the model's levels
   -c, --continue           continue the newest session of this project
   --session ID             continue the session ID
   -i, --interactive        the interactive session even when stdin is not a terminal
@@ -132,6 +134,7 @@ refused, and the model is told why. Use --mode edit or --mode auto to allow more
 Environment:
   OPENAI_BASE_URL, OPENAI_API_KEY   a connection named "openai"
   LEMBAS_MODEL                      the default model
+  LEMBAS_HYGIENE=off                send every tool result whole (no stubs), for measuring
   XDG_CONFIG_HOME, XDG_STATE_HOME   where config.yaml and sessions live
   NO_COLOR                          no colour in any output
 

@@ -40,6 +40,7 @@ func TestQuirks(t *testing.T) {
 				Usage *usage `json:"usage"`
 			} `json:"expect"`
 		} `json:"quirks"`
+		Requests json.RawMessage `json:"requests"` // request quirks: context_test.go
 	}
 	if err := decodeStrict(harnessFS, "harness/quirks.json", &q); err != nil {
 		t.Fatal(err)

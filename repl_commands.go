@@ -234,6 +234,7 @@ func (r *repl) setMode(m string) {
 	r.quiet[note] = true
 	r.mu.Unlock()
 	e.steer(note)
+	e.sess.NoteMode = m // the steer note tells it: no session note again
 	r.say("status", r.text("mode_now", "mode", m, "text", r.spec.Modes.Texts[m]))
 }
 
@@ -299,7 +300,8 @@ func (r *repl) switchSession(id string) {
 	if id == "" {
 		sess, err = e.st.create(e.perm.root)
 		if err == nil {
-			sess.System, err = systemPrompt(e.perm.root, e.perm.mode, e.tb.shell)
+			sess.System, err = systemPrompt(e.perm.root, e.perm.mode, e.tb.shell, nil)
+			sess.NoteMode = e.perm.mode
 		}
 	} else {
 		if id == e.sess.ID {

@@ -328,10 +328,9 @@ func (r *repl) foldResult(t *toolEvent) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// planAbove is the hook that draws the session's plan above the approval
-// card and the prompt. The structured plan (plan.go, renderPlanCompact) is
-// built in another issue; until it lands this draws nothing.
-func (r *repl) planAbove() string { return "" }
+// planAbove draws the session's plan above the approval card and the
+// prompt: its compact form, one line per task (plan.go).
+func (r *repl) planAbove() string { return renderPlanCompact(r.e.sess.Plan) }
 
 // approve is the approval card (the approver interface): what would run
 // and why it asks, then one key answers — y once, a always (where

@@ -164,10 +164,21 @@ func lastUser(r fakeRequest) string {
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i]["role"] == "user" {
 			s, _ := ms[i]["content"].(string)
-			return s
+			return withoutNote(s)
 		}
 	}
 	return ""
+}
+
+// withoutNote is a message's words without the session note before them
+// (context.md §1.3).
+func withoutNote(s string) string {
+	if strings.HasPrefix(s, "<session-note>") {
+		if i := strings.Index(s, "</session-note>\n\n"); i >= 0 {
+			return s[i+len("</session-note>\n\n"):]
+		}
+	}
+	return s
 }
 
 func TestReplToolCallAndApproval(t *testing.T) {
@@ -430,7 +441,7 @@ func TestReplCommands(t *testing.T) {
 	h.turnDone()
 	// The mode switch reaches the model as a note after the prompt.
 	ms := fm.got()[0].messages()
-	if got := ms[len(ms)-2]["content"]; got != "/usr/bin is where it is" {
+	if got := withoutNote(fmt.Sprint(ms[len(ms)-2]["content"])); got != "/usr/bin is where it is" {
 		t.Errorf("a /word that is not a command was sent as %q", got)
 	}
 	if !strings.Contains(fmt.Sprint(ms[len(ms)-1]["content"]), "switched the session to edit mode") {

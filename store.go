@@ -34,8 +34,9 @@ type message struct {
 	Full       string      `json:"full,omitempty"` // a capped result's whole output, for recall
 	Status     string      `json:"status,omitempty"`
 	Turn       int         `json:"turn"`
-	Kind       string      `json:"kind,omitempty"`   // prompt (starts a turn), nudge, wrapup, image, steer, mode
-	Undone     bool        `json:"undone,omitempty"` // taken back by /undo: no longer sent to the model
+	Kind       string      `json:"kind,omitempty"`      // prompt (starts a turn), nudge, wrapup, image, steer, mode, compact (the summary's ask), summary
+	Undone     bool        `json:"undone,omitempty"`    // taken back by /undo: no longer sent to the model
+	Compacted  bool        `json:"compacted,omitempty"` // kept, but no longer sent: a compaction covers it
 	Time       time.Time   `json:"time"`
 }
 
@@ -67,6 +68,26 @@ type session struct {
 	Messages   []message  `json:"messages"`
 	Turns      []turn     `json:"turns"`
 	Snapshots  []snapshot `json:"snapshots,omitempty"` // files as they were before a turn changed them (undo.go)
+
+	// Context (context.md): what the model has been told, so a continued
+	// session goes on exactly where it was.
+	Dedupe   *dedupeTable    `json:"dedupe,omitempty"`    // hygiene: reads and listings still in the history
+	Notes    []string        `json:"notes,omitempty"`     // session notes waiting for the next user message
+	NoteDate string          `json:"note_date,omitempty"` // the date the model was last told
+	NoteMode string          `json:"note_mode,omitempty"` // the mode the model was last told
+	Quirks   []string        `json:"quirks,omitempty"`    // request quirks learned on this session's connection
+	Requests []requestRecord `json:"requests,omitempty"`  // usage of every model request
+	Plan     *plan           `json:"plan,omitempty"`
+}
+
+// requestRecord is one model request: its usage (cached input tokens
+// included), its size, and whether it was a step or a compaction.
+type requestRecord struct {
+	Turn  int       `json:"turn"`
+	Kind  string    `json:"kind"` // step, compact
+	Bytes int       `json:"bytes"`
+	Usage usage     `json:"usage"`
+	Time  time.Time `json:"time"`
 }
 
 // store is the sessions folder.

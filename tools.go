@@ -26,6 +26,14 @@ type toolResult struct {
 	IsError bool
 	Status  string // completed, failed, refused, cancelled
 	Paths   []string
+	Read    *readInfo // what a read saw: its lines and the file's hash (context hygiene)
+}
+
+// readInfo is what one read showed of a file: lines start to end of total,
+// and the SHA-256 of the whole file, hex.
+type readInfo struct {
+	Start, End, Total int
+	Hash              string
 }
 
 // imagePart is an image attached for a vision model.
@@ -75,7 +83,7 @@ func newToolbox(root string, vision bool) (*toolbox, error) {
 		if !offeredHere(t) {
 			continue
 		}
-		if toolImpls[name] == nil {
+		if toolImpls[name] == nil && sessionTools[name] == nil {
 			continue // a tool of the spec this build does not have yet
 		}
 		tb.tools = append(tb.tools, t)

@@ -8,7 +8,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,7 +170,9 @@ func toolRead(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	if end < total {
 		b.WriteString(t.text("more", "shown", end-start+1, "total", total, "next", end+1))
 	}
-	return toolResult{Text: strings.TrimSuffix(b.String(), "\n"), Paths: []string{abs}}
+	sum := sha256.Sum256(data)
+	return toolResult{Text: strings.TrimSuffix(b.String(), "\n"), Paths: []string{abs},
+		Read: &readInfo{Start: start, End: end, Total: total, Hash: hex.EncodeToString(sum[:])}}
 }
 
 // cutUTF8 cuts s to at most n bytes without splitting a character.
@@ -292,7 +296,7 @@ func (tb *toolbox) editFile(path string, edits []editOp, multi bool) toolResult 
 		return fsError(path, err)
 	}
 	tb.stamp(abs)
-	return toolResult{Text: t.text("edited", "path", path, "count", count) + "\n" + strings.Join(diffs, "\n"), Paths: []string{abs}}
+	return toolResult{Text: t.text("edited", "path", path, "count", count) + "\n--- " + path + "\n+++ " + path + "\n" + strings.Join(diffs, "\n"), Paths: []string{abs}}
 }
 
 // applyEdit makes one replacement in content. In a CRLF file the model's
@@ -335,7 +339,7 @@ func applyEdit(t *toolSpec, path, content string, e editOp, crlf bool) (int, str
 		j := strings.Index(content[off:], old)
 		line := 1 + strings.Count(b.String(), "\n") + strings.Count(content[off:off+j], "\n")
 		if len(diffs) < 3 {
-			diffs = append(diffs, miniDiff(line, e.Old, e.New))
+			diffs = append(diffs, miniDiff(1+strings.Count(content[:off+j], "\n"), line, e.Old, e.New))
 		}
 		b.WriteString(content[off : off+j])
 		b.WriteString(repl)
@@ -345,17 +349,29 @@ func applyEdit(t *toolSpec, path, content string, e editOp, crlf bool) (int, str
 	return n, b.String(), diffs, ""
 }
 
-// miniDiff shows one replacement as a hunk: its line, removed and added lines.
-func miniDiff(line int, old, new string) string {
+// miniDiff shows one replacement as a unified diff hunk: where it is in
+// the file before and after, the removed lines and the added ones
+// (context.md §2.6: edits answer with their diff).
+func miniDiff(oldLine, newLine int, old, new string) string {
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(strings.TrimSuffix(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), "\n")
+	}
+	ol, nl := split(old), split(new)
+	// An empty side starts, as in diff -u, at the line before.
+	os, ns := oldLine, newLine
+	if len(nl) == 0 {
+		ns--
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "@@ line %d\n", line)
-	for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(old, "\r\n", "\n"), "\n"), "\n") {
+	fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", os, len(ol), ns, len(nl))
+	for _, l := range ol {
 		b.WriteString("-" + l + "\n")
 	}
-	if new != "" {
-		for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(new, "\r\n", "\n"), "\n"), "\n") {
-			b.WriteString("+" + l + "\n")
-		}
+	for _, l := range nl {
+		b.WriteString("+" + l + "\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -1,0 +1,111 @@
+package main
+
+// Tools that work on the session rather than the disk — recall, the plan
+// tools, ask_user — run inside the engine, which holds the session. They
+// are offered like any tool (harness/tools/*.json); a requirement that is
+// not met (plan_submit outside plan mode) makes a call answer the tool's
+// unavailable text while the tool stays in the list, so the prefix stays
+// still (context.md §1.2).
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+type sessionToolFunc func(e *engine, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult
+
+// sessionTools maps a tool's name to its implementation inside the engine.
+var sessionTools = map[string]sessionToolFunc{}
+
+// argConverters turn the arguments of a former name that took other
+// arguments into the tool's own (todo → plan_write).
+var argConverters = map[string]func(json.RawMessage) json.RawMessage{}
+
+func init() {
+	sessionTools["recall"] = toolRecall
+}
+
+// runSessionTool runs one, turning a panic into an error result like any
+// tool's.
+func (e *engine) runSessionTool(ctx context.Context, f sessionToolFunc, t *toolSpec, args json.RawMessage) (res toolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = toolResult{Text: loopText(theSpec().Loop.ToolErrors, "panic", "name", t.Name, "error", p), IsError: true, Status: "failed"}
+		}
+	}()
+	res = f(e, ctx, t, args)
+	if res.Status == "" {
+		res.Status = "completed"
+		if res.IsError {
+			res.Status = "failed"
+		}
+	}
+	return res
+}
+
+// requirementsMet says whether a tool's requires hold now. A requirement
+// this build does not know is never met.
+func (e *engine) requirementsMet(t *toolSpec) bool {
+	for _, r := range t.Requires {
+		switch r {
+		case "plan":
+			if e.perm.mode != "plan" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// toolRecall shows a stored result whole, paged by lines.
+func toolRecall(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+	var a struct {
+		ID     string `json:"id"`
+		Offset int    `json:"offset"`
+		Limit  int    `json:"limit"`
+	}
+	json.Unmarshal(raw, &a)
+	id := strings.TrimPrefix(strings.TrimSpace(a.ID), "#")
+	if n, err := strconv.ParseInt(id, 16, 64); err == nil && n > 0 {
+		id = resultID(int(n)) // 3 or 0x3 or 00003 name #0003
+	}
+	var found *message
+	for i := range e.sess.Messages {
+		if m := &e.sess.Messages[i]; m.Role == "tool" && m.ResultID == id {
+			found = m
+		}
+	}
+	if found == nil {
+		return errResult(t.text("unknown", "id", a.ID))
+	}
+	text := found.Full
+	if text == "" {
+		// Not cut: the content is the whole output after its head line.
+		text = found.Content
+		if i := strings.IndexByte(text, '\n'); i >= 0 && strings.HasPrefix(text, "[#") {
+			text = text[i+1:]
+		}
+	}
+	lines := strings.Split(text, "\n")
+	start := 1
+	if a.Offset > 0 {
+		start = a.Offset
+	}
+	if start > len(lines) {
+		return errResult(t.text("past_end", "id", id, "total", len(lines), "offset", start))
+	}
+	limit := t.limit("max_lines")
+	if a.Limit > 0 {
+		limit = a.Limit
+	}
+	end := min(start-1+limit, len(lines))
+	out := t.text("head", "id", id, "tool", found.ToolName) + "\n" + strings.Join(lines[start-1:end], "\n")
+	if end < len(lines) {
+		out += "\n" + t.text("more", "id", id, "shown", end-start+1, "total", len(lines), "next", end+1)
+	}
+	return toolResult{Text: out}
+}
