@@ -339,7 +339,7 @@ func applyEdit(t *toolSpec, path, content string, e editOp, crlf bool) (int, str
 		j := strings.Index(content[off:], old)
 		line := 1 + strings.Count(b.String(), "\n") + strings.Count(content[off:off+j], "\n")
 		if len(diffs) < 3 {
-			diffs = append(diffs, miniDiff(1+strings.Count(content[:off+j], "\n"), line, e.Old, e.New))
+			diffs = append(diffs, wholeLineDiff(content, off+j, old, repl, line))
 		}
 		b.WriteString(content[off : off+j])
 		b.WriteString(repl)
@@ -347,6 +347,28 @@ func applyEdit(t *toolSpec, path, content string, e editOp, crlf bool) (int, str
 	}
 	b.WriteString(content[off:])
 	return n, b.String(), diffs, ""
+}
+
+// wholeLineDiff shows the replacement of old at pos in content as a hunk
+// of the whole lines it touches, before and after.
+func wholeLineDiff(content string, pos int, old, repl string, newLine int) string {
+	start := strings.LastIndexByte(content[:pos], '\n') + 1
+	end := pos + len(old)
+	if strings.HasSuffix(old, "\n") {
+		end--
+	}
+	if i := strings.IndexByte(content[end:], '\n'); i >= 0 {
+		end += i
+	} else {
+		end = len(content)
+	}
+	suffix := ""
+	if pos+len(old) <= end {
+		suffix = content[pos+len(old) : end]
+	}
+	before := content[start:end]
+	after := content[start:pos] + repl + suffix
+	return miniDiff(1+strings.Count(content[:start], "\n"), newLine, before, after)
 }
 
 // miniDiff shows one replacement as a unified diff hunk: where it is in

@@ -80,7 +80,7 @@ func toolRecall(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage
 		}
 	}
 	if found == nil {
-		return errResult(t.text("unknown", "id", a.ID))
+		return errResult(t.text("unknown", "id", strings.TrimPrefix(strings.TrimSpace(a.ID), "#")))
 	}
 	text := found.Full
 	if text == "" {
