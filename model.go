@@ -385,15 +385,17 @@ type toolCall struct {
 }
 
 // chatRequest is what one request sends; Messages are already in wire form.
+// The messages come last, so a request's body starts with the previous
+// request's bytes up to the end of its last message (context.md §1.4).
 type chatRequest struct {
 	Model         string          `json:"model"`
-	Messages      []wireMessage   `json:"messages"`
 	Tools         json.RawMessage `json:"tools,omitempty"`
 	Stream        bool            `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options,omitempty"`
 	MaxTokens int            `json:"max_tokens,omitempty"`
+	Messages  []wireMessage  `json:"messages"`
 	Extra     map[string]any `json:"-"`
 }
 
@@ -625,20 +627,33 @@ func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReaso
 }
 
 // marshalRequest writes the request with its extra top-level fields (the
-// effort level's settings) merged in.
+// effort level's settings) first, in a fixed order, and the request's own
+// fields after them as the struct orders them — messages last.
 func marshalRequest(req *chatRequest) ([]byte, error) {
 	body, err := json.Marshal(req)
 	if err != nil || len(req.Extra) == 0 {
 		return body, err
 	}
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, err
+	keys := make([]string, 0, len(req.Extra))
+	for k := range req.Extra {
+		keys = append(keys, k)
 	}
-	for k, v := range req.Extra {
-		m[k] = v
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteByte('{')
+	for _, k := range keys {
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(req.Extra[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+		b.WriteByte(',')
 	}
-	return json.Marshal(m)
+	b.Write(body[1:])
+	return []byte(b.String()), nil
 }
 
 func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReasoning func(string)) (reply, time.Duration, error) {
