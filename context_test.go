@@ -440,3 +440,31 @@ func TestCompactAt(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHygieneInsert: any arguments and output a model and a tool produce
+// are inserted without a panic, under their id, and the same listing
+// twice is a stub.
+func FuzzHygieneInsert(f *testing.F) {
+	f.Add(`{"path":"a.txt"}`, "1\tx", true)
+	f.Add(`{"pattern":"\u0000"}`, "", false)
+	f.Add(`not json`, "x\ny", true)
+	f.Fuzz(func(t *testing.T, args, text string, read bool) {
+		d := &dedupeTable{}
+		res := toolResult{Text: text}
+		if read {
+			res.Read = &readInfo{Start: 1, End: 2, Total: 2, Hash: "abc"}
+		}
+		tool := "grep"
+		if read {
+			tool = "read"
+		}
+		c1, _ := d.insert("/r", tool, json.RawMessage(args), &res, "0001", true)
+		c2, _ := d.insert("/r", tool, json.RawMessage(args), &res, "0002", true)
+		if !strings.HasPrefix(c1, "[#0001]") || !strings.HasPrefix(c2, "[#0002]") {
+			t.Fatalf("ids: %q %q", c1, c2)
+		}
+		if _, capped := capOutput(text, "0001"); !capped && !strings.Contains(c2, "#0001") {
+			t.Fatalf("the same result twice is not a stub: %q", c2)
+		}
+	})
+}

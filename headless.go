@@ -244,6 +244,9 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	var extra map[string]any
 	if f.effort != "" {
 		if extra, err = levelFields(ref.String(), ref.Meta, f.effort); err != nil {
+			if len(sess.Messages) == 0 && !f.cont && f.sessionID == "" {
+				st.remove(sess.ID) // made for this run, which never starts
+			}
 			st.close()
 			return nil, nil, usageError{"--effort: " + err.Error()}
 		}

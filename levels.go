@@ -39,11 +39,23 @@ func levelFields(model string, m modelMeta, level string) (map[string]any, error
 	}
 	// A deep copy, filled: the spec's maps are shared.
 	b, _ := json.Marshal(theSpec().Models.Levels[key])
-	b = []byte(strings.ReplaceAll(string(b), "{{effort}}", level))
 	out := map[string]any{}
 	json.Unmarshal(b, &out)
 	if len(out) == 0 {
 		return nil, nil
 	}
-	return out, nil
+	return fillLevel(out, level).(map[string]any), nil
+}
+
+// fillLevel puts the level where the spec's fields say {{effort}}.
+func fillLevel(v any, level string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = fillLevel(e, level)
+		}
+	case string:
+		return fillPairs(x, "effort", level)
+	}
+	return v
 }

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -145,4 +146,28 @@ func TestAskUser(t *testing.T) {
 	if r := toolResults(f.got()[7])[4]; !strings.Contains(r, "dismissed the questions") {
 		t.Errorf("dismissed: %q", r)
 	}
+}
+
+// FuzzConvertTodo: whatever a model sends under the former name, the
+// conversion answers JSON, and todos[] always become one phase.
+func FuzzConvertTodo(f *testing.F) {
+	f.Add(`{"todos":[{"content":"a","status":"pending"}]}`)
+	f.Add(`{"todos":[]}`)
+	f.Add(`{"phases":[]}`)
+	f.Add(`"{}"`)
+	f.Add(`{"todos":[{"content":1}]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		out := convertTodo(json.RawMessage(in))
+		if string(out) == in {
+			return
+		}
+		var v struct {
+			Phases []struct {
+				Title string `json:"title"`
+			} `json:"phases"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil || len(v.Phases) != 1 || v.Phases[0].Title != "Work" {
+			t.Fatalf("convertTodo(%q) = %s", in, out)
+		}
+	})
 }
