@@ -29,6 +29,8 @@ func TestACPOfficialClient(t *testing.T) {
 	}
 	f := newFakeModel(t)
 	f.push(
+		callsReply(fakeCall{"plan_write", map[string]any{"title": "Mark it done", "phases": []any{map[string]any{"title": "Work",
+			"tasks": []any{map[string]any{"text": "replace TODO", "status": "doing"}, map[string]any{"text": "show the file", "status": "todo"}}}}}}),
 		callsReply(fakeCall{"read", map[string]any{"path": "src/app.txt"}}),
 		callsReply(fakeCall{"edit", map[string]any{"path": "src/app.txt", "old_string": "TODO", "new_string": "DONE"}}),
 		callsReply(fakeCall{"bash", map[string]any{"command": "cat src/app.txt"}}),

@@ -296,7 +296,10 @@ func (s *acpSession) action(name string) string {
 		}
 		return rep.text(replText)
 	case "compact":
-		return replText("not_available", "name", "compact", "why", replText("why_compact"))
+		if err := s.e.compact(context.Background()); err != nil {
+			return err.Error()
+		}
+		return replText("compacted")
 	}
 	return "" // plan: the mode switch was the whole of it
 }

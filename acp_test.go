@@ -562,3 +562,20 @@ func TestACPQueueAndEOF(t *testing.T) {
 		t.Errorf("exit after EOF: %v; stderr %s", err, p.stderr.String())
 	}
 }
+
+// TestACPPlanUpdate: a plan the model writes reaches the editor as flat
+// entries, with the structure in _meta.lembas.plan.
+func TestACPPlanUpdate(t *testing.T) {
+	p := &plan{Phases: []planPhase{{ID: "p1", Title: "Work", Tasks: []planTask{
+		{ID: "t1", Text: "read", Status: "done"}, {ID: "t2", Text: "edit", Status: "doing"},
+		{ID: "t3", Text: "gone", Status: "dropped"}, {ID: "t4", Text: "test", Status: "todo"}}}}}
+	u := planUpdate(p)
+	b, _ := json.Marshal(u["entries"])
+	want := `[{"content":"read","priority":"medium","status":"completed"},{"content":"edit","priority":"medium","status":"in_progress"},{"content":"test","priority":"medium","status":"pending"}]`
+	if string(b) != want {
+		t.Errorf("entries %s\nwant %s", b, want)
+	}
+	if m, _ := u["_meta"].(map[string]any)["lembas"].(map[string]any); m["plan"] != p {
+		t.Errorf("_meta.lembas.plan missing: %v", u["_meta"])
+	}
+}

@@ -38,6 +38,10 @@ func (s *acpSession) onEvent(ev event) {
 		s.toolStart(ev.Tool)
 	case evToolEnd:
 		s.toolEnd(ev.Tool)
+	case evPlan:
+		if ev.Plan != nil {
+			s.update(planUpdate(ev.Plan))
+		}
 	case evNotice, evRetry:
 		s.notice(ev)
 	}
@@ -275,4 +279,24 @@ func (s *acpSession) replay() {
 			}
 		}
 	}
+}
+
+// acpPlanStatus maps a task's status to an ACP plan entry's; a dropped
+// task is left out of the flat list (the whole structure is in _meta).
+var acpPlanStatus = map[string]string{"todo": "pending", "doing": "in_progress", "done": "completed"}
+
+// planUpdate is the plan session update: flat entries for an editor, the
+// structure itself in _meta.lembas.plan.
+func planUpdate(p *plan) map[string]any {
+	entries := []map[string]any{}
+	for _, ph := range p.Phases {
+		for _, t := range ph.Tasks {
+			st, ok := acpPlanStatus[t.Status]
+			if !ok {
+				continue
+			}
+			entries = append(entries, map[string]any{"content": t.Text, "priority": "medium", "status": st})
+		}
+	}
+	return map[string]any{"sessionUpdate": "plan", "entries": entries, "_meta": map[string]any{"lembas": map[string]any{"plan": p}}}
 }

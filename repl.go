@@ -38,6 +38,7 @@ import (
 // repl is one interactive session on a terminal or on plain lines.
 type repl struct {
 	ctx    context.Context
+	level  string    // the effort level set with /effort ("" the model's default)
 	out    io.Writer // the terminal, or plain output
 	tty    bool      // the line editor and its escape codes
 	color  bool
@@ -107,6 +108,8 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 		r.plainR = bufio.NewReader(r.filter)
 	}
 	e.ask = r
+	e.asker = r
+	e.planner = r
 	e.emit = r.onEvent
 	return r
 }
@@ -307,7 +310,7 @@ func (r *repl) prompt(line string) {
 		r.undo()
 		return
 	case "compact":
-		r.say("notice", r.text("not_available", "name", "compact", "why", r.text("why_compact")))
+		r.compactNow()
 		return
 	case "plan":
 		return // the mode switch was the whole of it

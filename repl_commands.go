@@ -114,7 +114,7 @@ func (r *repl) terminalCommand(name, args string) {
 		}
 		r.say("status", r.text("model_now", "model", e.ref.String()))
 	case "effort":
-		r.say("notice", r.text("not_available", "name", "effort", "why", r.text("why_effort")))
+		r.effort(strings.TrimSpace(args))
 	case "mode":
 		if args != "" {
 			m, err := normMode(args)

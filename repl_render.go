@@ -535,8 +535,18 @@ func (r *repl) readKey(ctx context.Context, in keyListener, plainPrompt string) 
 // readText asks for one line — the editor's prompt becomes the question,
 // and prefill is typed in for the person to change — and waits for it.
 func (r *repl) readText(ctx context.Context, question, prefill string) (string, bool) {
+	return r.readTextAfter(ctx, "", "", question, prefill)
+}
+
+// readTextAfter is readText with a card printed first, under the same lock
+// that starts the wait, so a line typed as soon as the card shows is its
+// answer and never a steer message.
+func (r *repl) readTextAfter(ctx context.Context, role, card, question, prefill string) (string, bool) {
 	w := make(chan string, 1)
 	r.mu.Lock()
+	if card != "" {
+		r.sayLocked(role, card)
+	}
 	r.waiter = w
 	if r.term != nil {
 		r.term.SetPrompt(r.paint("card_keys", question))

@@ -417,6 +417,41 @@ func TestReplAtPathOutsideStaysText(t *testing.T) {
 	}
 }
 
+// TestReplCompactEffortAsk covers /compact, /effort and the model's
+// questions answered inline.
+func TestReplCompactEffortAsk(t *testing.T) {
+	fm := newFakeModel(t)
+	h := startRepl(t, fm, "manual", false, yes())
+	fm.push(textReply("Hello back."))
+	h.typ("hello")
+	h.expect("Hello back.")
+	h.turnDone()
+	fm.push(textReply("We said hello."))
+	h.typ("/compact")
+	h.expect("compacted: the history is now a summary")
+	if got := lastUser(fm.got()[1]); !strings.Contains(got, "compacted") {
+		t.Errorf("/compact asked %q", got)
+	}
+	h.typ("/effort")
+	h.expect("effort: default (levels: default)")
+	h.typ("/effort high")
+	h.expect("has no effort level high")
+	fm.push(callsReply(fakeCall{"ask_user", map[string]any{"questions": []any{
+		map[string]any{"question": "Which colour?", "options": []any{map[string]any{"label": "red"}, map[string]any{"label": "blue"}}}}}}),
+		textReply("Blue it is."))
+	h.typ("pick a colour")
+	h.expect("Which colour?")
+	h.expect("1. red")
+	h.typ("2")
+	h.expect("Blue it is.")
+	h.turnDone()
+	res := toolResults(fm.got()[len(fm.got())-1])
+	if len(res) != 1 || !strings.Contains(res[0], "blue") {
+		t.Errorf("the answer sent to the model: %q", res)
+	}
+	h.exit()
+}
+
 func TestReplCommands(t *testing.T) {
 	fm := newFakeModel(t)
 	h := startRepl(t, fm, "manual", false, yes())
@@ -425,10 +460,6 @@ func TestReplCommands(t *testing.T) {
 	h.expect("/quit — leave lembas")
 	h.typ("/mode edit")
 	h.expect("mode: edit")
-	h.typ("/compact")
-	h.expect("/compact is not available yet")
-	h.typ("/effort high")
-	h.expect("/effort is not available yet")
 	h.typ("/theme plain")
 	h.expect("theme: plain")
 	h.typ("/settings reasoning off")

@@ -197,9 +197,11 @@ let sessionId;
   if ((await exited) !== 0) fail("the agent did not exit 0 after stdin closed");
 }
 const kinds = updates.map((u) => u.sessionUpdate + (u.kind ? ":" + u.kind : "") + (u.status ? ":" + u.status : ""));
-for (const want of ["available_commands_update", "tool_call:read:pending", "tool_call:edit:pending", "tool_call:execute:pending", "tool_call_update:completed", "agent_message_chunk", "current_mode_update"]) {
+for (const want of ["plan", "available_commands_update", "tool_call:read:pending", "tool_call:edit:pending", "tool_call:execute:pending", "tool_call_update:completed", "agent_message_chunk", "current_mode_update"]) {
   if (!kinds.includes(want)) fail(`no ${want} among the updates: ${kinds.join(" ")}`);
 }
+const planUp = updates.find((u) => u.sessionUpdate === "plan");
+if (!planUp || planUp.entries.length !== 2 || planUp.entries[0].status !== "in_progress" || !planUp._meta?.lembas?.plan) fail(`plan update ${JSON.stringify(planUp)}`);
 const diff = updates.flatMap((u) => u.content || []).find((c) => c.type === "diff");
 if (!diff || diff.oldText !== "status: TODO\n" || diff.newText !== "status: DONE\n") fail(`edit diff ${JSON.stringify(diff)}`);
 if (permissions.length !== 2) fail(`${permissions.length} permission requests, want 2 (the edit and the command)`);
