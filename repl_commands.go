@@ -23,8 +23,12 @@ func (r *repl) start() {
 	if !known {
 		ans := ""
 		if r.term != nil {
+			// Listen before asking, so a key pressed as soon as the
+			// question shows is its answer, not the editor's.
+			in := r.listen()
 			r.say("notice", strings.TrimSpace(r.text("trust_ask", "project", root)))
-			k, ok := r.readKeyIdle()
+			k, ok := r.readKey(r.ctx, in, "")
+			r.unlisten(in)
 			if ok {
 				ans = string(k)
 			}
