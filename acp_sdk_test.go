@@ -33,7 +33,8 @@ func TestACPOfficialClient(t *testing.T) {
 			"tasks": []any{map[string]any{"text": "replace TODO", "status": "doing"}, map[string]any{"text": "show the file", "status": "todo"}}}}}}),
 		callsReply(fakeCall{"read", map[string]any{"path": "src/app.txt"}}),
 		callsReply(fakeCall{"edit", map[string]any{"path": "src/app.txt", "old_string": "TODO", "new_string": "DONE"}}),
-		callsReply(fakeCall{"bash", map[string]any{"command": "cat src/app.txt"}}),
+		// sed, not cat: cat is allowed by harness/permission/defaults.json and would not be asked.
+		callsReply(fakeCall{"bash", map[string]any{"command": "sed -n p src/app.txt"}}),
 		textReply("Replaced TODO with DONE in src/app.txt."),
 	)
 	proj := copyProject(t, "basic")

@@ -261,19 +261,21 @@ func TestACPTurnWithToolCall(t *testing.T) {
 // TestACPPermission answers the approval card every way: allow once,
 // allow always (the second call is not asked), once with a corrected
 // command, deny with feedback, cancelled.
+// (The commands are expr, not echo: echo is allowed by
+// harness/permission/defaults.json and would never be asked about.)
 func TestACPPermission(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("POSIX shell commands")
 	}
 	f := newFakeModel(t)
 	f.push(
-		callsReply(fakeCall{"bash", map[string]any{"command": "echo one"}}),
-		callsReply(fakeCall{"bash", map[string]any{"command": "echo two"}}),
-		callsReply(fakeCall{"bash", map[string]any{"command": "echo three"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "expr one"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "expr two"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "expr three"}}),
 		textReply("done"),
-		callsReply(fakeCall{"bash", map[string]any{"command": "echo wrong"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "expr wrong"}}),
 		callsReply(fakeCall{"bash", map[string]any{"command": "rm -rf build"}}),
-		callsReply(fakeCall{"bash", map[string]any{"command": "echo four"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "expr four"}}),
 		textReply("done"),
 	)
 	proj := copyProject(t, "basic")
@@ -310,10 +312,10 @@ func TestACPPermission(t *testing.T) {
 		answers = answers[1:]
 	}
 	r := p.result(p.request("session/prompt", prompt(sid, "echo things")), answer)
-	if r["stopReason"] != "end_turn" || strings.Join(asked, "|") != "echo one|echo two" {
+	if r["stopReason"] != "end_turn" || strings.Join(asked, "|") != "expr one|expr two" {
 		t.Errorf("turn 1: %v, asked %q", r, asked)
 	}
-	// "always" held for the session: echo three ran without asking.
+	// "always" held for the session: expr three ran without asking.
 	res := toolResults(f.got()[3])
 	if len(res) != 3 || !strings.Contains(res[2], "three") {
 		t.Errorf("results %q", res)

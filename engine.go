@@ -269,12 +269,18 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		if d.Verdict == "ask" {
 			ans := e.askPerson(ctx, c.ID, t, args, d)
 			switch ans.Choice {
-			case "once", "session":
-				if ans.Choice == "session" && t.Confirm != "always" {
-					e.perm.session[t.Name] = true
+			case "once", "session", "project":
+				if ans.Choice != "once" {
+					if err := e.perm.remember(t, d, ans.Choice); err != nil {
+						e.send(event{Type: evNotice, Text: permText("store_failed", "error", err)})
+					}
 				}
 				if ans.Command != "" && t.Name == "bash" {
-					p.args, _ = json.Marshal(map[string]string{"command": ans.Command})
+					// The person's own line still meets the floor and the deny rules.
+					p.args = withCommand(args, ans.Command)
+					if c := e.perm.decide(t, p.args); c.Verdict == "deny" {
+						p.res = &toolResult{Text: permText("corrected_refused", "reason", c.Reason), IsError: true, Status: "refused"}
+					}
 				}
 				d.Verdict = "allow"
 			default:
@@ -309,25 +315,21 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 	return recs, nil
 }
 
-// askPerson puts one call to the person through the approver.
+// askPerson puts one call to the person through the approver; no answer
+// within the approval timeout is a denial.
 func (e *engine) askPerson(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
-	opts := []string{"once", "session", "deny"}
-	if t.Confirm == "always" {
-		opts = []string{"once", "deny"}
+	return approveWithin(ctx, e.ask, e.perm.request(callID, t, args, d), approvalTimeout())
+}
+
+// withCommand is a bash call's arguments with its command line replaced.
+func withCommand(args json.RawMessage, line string) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		m = map[string]any{}
 	}
-	input := string(args)
-	if t.Name == "bash" {
-		var a struct {
-			Command string `json:"command"`
-		}
-		json.Unmarshal(args, &a)
-		input = a.Command
-	}
-	reason := d.Reason
-	if reason == "" {
-		reason = d.Rule
-	}
-	return e.ask.approve(ctx, approvalRequest{CallID: callID, Tool: t.Name, Input: input, Risk: t.Risk, Reason: reason, Options: opts})
+	m["command"] = line
+	out, _ := json.Marshal(m)
+	return out
 }
 
 // runParallel runs read-only calls together, at most loop.json's max at once.

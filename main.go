@@ -60,6 +60,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdConfig(args[1:], stdout, stderr)
 		case "serve":
 			err = cmdServe(args[1:], stdin, stdout, stderr)
+		case "permissions":
+			err = cmdPermissions(args[1:], stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -110,6 +112,8 @@ Usage:
   lembas sessions list|show ID|delete ID|prune [--days N]
   lembas config get KEY|set KEY VALUE|list|path
   lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
+  lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
+  lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
   lembas --version | --help
 
 Flags:
@@ -140,6 +144,7 @@ Environment:
 
 Exit status:
   0 done   1 failed (model error, step limit, …)   2 usage error   130 cancelled (Ctrl-C)
+  permissions check: 0 allow   3 ask   4 refuse
 
 The interactive session: /help lists its commands; Ctrl-C cancels a turn,
 Ctrl-D at an empty prompt quits. See the README's Interactive section.

@@ -1,61 +1,168 @@
 package main
 
-// Permissions: what may run without asking. A call's risk class (from its
-// tool's JSON) meets the session's mode (permission/modes.json); a path
-// outside the project is always put to the person; confirm: always tools
-// ask in every mode. Asking goes through one approver interface that every
-// front end answers; a headless run (-p) answers every question "deny" with
-// a reason the model can act on, so it never waits for a person.
+// Permissions: what may run without asking. One call is judged in this
+// order, the first that speaks deciding:
+//
+//	floor (hardline.json: refused in every mode) ─► unparseable line (ask;
+//	refused headless) ─► protected path (never written; read only when
+//	asked) ─► the mode's deny ─► deny rules ─► confirm: always (ask, never
+//	remembered) ─► ask rules ─► a path outside the project (ask) ─► allow
+//	rules, defaults and always answers ─► the mode (modes.json)
+//
+// A bash line is judged per simple command after it is spelled plainly: a
+// deny for any part refuses the line, an ask for any part asks, and the line
+// is allowed by rules only when every part is. The decision names the rule
+// or table entry that decided, for approval cards and `permissions check`.
+// Asking goes through one approver interface (permission_approve.go).
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // decision is what the rules say of one call.
 type decision struct {
-	Verdict string // allow, ask, deny
-	Reason  string // for the person and, on deny, the model
-	Rule    string // the rule or table entry that decided
+	Verdict  string   // allow, ask, deny
+	Reason   string   // for the person and, on deny, the model
+	Rule     string   // the rule or table entry that decided
+	Remember bool     // an answer may be remembered (session, project): only a mode's ask
+	Patterns []string // bash: the always patterns of the line's commands
 }
 
-// approvalRequest is one question to the person.
-type approvalRequest struct {
-	CallID  string   `json:"call_id,omitempty"` // the model's id of the call, so a card can name it
-	Tool    string   `json:"tool"`
-	Input   string   `json:"input"` // the command line, or the path and change
-	Risk    string   `json:"risk"`
-	Reason  string   `json:"reason"`
-	Options []string `json:"options"` // once, session, deny
+// permDefaultsSpec is harness/permission/defaults.json.
+type permDefaultsSpec struct {
+	About string `json:"about"`
+	Keys  struct {
+		About  string              `json:"about"`
+		Groups map[string][]string `json:"groups"`
+	} `json:"keys"`
+	Allow       []string `json:"allow"`
+	Ask         []string `json:"ask"`
+	Deny        []string `json:"deny"`
+	CommandDirs struct {
+		About string   `json:"about"`
+		Dirs  []string `json:"dirs"`
+	} `json:"command_dirs"`
+	Approval struct {
+		About        string `json:"about"`
+		TimeoutS     int    `json:"timeout_s"`
+		ContextLines int    `json:"context_lines"`
+		DiffMaxLines int    `json:"diff_max_lines"`
+	} `json:"approval"`
+	Texts map[string]string `json:"texts"`
+
+	allow, ask, deny []permRule
+}
+
+var (
+	permDefaultsOnce sync.Once
+	permDefaultsVal  *permDefaultsSpec
+	permDefaultsErr  error
+)
+
+// permDefaults reads defaults.json once, strictly, with its rules parsed.
+func permDefaults() (*permDefaultsSpec, error) {
+	permDefaultsOnce.Do(func() {
+		var d permDefaultsSpec
+		data, err := fs.ReadFile(harnessFS, "harness/permission/defaults.json")
+		if err == nil {
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			err = dec.Decode(&d)
+		}
+		if err != nil {
+			permDefaultsErr = fmt.Errorf("harness/permission/defaults.json: %w", err)
+			return
+		}
+		for _, l := range []struct {
+			in  []string
+			out *[]permRule
+		}{{d.Allow, &d.allow}, {d.Ask, &d.ask}, {d.Deny, &d.deny}} {
+			for _, s := range l.in {
+				r, err := parseRule(s)
+				if err != nil {
+					permDefaultsErr = fmt.Errorf("harness/permission/defaults.json: %w", err)
+					return
+				}
+				*l.out = append(*l.out, r)
+			}
+		}
+		if d.Approval.TimeoutS <= 0 || d.Approval.DiffMaxLines <= 0 {
+			permDefaultsErr = fmt.Errorf("harness/permission/defaults.json: approval needs timeout_s and diff_max_lines above 0")
+			return
+		}
+		permDefaultsVal = &d
+	})
+	return permDefaultsVal, permDefaultsErr
+}
+
+// theDefaults is permDefaults for code that runs after TestHarness has
+// proved the file good: a broken file is a build bug, so it panics.
+func theDefaults() *permDefaultsSpec {
+	d, err := permDefaults()
+	if err != nil {
+		panic("harness: " + err.Error())
+	}
+	return d
+}
+
+// permText fills one of defaults.json's texts.
+func permText(key string, kv ...any) string {
+	s, ok := theDefaults().Texts[key]
+	if !ok {
+		panic("harness: permission/defaults.json has no text " + key)
+	}
+	return fillPairs(s, kv...)
+}
+
+// sourcedRule is a rule with where it came from: defaults, config,
+// session or project (an always answer kept on disk).
+type sourcedRule struct {
+	permRule
+	Source string
+}
+
+// label names a rule for a person: "config allow: bash: git status".
+func (r sourcedRule) label(kind string) string {
+	switch r.Source {
+	case "session", "project":
+		return "always (" + r.Source + "): " + r.Text
+	}
+	return r.Source + " " + kind + ": " + r.Text
+}
+
+// permissions holds one session's mode, its rules and what the person
+// allowed. It is safe for use by several goroutines.
+type permissions struct {
+	mode       string
+	root       string // the project, resolved
+	home       string // the home folder, resolved
+	lembasDirs []string
+	headless   bool
+	allow      []sourcedRule // defaults, then config.yaml
+	ask        []sourcedRule
+	deny       []sourcedRule
+	cmdDirs    []string
+
+	mu          sync.Mutex
+	session     []sourcedRule // always answers of this session
+	project     []sourcedRule // always answers kept for the project
+	projectFile string
+	warnings    []string // what could not be read (a corrupt always file, set aside)
+	broken      error    // the person's rules could not be read: every call is refused
 }
 
 // approvalAnswer is the person's answer.
 type approvalAnswer struct {
-	Choice   string `json:"choice"` // once, session, deny
+	Choice   string `json:"choice"` // once, session, project, deny
 	Feedback string `json:"feedback,omitempty"`
 	Command  string `json:"command,omitempty"` // a corrected command line (once only)
-}
-
-// approver is answered by the REPL, ACP, the link — or, headless, by nobody.
-type approver interface {
-	approve(ctx context.Context, req approvalRequest) approvalAnswer
-}
-
-// headlessApprover answers for lembas -p: nobody is there.
-type headlessApprover struct{}
-
-func (headlessApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
-	return approvalAnswer{Choice: "deny", Feedback: "headless"}
-}
-
-// permissions holds one session's mode and what the person allowed.
-type permissions struct {
-	mode     string
-	root     string
-	headless bool
-	session  map[string]bool // "always" answers of this session: tool or tool+command
+	Why      string `json:"-"`                 // set by lembas, not a person: headless, timeout
 }
 
 // normMode reads a mode name: a known mode, or an alias of one.
@@ -74,11 +181,105 @@ func normMode(m string) (string, error) {
 	return m, nil
 }
 
+// newPermissions makes a session's permissions from the defaults, the
+// person's config.yaml rules and the project's always answers. The caller
+// has loaded the config already (a broken one stops the session there), so
+// an error reading it here leaves only the defaults.
 func newPermissions(mode, root string, headless bool) *permissions {
-	return &permissions{mode: mode, root: root, headless: headless, session: map[string]bool{}}
+	cfg, err := loadConfig()
+	if err != nil {
+		cfg = &config{}
+	}
+	p, err := newPermissionsFrom(mode, root, headless, cfg)
+	if err != nil {
+		// Fail closed: without the person's rules (a deny among them) no
+		// call may run, and every refusal says which rule to fix.
+		p = &permissions{mode: mode, root: root, headless: headless, broken: err}
+	}
+	return p
 }
 
-// callPaths lists the paths a call touches, resolved.
+// newPermissionsFrom is newPermissions with the config given; a rule that
+// does not parse is an error naming it.
+func newPermissionsFrom(mode, root string, headless bool, cfg *config) (*permissions, error) {
+	d, err := permDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &permissions{mode: mode, root: root, headless: headless, home: evalExisting(homeDir()), cmdDirs: d.CommandDirs.Dirs}
+	for _, dir := range []string{configDir(), stateDir()} {
+		p.lembasDirs = append(p.lembasDirs, dir)
+		if r := evalExisting(dir); r != dir {
+			p.lembasDirs = append(p.lembasDirs, r)
+		}
+	}
+	add := func(to *[]sourcedRule, rules []permRule, source string) {
+		for _, r := range rules {
+			*to = append(*to, sourcedRule{r, source})
+		}
+	}
+	add(&p.allow, d.allow, "defaults")
+	add(&p.ask, d.ask, "defaults")
+	add(&p.deny, d.deny, "defaults")
+	for _, l := range []struct {
+		in  []string
+		out *[]sourcedRule
+		key string
+	}{{cfg.Permissions.Allow, &p.allow, "allow"}, {cfg.Permissions.Ask, &p.ask, "ask"}, {cfg.Permissions.Deny, &p.deny, "deny"}} {
+		for _, s := range l.in {
+			r, err := parseRule(s)
+			if err != nil {
+				return nil, fmt.Errorf("config.yaml permissions.%s: %w", l.key, err)
+			}
+			*l.out = append(*l.out, sourcedRule{r, "config"})
+		}
+	}
+	p.loadProject()
+	return p, nil
+}
+
+// shellEnv is what the floor and the rules know of the shell.
+func (p *permissions) shellEnv() shellEnv { return shellEnv{Home: p.home} }
+
+// protectedFor says whether an absolute, resolved path is protected
+// (hardline.json protected) for this session's project, home and lembas's
+// own folders, and by which entry. expand.go uses it for @path.
+func (p *permissions) protectedFor(abs string) (rule string, ok bool) {
+	return protectedPath(filepath.ToSlash(abs), filepath.ToSlash(p.root), filepath.ToSlash(p.home), slashAll(p.lembasDirs))
+}
+
+func slashAll(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = filepath.ToSlash(s)
+	}
+	return out
+}
+
+// protectedReason is the person-readable reason of a protected entry.
+func protectedReason(id string) string {
+	h, err := loadHardline()
+	if err == nil {
+		for _, e := range h.Protected.Entries {
+			if e.ID == id {
+				return strings.TrimSuffix(e.Reason, ".")
+			}
+		}
+	}
+	return id
+}
+
+// covers says whether a rule's key names a tool: the tool itself, or a
+// group of defaults.json keys (edit: every writing tool).
+func ruleCovers(r permRule, tool string) bool {
+	if r.Tool == tool {
+		return true
+	}
+	return contains(theDefaults().Keys.Groups[r.Tool], tool)
+}
+
+// callPaths lists the paths a call touches, resolved; bash names none here
+// (its words are judged in decideCommand).
 func (p *permissions) callPaths(t *toolSpec, args json.RawMessage) []string {
 	var a struct {
 		Path  string `json:"path"`
@@ -89,8 +290,12 @@ func (p *permissions) callPaths(t *toolSpec, args json.RawMessage) []string {
 	switch t.Name {
 	case "apply_patch":
 		raw = patchPaths(a.Input)
-	case "bash":
+	case theArityShellTool():
+		return nil
 	default:
+		if !hasPathParam(t) {
+			return nil
+		}
 		raw = []string{a.Path}
 	}
 	var out []string
@@ -104,40 +309,331 @@ func (p *permissions) callPaths(t *toolSpec, args json.RawMessage) []string {
 	return out
 }
 
+// hasPathParam says whether a tool's parameters have a path.
+func hasPathParam(t *toolSpec) bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	json.Unmarshal(t.Parameters, &s)
+	_, ok := s.Properties["path"]
+	return ok
+}
+
+// theArityShellTool is the shell tool's name (arity.json shell_tool).
+func theArityShellTool() string {
+	if a, err := loadArity(); err == nil {
+		return a.ShellTool
+	}
+	return "bash"
+}
+
+// modeEntry is what the mode does with a tool's risk, and its table entry.
+func (p *permissions) modeEntry(t *toolSpec) (string, string) {
+	v := theSpec().Modes.Modes[p.mode][t.Risk]
+	if v == "" {
+		v = "ask"
+	}
+	return v, fmt.Sprintf("modes.json %s.%s", p.mode, t.Risk)
+}
+
 // decide applies the rules to one call.
 func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
-	if t.Confirm == "always" {
-		return decision{Verdict: "ask", Reason: "this tool always asks", Rule: "confirm: always"}
+	if p.broken != nil {
+		return decision{Verdict: "deny", Rule: "config.yaml permissions", Reason: permText("rules_broken", "error", p.broken)}
 	}
-	verdict := theSpec().Modes.Modes[p.mode][t.Risk]
-	if verdict == "" {
-		verdict = "ask"
+	if t.Name == theArityShellTool() {
+		var a struct {
+			Command string `json:"command"`
+		}
+		json.Unmarshal(args, &a)
+		return p.decideCommand(t, a.Command)
 	}
-	d := decision{Verdict: verdict, Rule: fmt.Sprintf("modes.json %s.%s", p.mode, t.Risk)}
-	if verdict == "deny" {
-		d.Reason = loopText(theSpec().Loop.Permission, "mode_deny", "mode", p.mode, "risk", t.Risk, "tool", t.Name)
-		return d
+	mv, mrule := p.modeEntry(t)
+	paths := p.callPaths(t, args)
+	if len(paths) == 0 {
+		return p.decideTool(t, "", false, mv, mrule)
 	}
-	for _, abs := range p.callPaths(t, args) {
-		if !within(p.root, abs) {
-			return decision{Verdict: "ask", Reason: "the path " + abs + " is outside the project", Rule: "outside the project"}
+	var first *decision
+	var allowed []string
+	for _, abs := range paths {
+		if id, ok := p.protectedFor(abs); ok {
+			shown := relPath(p.root, abs)
+			if t.Risk != "read" {
+				return decision{Verdict: "deny", Rule: "hardline.json protected " + id, Reason: permText("protected_write", "path", shown, "reason", protectedReason(id))}
+			}
+			if first == nil {
+				first = &decision{Verdict: "ask", Rule: "hardline.json protected " + id, Reason: permText("protected_read", "path", shown, "reason", protectedReason(id))}
+			}
+			continue
+		}
+		inside := within(p.root, abs)
+		rel := ""
+		if inside {
+			rel = relPath(p.root, abs)
+		}
+		d := p.decideTool(t, rel, !inside, mv, mrule)
+		if !inside && d.Verdict == "allow" {
+			d = decision{Verdict: "ask", Rule: "outside the project", Reason: permText("outside", "path", abs)}
+		}
+		switch d.Verdict {
+		case "deny":
+			return d
+		case "ask":
+			if first == nil {
+				first = &d
+			}
+		default:
+			allowed = append(allowed, d.Rule)
 		}
 	}
-	if verdict == "ask" && p.session[t.Name] {
-		return decision{Verdict: "allow", Rule: "allowed for this session"}
+	if first != nil {
+		return *first
 	}
-	return d
+	return decision{Verdict: "allow", Rule: strings.Join(uniq(allowed), "; ")}
+}
+
+// decideTool judges one call of a tool that is not the shell, for one path
+// relative to the project (rel; empty with no path, or outside).
+func (p *permissions) decideTool(t *toolSpec, rel string, outside bool, mv, mrule string) decision {
+	if mv == "deny" {
+		return decision{Verdict: "deny", Rule: mrule, Reason: loopText(theSpec().Loop.Permission, "mode_deny", "mode", p.mode, "risk", t.Risk, "tool", t.Name)}
+	}
+	match := func(r sourcedRule) bool {
+		if !ruleCovers(r.permRule, t.Name) {
+			return false
+		}
+		if r.Pattern == "" {
+			return true
+		}
+		return rel != "" && matchPathRule(r.permRule, rel)
+	}
+	for _, r := range p.deny {
+		if match(r) {
+			return decision{Verdict: "deny", Rule: r.label("deny"), Reason: permText("rule_deny", "rule", r.Text)}
+		}
+	}
+	if t.Confirm == "always" {
+		return decision{Verdict: "ask", Rule: "confirm: always", Reason: permText("confirm", "tool", t.Name)}
+	}
+	for _, r := range p.ask {
+		if match(r) {
+			return decision{Verdict: "ask", Rule: r.label("ask"), Reason: permText("rule_ask", "rule", r.Text)}
+		}
+	}
+	if outside {
+		return decision{Verdict: "allow"} // the caller asks
+	}
+	for _, r := range p.allowRules() {
+		if match(r) {
+			return decision{Verdict: "allow", Rule: r.label("allow")}
+		}
+	}
+	return decision{Verdict: mv, Rule: mrule, Remember: mv == "ask"}
+}
+
+// allowRules is every rule that allows: defaults, config, then the always
+// answers of the project and of the session.
+func (p *permissions) allowRules() []sourcedRule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]sourcedRule, 0, len(p.allow)+len(p.project)+len(p.session))
+	out = append(out, p.allow...)
+	out = append(out, p.project...)
+	return append(out, p.session...)
+}
+
+// decideCommand judges a shell line: the floor first, then every simple
+// command it runs.
+func (p *permissions) decideCommand(t *toolSpec, line string) decision {
+	env := p.shellEnv()
+	if hit, _ := checkHardline(line, env); hit != nil {
+		return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule,
+			Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
+	}
+	cmds, dirs, err := parseShellDirs(line, env)
+	if err != nil {
+		if p.headless {
+			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_headless", "error", err)}
+		}
+		return decision{Verdict: "ask", Rule: "unparseable", Reason: permText("unparsed", "error", err)}
+	}
+	mv, mrule := p.modeEntry(t)
+	if mv == "deny" {
+		return decision{Verdict: "deny", Rule: mrule, Reason: loopText(theSpec().Loop.Permission, "mode_deny", "mode", p.mode, "risk", t.Risk, "tool", t.Name)}
+	}
+	a, _ := loadArity()
+	var parts []shellCmd
+	var patterns []string
+	for _, c := range cmds {
+		if len(c.Words) == 0 && commandText(a, c) == "" {
+			continue
+		}
+		parts = append(parts, c)
+		if pat := alwaysPattern(c); pat != "" {
+			patterns = append(patterns, pat)
+		}
+	}
+	patterns = uniq(patterns)
+	// Deny beats ask beats allow, across every part of the line.
+	for _, c := range parts {
+		for _, r := range p.deny {
+			if ruleCovers(r.permRule, t.Name) && matchCommandRule(r.permRule, c) {
+				return decision{Verdict: "deny", Rule: r.label("deny"), Reason: permText("rule_deny", "rule", r.Text)}
+			}
+		}
+	}
+	if t.Confirm == "always" {
+		return decision{Verdict: "ask", Rule: "confirm: always", Reason: permText("confirm", "tool", t.Name)}
+	}
+	for _, c := range parts {
+		for _, r := range p.ask {
+			if ruleCovers(r.permRule, t.Name) && matchCommandRule(r.permRule, c) {
+				return decision{Verdict: "ask", Rule: r.label("ask"), Reason: permText("rule_ask", "rule", r.Text)}
+			}
+		}
+		if shown, id, ok := p.protectedOperand(c); ok {
+			return decision{Verdict: "ask", Rule: "hardline.json protected " + id, Reason: permText("protected_command", "path", shown, "reason", protectedReason(id))}
+		}
+	}
+	tainted := false
+	for _, d := range dirs {
+		if !contains(p.cmdDirs, d) {
+			tainted = true
+		}
+	}
+	var allowed []string
+	all := len(parts) > 0 && !tainted
+	if all {
+		rules := p.allowRules()
+		for _, c := range parts {
+			r, ok := p.allowedBy(rules, t.Name, c)
+			if !ok {
+				all = false
+				break
+			}
+			allowed = append(allowed, r.label("allow"))
+		}
+	}
+	if all {
+		return decision{Verdict: "allow", Rule: strings.Join(uniq(allowed), "; "), Patterns: patterns}
+	}
+	return decision{Verdict: mv, Rule: mrule, Remember: mv == "ask", Patterns: patterns}
+}
+
+// allowedBy finds the allow rule covering one simple command. A command
+// that writes a file by redirection is covered only by a rule that says
+// so (its pattern holds ">"); the defaults and always answers cover it only
+// when every path it names is inside the project, since "cat *" was meant
+// for the project's files.
+func (p *permissions) allowedBy(rules []sourcedRule, tool string, c shellCmd) (sourcedRule, bool) {
+	writes := writesFile(c)
+	for _, r := range rules {
+		if !ruleCovers(r.permRule, tool) || !matchCommandRule(r.permRule, c) {
+			continue
+		}
+		if writes && !strings.Contains(r.Pattern, ">") {
+			continue
+		}
+		if r.Source != "config" && p.namesOutside(c) {
+			continue
+		}
+		return r, true
+	}
+	return sourcedRule{}, false
+}
+
+// writesFile says whether a command redirects its output into a file.
+func writesFile(c shellCmd) bool {
+	h, err := loadHardline()
+	a, err2 := loadArity()
+	if err != nil || err2 != nil {
+		return true
+	}
+	for _, r := range c.Redirs {
+		op := strings.TrimLeft(r.Op, "0123456789")
+		if !contains(h.PathClass.WriteRedirects, op) {
+			continue
+		}
+		if (op == ">&" && isFdTarget(r.Target)) || contains(a.QuietTargets, r.Target) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// pathWords are the words of a command that may name files: every word
+// after the name that is not an option, and redirection targets.
+func pathWords(c shellCmd) []string {
+	var out []string
+	for i, w := range c.Words {
+		if i == 0 || w == "" || strings.HasPrefix(w, "-") {
+			continue
+		}
+		out = append(out, w)
+	}
+	for _, r := range c.Redirs {
+		if !strings.Contains(r.Op, "<<") && !isFdTarget(r.Target) {
+			out = append(out, r.Target)
+		}
+	}
+	return out
+}
+
+// namesOutside says whether a command names a path outside the project.
+func (p *permissions) namesOutside(c shellCmd) bool {
+	for _, w := range pathWords(c) {
+		if !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~") && !strings.Contains(w, "..") {
+			continue
+		}
+		if w == "/dev/null" {
+			continue
+		}
+		if strings.HasPrefix(w, "~") {
+			w = p.home + w[1:]
+		}
+		if _, inside := resolvePath(p.root, w); !inside {
+			return true
+		}
+	}
+	return false
+}
+
+// protectedOperand finds a protected path among the words of a command,
+// as the shell would see it from the project folder.
+func (p *permissions) protectedOperand(c shellCmd) (shown, id string, ok bool) {
+	for _, w := range pathWords(c) {
+		if strings.ContainsAny(w, "\n") || len(w) > 4096 {
+			continue
+		}
+		if w == "~" || strings.HasPrefix(w, "~/") {
+			w = p.home + w[1:]
+		}
+		abs, _ := resolvePath(p.root, w)
+		if id, ok := p.protectedFor(abs); ok {
+			return relPath(p.root, abs), id, true
+		}
+	}
+	return "", "", false
 }
 
 // refusal is the result text a refused call answers with.
 func (p *permissions) refusal(t *toolSpec, d decision, ans approvalAnswer) string {
 	texts := theSpec().Loop.Permission
+	why := ans.Why
+	if why == "" && (ans.Feedback == "timeout" || ans.Feedback == "headless") {
+		why = ans.Feedback // a front end's own mark (acp_session.go's timeout)
+	}
 	switch {
 	case ans.Choice == "":
 		return d.Reason // refused by the rules; nobody was asked
-	case ans.Feedback == "headless":
+	case why == "headless":
+		if !d.Remember {
+			// Not the mode's question: a wider mode would not help.
+			return permText("headless_other", "reason", d.Reason)
+		}
 		return loopText(texts, "headless_ask", "tool", t.Name, "mode", p.mode, "wider", theSpec().Modes.Wider[p.mode])
-	case ans.Feedback == "timeout":
+	case why == "timeout":
 		return loopText(texts, "timeout")
 	case ans.Feedback != "":
 		return loopText(texts, "denied_feedback", "feedback", ans.Feedback)

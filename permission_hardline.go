@@ -72,6 +72,7 @@ type hardlineSpec struct {
 		About       string   `json:"about"`
 		Definitions []string `json:"definitions"`
 		Pipes       []string `json:"pipes"`
+		Runners     []string `json:"runners"`
 	} `json:"fork_bomb"`
 	Protected struct {
 		About   string           `json:"about"`
@@ -130,14 +131,33 @@ func checkHardline(line string, env shellEnv) (*hardlineHit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if hit := h.forkBomb(line); hit != nil {
+	hit := h.forkBomb(line)
+	cmds, err := parseShell(line, env)
+	if hit != nil && (err != nil || h.runsText(cmds)) {
 		return hit, nil
 	}
-	cmds, err := parseShell(line, env)
 	if err != nil {
 		return nil, err
 	}
 	return h.checkCommands(cmds, env), nil
+}
+
+// runsText says whether a parsed line runs a shell or eval, which could
+// run a fork bomb the line only carries as text (echo '…' | bash). A line
+// that parses, with no shell in it, holds a fork bomb's spelling only as
+// data: echo ':(){ :|:& };:' or a commit message. A real definition never
+// parses (the parser refuses function definitions), so it is refused.
+func (h *hardlineSpec) runsText(cmds []shellCmd) bool {
+	for _, c := range cmds {
+		if len(c.Words) == 0 {
+			continue
+		}
+		n := c.Words[0]
+		if contains(h.Plain.Shells.Names, n) || contains(h.Plain.Eval, n) || contains(h.ForkBomb.Runners, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkCommands runs the refuse rules over parsed commands: the first
@@ -146,10 +166,16 @@ func checkHardline(line string, env shellEnv) (*hardlineHit, error) {
 // as rm -rf /*.
 func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv) *hardlineHit {
 	cwd := ""
+	var found []string // what the last find starts from
 	for _, c := range cmds {
 		if len(c.Words) > 0 && c.Words[0] == "cd" {
 			cwd = nextDir(cwd, c.Words[1:], env)
 			continue
+		}
+		if len(c.Words) > 0 && c.Words[0] == "find" {
+			found = findStarts(c.Words[1:])
+		} else if len(found) > 0 {
+			c = h.withFound(c, found)
 		}
 		resolved := c
 		if cwd != "" {
@@ -162,6 +188,45 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv) *hardlineHit
 		}
 	}
 	return nil
+}
+
+// findStarts returns the folders find starts from: its words before the
+// first option or expression.
+func findStarts(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+			break
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// withFound reads a command after a find as acting on what find found:
+// {} (find -exec rm -rf {} +) stands for find's starting folders, and a
+// command with only options (find / | xargs rm -rf, its operands coming
+// from find's output) takes them as operands. The command is only read
+// so for the floor; what it stands for is everything under those folders.
+func (h *hardlineSpec) withFound(c shellCmd, found []string) shellCmd {
+	if len(c.Words) == 0 {
+		return c
+	}
+	_, operands := h.options(c.Words[0], c.Words[1:])
+	out := shellCmd{Redirs: c.Redirs, Assigns: c.Assigns}
+	hadBraces := false
+	for _, w := range c.Words {
+		if w == "{}" {
+			out.Words = append(out.Words, found...)
+			hadBraces = true
+			continue
+		}
+		out.Words = append(out.Words, w)
+	}
+	if !hadBraces && len(operands) == 0 {
+		out.Words = append(out.Words, found...)
+	}
+	return out
 }
 
 // nextDir is the folder a cd leads to, when it can be known: an absolute

@@ -225,7 +225,8 @@ func TestReplDenyWithFeedbackAndEdit(t *testing.T) {
 	fm.push(
 		callsReply(fakeCall{"bash", map[string]any{"command": "rm -r build"}}),
 		textReply("OK, I will not."),
-		callsReply(fakeCall{"bash", map[string]any{"command": "echo one"}}),
+		// expr, not echo: echo is allowed by harness/permission/defaults.json and never asked.
+		callsReply(fakeCall{"bash", map[string]any{"command": "expr one"}}),
 		textReply("Ran it."),
 	)
 	h := startRepl(t, fm, "manual", false, yes())
@@ -241,7 +242,7 @@ func TestReplDenyWithFeedbackAndEdit(t *testing.T) {
 		t.Errorf("the model was not told the feedback: %q", res)
 	}
 	h.typ("say one")
-	h.expect("$ echo one")
+	h.expect("$ expr one")
 	h.typ("e")
 	h.expect("edit the command")
 	h.typ("echo two")

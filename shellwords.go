@@ -82,6 +82,7 @@ type shParser struct {
 	spec     *plainSpec
 	depth    int
 	out      *[]shellCmd
+	dirs     *[]string // folders of command names run by their full path
 	heredocs []heredoc
 }
 
@@ -103,22 +104,32 @@ func (c *cmdBuilder) atCommandPosition() bool {
 // it). An error means the line could not be read for sure; callers must
 // then ask (or refuse where nobody can answer), never treat it as safe.
 func parseShell(line string, env shellEnv) ([]shellCmd, error) {
+	cmds, _, err := parseShellDirs(line, env)
+	return cmds, err
+}
+
+// parseShellDirs is parseShell that also returns the folders of every
+// command name (wrappers and shells included) the line runs by its full
+// path: /tmp/x/git is read as git, which is right for the floor, but an
+// allow rule for git must not cover it (permission.go checks these).
+func parseShellDirs(line string, env shellEnv) ([]shellCmd, []string, error) {
 	spec, err := loadPlainSpec()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(line) > spec.Limits.LineBytes {
-		return nil, fmt.Errorf("shell line longer than %d bytes; split it into shorter lines", spec.Limits.LineBytes)
+		return nil, nil, fmt.Errorf("shell line longer than %d bytes; split it into shorter lines", spec.Limits.LineBytes)
 	}
 	if strings.IndexByte(line, 0) >= 0 {
-		return nil, errors.New("shell line holds a NUL byte; remove it")
+		return nil, nil, errors.New("shell line holds a NUL byte; remove it")
 	}
 	var out []shellCmd
-	p := &shParser{src: line, env: env, spec: spec, out: &out}
+	var dirs []string
+	p := &shParser{src: line, env: env, spec: spec, out: &out, dirs: &dirs}
 	if err := p.parseList(false); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, dirs, nil
 }
 
 // child returns a parser for a body (backticks, sh -c, eval) one level
@@ -127,7 +138,7 @@ func (p *shParser) child(src string) (*shParser, error) {
 	if p.depth+1 > p.spec.Limits.Depth {
 		return nil, fmt.Errorf("commands nested deeper than %d levels; unnest them", p.spec.Limits.Depth)
 	}
-	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out}, nil
+	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, dirs: p.dirs}, nil
 }
 
 func (p *shParser) peek(off int) byte {

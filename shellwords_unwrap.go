@@ -114,6 +114,13 @@ func commandName(s string) string {
 	return s
 }
 
+// noteDir records the folder of a command name given by its full path.
+func (p *shParser) noteDir(word, name string) {
+	if p.dirs != nil && word != name {
+		*p.dirs = append(*p.dirs, path.Dir(word))
+	}
+}
+
 // emit unwraps a command and records what it runs; a shell's -c body and
 // eval's words are parsed as lines of their own instead.
 func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) error {
@@ -191,6 +198,7 @@ func (p *shParser) unwrap(words []sword, assigns []string) ([]sword, []string, *
 			return nil, nil, nil, fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
 		}
 		name := commandName(words[0].s)
+		p.noteDir(words[0].s, name)
 		if contains(p.spec.Eval, name) {
 			var parts []string
 			for _, w := range words[1:] {

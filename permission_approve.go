@@ -1,0 +1,307 @@
+package main
+
+// Approvals: one question to the person, asked the same way by every front
+// end (the terminal, ACP, the link). A request carries the tool, what it
+// would do (the command line or the arguments, and a unified diff of an
+// edit), the risk, why
+// it is asked and the rule that said so, and the answers on offer:
+//
+//	once     run this call (with a corrected command line, for bash)
+//	session  run it, and the same again this session: for bash every
+//	         command's arity pattern (git status *), else the tool
+//	project  as session, and kept for this project on disk
+//	deny     refuse it, with optional feedback for the model
+//
+// session and project are offered only where the mode asked (never for
+// confirm: always, a rule's ask, a protected or outside path, or a line
+// that could not be read). A request not answered within defaults.json's
+// approval.timeout_s is a denial; approveWithin is the one place that
+// enforces it, so every front end gets it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+)
+
+// approvalRequest is one question to the person.
+type approvalRequest struct {
+	CallID  string   `json:"call_id,omitempty"` // the model's id of the call, so a card can name it
+	Tool    string   `json:"tool"`
+	Input   string   `json:"input"`           // the command line (bash), else the call's arguments as JSON
+	Diff    string   `json:"diff,omitempty"`  // what a writing tool would change, as a unified diff
+	Paths   []string `json:"paths,omitempty"` // what it touches: relative to the project, absolute outside it
+	Risk    string   `json:"risk"`
+	Reason  string   `json:"reason"`
+	Rule    string   `json:"rule"`    // the rule or table entry that asked
+	Options []string `json:"options"` // once, session, project, deny
+}
+
+// approver is answered by the REPL, ACP, the link — or, headless, by nobody.
+type approver interface {
+	approve(ctx context.Context, req approvalRequest) approvalAnswer
+}
+
+// headlessApprover answers for lembas -p: nobody is there.
+type headlessApprover struct{}
+
+func (headlessApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
+	return approvalAnswer{Choice: "deny", Why: "headless"}
+}
+
+// approvalTimeout is how long a request waits for its answer.
+func approvalTimeout() time.Duration {
+	return time.Duration(theDefaults().Approval.TimeoutS) * time.Second
+}
+
+// approveWithin asks a, and counts no answer within limit as a denial
+// (Why "timeout"). An answer that was not on offer is a denial too, and a
+// corrected command goes only with once, so no front end can widen what
+// was asked.
+func approveWithin(ctx context.Context, a approver, req approvalRequest, limit time.Duration) approvalAnswer {
+	tctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	ch := make(chan approvalAnswer, 1)
+	go func() { ch <- a.approve(tctx, req) }()
+	var ans approvalAnswer
+	select {
+	case ans = <-ch:
+	case <-tctx.Done():
+		if ctx.Err() != nil {
+			return approvalAnswer{Choice: "deny", Why: "cancelled"}
+		}
+		return approvalAnswer{Choice: "deny", Why: "timeout"}
+	}
+	if !contains(req.Options, ans.Choice) {
+		return approvalAnswer{Choice: "deny", Why: ans.Why, Feedback: ans.Feedback}
+	}
+	if ans.Choice != "once" {
+		ans.Command = ""
+	}
+	return ans
+}
+
+// request builds the question for a call the rules ask about.
+func (p *permissions) request(callID string, t *toolSpec, args json.RawMessage, d decision) approvalRequest {
+	req := approvalRequest{CallID: callID, Tool: t.Name, Risk: t.Risk, Reason: d.Reason, Rule: d.Rule, Input: string(args)}
+	if req.Reason == "" {
+		req.Reason = d.Rule
+	}
+	req.Options = []string{"once", "deny"}
+	if d.Remember && t.Confirm != "always" {
+		req.Options = []string{"once", "session", "project", "deny"}
+	}
+	for _, abs := range p.callPaths(t, args) {
+		req.Paths = append(req.Paths, relPath(p.root, abs))
+	}
+	if t.Name == theArityShellTool() {
+		var a struct {
+			Command string `json:"command"`
+		}
+		json.Unmarshal(args, &a)
+		req.Input = a.Command
+	} else if diff, ok := p.editDiff(t, args); ok {
+		req.Diff = diff
+	}
+	return req
+}
+
+// editDiff shows what a writing tool would change as a unified diff, where
+// that is cheap: the file is read and the change applied in memory. An edit
+// that would fail shows its old and new text instead; apply_patch shows its
+// own patch.
+func (p *permissions) editDiff(t *toolSpec, args json.RawMessage) (string, bool) {
+	var a struct {
+		Path    string   `json:"path"`
+		Content string   `json:"content"`
+		Input   string   `json:"input"`
+		Edits   []editOp `json:"edits"`
+		editOp
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return "", false
+	}
+	switch t.Name {
+	case "apply_patch":
+		return a.Input, true
+	case "write", "edit", "multiedit":
+	default:
+		return "", false
+	}
+	abs, _ := resolvePath(p.root, a.Path)
+	shown := relPath(p.root, abs)
+	old, err := os.ReadFile(abs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	content := string(old)
+	switch t.Name {
+	case "write":
+		content = a.Content
+	case "edit":
+		a.Edits = []editOp{a.editOp}
+		fallthrough
+	case "multiedit":
+		for _, e := range a.Edits {
+			n := strings.Count(content, e.Old)
+			if e.Old == "" || n == 0 || (n > 1 && !e.ReplaceAll) {
+				return unifiedDiff(shown, e.Old, e.New), true
+			}
+			if e.ReplaceAll {
+				content = strings.ReplaceAll(content, e.Old, e.New)
+			} else {
+				content = strings.Replace(content, e.Old, e.New, 1)
+			}
+		}
+	}
+	return unifiedDiff(shown, string(old), content), true
+}
+
+// diffOp is one line of an edit script: ' ' kept, '-' removed, '+' added.
+type diffOp struct {
+	kind byte
+	line string
+}
+
+// unifiedDiff is a small unified diff of two texts, with defaults.json's
+// context lines; texts too large to compare cheaply are summarised.
+func unifiedDiff(name, a, b string) string {
+	ap := theDefaults().Approval
+	al, bl := splitLines(a), splitLines(b)
+	head := fmt.Sprintf("--- a/%s\n+++ b/%s\n", name, name)
+	if len(al)+len(bl) > ap.DiffMaxLines {
+		return head + fmt.Sprintf("@@ %d lines -> %d lines (too large to show) @@\n", len(al), len(bl))
+	}
+	ops := diffLines(al, bl)
+	return head + formatHunks(ops, ap.ContextLines)
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.SplitAfter(s, "\n")
+}
+
+// diffLines makes an edit script: the common head and tail are kept, and
+// the middle compared by longest common subsequence when that is small,
+// else shown removed and added whole.
+func diffLines(a, b []string) []diffOp {
+	var ops []diffOp
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		ops = append(ops, diffOp{' ', a[i]})
+		i++
+	}
+	ea, eb := len(a), len(b)
+	for ea > i && eb > i && a[ea-1] == b[eb-1] {
+		ea--
+		eb--
+	}
+	ma, mb := a[i:ea], b[i:eb]
+	if len(ma)*len(mb) > 1<<20 {
+		for _, l := range ma {
+			ops = append(ops, diffOp{'-', l})
+		}
+		for _, l := range mb {
+			ops = append(ops, diffOp{'+', l})
+		}
+	} else {
+		// lcs[x][y] is the common length of ma[x:] and mb[y:].
+		lcs := make([][]int32, len(ma)+1)
+		for x := range lcs {
+			lcs[x] = make([]int32, len(mb)+1)
+		}
+		for x := len(ma) - 1; x >= 0; x-- {
+			for y := len(mb) - 1; y >= 0; y-- {
+				if ma[x] == mb[y] {
+					lcs[x][y] = lcs[x+1][y+1] + 1
+				} else {
+					lcs[x][y] = max(lcs[x+1][y], lcs[x][y+1])
+				}
+			}
+		}
+		x, y := 0, 0
+		for x < len(ma) || y < len(mb) {
+			switch {
+			case x < len(ma) && y < len(mb) && ma[x] == mb[y]:
+				ops = append(ops, diffOp{' ', ma[x]})
+				x++
+				y++
+			case y < len(mb) && (x == len(ma) || lcs[x][y+1] >= lcs[x+1][y]):
+				ops = append(ops, diffOp{'+', mb[y]})
+				y++
+			default:
+				ops = append(ops, diffOp{'-', ma[x]})
+				x++
+			}
+		}
+	}
+	for k := ea; k < len(a); k++ {
+		ops = append(ops, diffOp{' ', a[k]})
+	}
+	return ops
+}
+
+// formatHunks prints an edit script as unified-diff hunks with n lines of
+// context around each change.
+func formatHunks(ops []diffOp, n int) string {
+	var b strings.Builder
+	for start := 0; start < len(ops); {
+		c := start
+		for c < len(ops) && ops[c].kind == ' ' {
+			c++
+		}
+		if c == len(ops) {
+			break
+		}
+		lo := max(c-n, start)
+		hi := c
+		for last := c; hi < len(ops); hi++ {
+			if ops[hi].kind != ' ' {
+				last = hi
+			} else if hi-last > 2*n {
+				break
+			}
+		}
+		// Trim trailing context to n lines.
+		end := hi
+		for end > lo && ops[end-1].kind == ' ' {
+			end--
+		}
+		end = min(end+n, len(ops))
+		aStart, bStart := 1, 1
+		for _, o := range ops[:lo] {
+			if o.kind != '+' {
+				aStart++
+			}
+			if o.kind != '-' {
+				bStart++
+			}
+		}
+		aLen, bLen := 0, 0
+		for _, o := range ops[lo:end] {
+			if o.kind != '+' {
+				aLen++
+			}
+			if o.kind != '-' {
+				bLen++
+			}
+		}
+		fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", aStart, aLen, bStart, bLen)
+		for _, o := range ops[lo:end] {
+			b.WriteByte(o.kind)
+			b.WriteString(o.line)
+			if !strings.HasSuffix(o.line, "\n") {
+				b.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		start = end
+	}
+	return b.String()
+}
