@@ -183,13 +183,18 @@ func normMode(m string) (string, error) {
 
 // newPermissions makes a session's permissions from the defaults, the
 // person's config.yaml rules and the project's always answers. The caller
-// has loaded the config already (a broken one stops the session there), so
-// an error reading it here leaves only the defaults.
+// has loaded the config already (a broken one stops the session there); if
+// it cannot be read here, the permissions fail closed.
 func newPermissions(mode, root string, headless bool) *permissions {
 	cfg, err := loadConfig()
 	if err != nil {
-		cfg = &config{}
+		return &permissions{mode: mode, root: root, headless: headless, broken: err}
 	}
+	return permissionsFor(mode, root, headless, cfg)
+}
+
+// permissionsFor is newPermissions with the config given.
+func permissionsFor(mode, root string, headless bool, cfg *config) *permissions {
 	p, err := newPermissionsFrom(mode, root, headless, cfg)
 	if err != nil {
 		// Fail closed: without the person's rules (a deny among them) no
@@ -450,7 +455,7 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 		return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule,
 			Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
 	}
-	cmds, dirs, err := parseShellDirs(line, env)
+	cmds, info, err := parseShellDirs(line, env)
 	if err != nil {
 		if p.headless {
 			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_headless", "error", err)}
@@ -477,7 +482,7 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 	// Deny beats ask beats allow, across every part of the line.
 	for _, c := range parts {
 		for _, r := range p.deny {
-			if ruleCovers(r.permRule, t.Name) && matchCommandRule(r.permRule, c) {
+			if ruleCovers(r.permRule, t.Name) && matchStrict(r.permRule, c) {
 				return decision{Verdict: "deny", Rule: r.label("deny"), Reason: permText("rule_deny", "rule", r.Text)}
 			}
 		}
@@ -487,7 +492,7 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 	}
 	for _, c := range parts {
 		for _, r := range p.ask {
-			if ruleCovers(r.permRule, t.Name) && matchCommandRule(r.permRule, c) {
+			if ruleCovers(r.permRule, t.Name) && matchStrict(r.permRule, c) {
 				return decision{Verdict: "ask", Rule: r.label("ask"), Reason: permText("rule_ask", "rule", r.Text)}
 			}
 		}
@@ -495,8 +500,10 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 			return decision{Verdict: "ask", Rule: "hardline.json protected " + id, Reason: permText("protected_command", "path", shown, "reason", protectedReason(id))}
 		}
 	}
-	tainted := false
-	for _, d := range dirs {
+	// A command run from an arbitrary folder, or as another user, is not
+	// what an allow rule or always answer was given for: the mode decides.
+	tainted := info.Privileged
+	for _, d := range info.Dirs {
 		if !contains(p.cmdDirs, d) {
 			tainted = true
 		}
@@ -518,6 +525,21 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 		return decision{Verdict: "allow", Rule: strings.Join(uniq(allowed), "; "), Patterns: patterns}
 	}
 	return decision{Verdict: mv, Rule: mrule, Remember: mv == "ask", Patterns: patterns}
+}
+
+// matchStrict is how deny and ask rules match: with the command's
+// variables (X=1 curl) and without them, so that setting a variable never
+// slips a command past a rule meant to stop it.
+func matchStrict(r permRule, c shellCmd) bool {
+	if matchCommandRule(r, c) {
+		return true
+	}
+	if len(c.Assigns) == 0 {
+		return false
+	}
+	bare := c
+	bare.Assigns = nil
+	return matchCommandRule(r, bare)
 }
 
 // allowedBy finds the allow rule covering one simple command. A command

@@ -82,7 +82,7 @@ type shParser struct {
 	spec     *plainSpec
 	depth    int
 	out      *[]shellCmd
-	dirs     *[]string // folders of command names run by their full path
+	info     *shellLineInfo
 	heredocs []heredoc
 }
 
@@ -108,28 +108,34 @@ func parseShell(line string, env shellEnv) ([]shellCmd, error) {
 	return cmds, err
 }
 
-// parseShellDirs is parseShell that also returns the folders of every
-// command name (wrappers and shells included) the line runs by its full
-// path: /tmp/x/git is read as git, which is right for the floor, but an
-// allow rule for git must not cover it (permission.go checks these).
-func parseShellDirs(line string, env shellEnv) ([]shellCmd, []string, error) {
+// shellLineInfo is what a line's plain spelling leaves out but an allow
+// rule must know: the folders of command names run by their full path
+// (/tmp/x/git is read as git, right for the floor, but a rule for git must
+// not cover it), and whether a wrapper changed the user (sudo, su, doas).
+type shellLineInfo struct {
+	Dirs       []string
+	Privileged bool
+}
+
+// parseShellDirs is parseShell that also returns the line's shellLineInfo.
+func parseShellDirs(line string, env shellEnv) ([]shellCmd, shellLineInfo, error) {
 	spec, err := loadPlainSpec()
 	if err != nil {
-		return nil, nil, err
+		return nil, shellLineInfo{}, err
 	}
 	if len(line) > spec.Limits.LineBytes {
-		return nil, nil, fmt.Errorf("shell line longer than %d bytes; split it into shorter lines", spec.Limits.LineBytes)
+		return nil, shellLineInfo{}, fmt.Errorf("shell line longer than %d bytes; split it into shorter lines", spec.Limits.LineBytes)
 	}
 	if strings.IndexByte(line, 0) >= 0 {
-		return nil, nil, errors.New("shell line holds a NUL byte; remove it")
+		return nil, shellLineInfo{}, errors.New("shell line holds a NUL byte; remove it")
 	}
 	var out []shellCmd
-	var dirs []string
-	p := &shParser{src: line, env: env, spec: spec, out: &out, dirs: &dirs}
+	var info shellLineInfo
+	p := &shParser{src: line, env: env, spec: spec, out: &out, info: &info}
 	if err := p.parseList(false); err != nil {
-		return nil, nil, err
+		return nil, shellLineInfo{}, err
 	}
-	return out, dirs, nil
+	return out, info, nil
 }
 
 // child returns a parser for a body (backticks, sh -c, eval) one level
@@ -138,7 +144,7 @@ func (p *shParser) child(src string) (*shParser, error) {
 	if p.depth+1 > p.spec.Limits.Depth {
 		return nil, fmt.Errorf("commands nested deeper than %d levels; unnest them", p.spec.Limits.Depth)
 	}
-	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, dirs: p.dirs}, nil
+	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, info: p.info}, nil
 }
 
 func (p *shParser) peek(off int) byte {

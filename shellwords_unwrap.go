@@ -40,7 +40,13 @@ type plainSpec struct {
 		Names        []string `json:"names"`
 		ValueOptions []string `json:"value_options"`
 	} `json:"shells"`
-	Eval        []string `json:"eval"`
+	Eval       []string `json:"eval"`
+	SwitchUser struct {
+		About          string   `json:"about"`
+		Names          []string `json:"names"`
+		CommandOptions []string `json:"command_options"`
+	} `json:"switch_user"`
+	Privileged  []string `json:"privileged"`
 	ExecOptions struct {
 		About    string              `json:"about"`
 		Commands map[string][]string `json:"commands"`
@@ -116,9 +122,31 @@ func commandName(s string) string {
 
 // noteDir records the folder of a command name given by its full path.
 func (p *shParser) noteDir(word, name string) {
-	if p.dirs != nil && word != name {
-		*p.dirs = append(*p.dirs, path.Dir(word))
+	if p.info != nil && word != name {
+		p.info.Dirs = append(p.info.Dirs, path.Dir(word))
 	}
+}
+
+// suBody finds the line su runs: the word after -c (or --command=…, or a
+// cluster of short options ending in c, as in -lc), wherever it stands
+// among su's other words; none means su itself is the command.
+func suBody(args []sword, opts []string) (string, bool) {
+	for i, w := range args {
+		a := w.s
+		if a == "--" {
+			break
+		}
+		for _, o := range opts {
+			if strings.HasPrefix(o, "--") && strings.HasPrefix(a, o+"=") {
+				return a[len(o)+1:], true
+			}
+		}
+		cluster := len(a) > 2 && a[0] == '-' && a[1] != '-' && a[len(a)-1] == 'c'
+		if (contains(opts, a) || cluster) && i+1 < len(args) {
+			return args[i+1].s, true
+		}
+	}
+	return "", false
 }
 
 // emit unwraps a command and records what it runs; a shell's -c body and
@@ -199,6 +227,15 @@ func (p *shParser) unwrap(words []sword, assigns []string) ([]sword, []string, *
 		}
 		name := commandName(words[0].s)
 		p.noteDir(words[0].s, name)
+		if contains(p.spec.Privileged, name) && p.info != nil {
+			p.info.Privileged = true
+		}
+		if contains(p.spec.SwitchUser.Names, name) {
+			if body, ok := suBody(words[1:], p.spec.SwitchUser.CommandOptions); ok {
+				return nil, assigns, &body, nil
+			}
+			return words, assigns, nil, nil
+		}
 		if contains(p.spec.Eval, name) {
 			var parts []string
 			for _, w := range words[1:] {
