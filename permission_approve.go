@@ -185,7 +185,11 @@ func splitLines(s string) []string {
 	if s == "" {
 		return nil
 	}
-	return strings.SplitAfter(s, "\n")
+	l := strings.SplitAfter(s, "\n")
+	if l[len(l)-1] == "" {
+		l = l[:len(l)-1]
+	}
+	return l
 }
 
 // diffLines makes an edit script: the common head and tail are kept, and
@@ -233,12 +237,12 @@ func diffLines(a, b []string) []diffOp {
 				ops = append(ops, diffOp{' ', ma[x]})
 				x++
 				y++
-			case y < len(mb) && (x == len(ma) || lcs[x][y+1] >= lcs[x+1][y]):
-				ops = append(ops, diffOp{'+', mb[y]})
-				y++
-			default:
+			case x < len(ma) && (y == len(mb) || lcs[x+1][y] >= lcs[x][y+1]):
 				ops = append(ops, diffOp{'-', ma[x]})
 				x++
+			default:
+				ops = append(ops, diffOp{'+', mb[y]})
+				y++
 			}
 		}
 	}

@@ -174,6 +174,9 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv) *hardlineHit
 		}
 		if len(c.Words) > 0 && c.Words[0] == "find" {
 			found = findStarts(c.Words[1:])
+			if hit := h.checkExecs(c, found, env); hit != nil {
+				return hit
+			}
 		} else if len(found) > 0 {
 			c = h.withFound(c, found)
 		}
@@ -186,6 +189,36 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv) *hardlineHit
 				return &hardlineHit{Rule: h.Refuse[i].ID, Reason: h.Refuse[i].Reason, Command: strings.Join(c.Words, " ")}
 			}
 		}
+	}
+	return nil
+}
+
+// checkExecs checks what a find runs with -exec and the like, {} read as
+// find's starting folders, so that the find command alone gets the verdict
+// its whole line gets (the commands it runs are also checked on their own).
+func (h *hardlineSpec) checkExecs(c shellCmd, found []string, env shellEnv) *hardlineHit {
+	ps, err := loadPlainSpec()
+	if err != nil {
+		return nil
+	}
+	opts := ps.ExecOptions.Commands[c.Words[0]]
+	for i := 1; i < len(c.Words); i++ {
+		if !contains(opts, c.Words[i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(c.Words) && c.Words[j] != ";" && c.Words[j] != "+" {
+			j++
+		}
+		if j > i+1 {
+			sub := h.withFound(shellCmd{Words: append([]string{commandName(c.Words[i+1])}, c.Words[i+2:j]...)}, found)
+			for k := range h.Refuse {
+				if h.matches(&h.Refuse[k], sub, env) {
+					return &hardlineHit{Rule: h.Refuse[k].ID, Reason: h.Refuse[k].Reason, Command: strings.Join(sub.Words, " ")}
+				}
+			}
+		}
+		i = j
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func stripHeredocs(c shellCmd) shellCmd {
 // same command (first; find -exec adds the one it runs), and that the floor's verdict on the command and on its
 // re-quoted spelling agree.
 func FuzzShellWords(f *testing.F) {
-	for _, area := range []string{"hardline", "arity"} {
+	for _, area := range []string{"hardline", "arity", "permission"} {
 		data, err := fs.ReadFile(harnessFS, "harness/conformance/"+area+".json")
 		if err != nil {
 			f.Fatal(err)
@@ -111,10 +111,15 @@ func FuzzShellWords(f *testing.F) {
 		for _, c := range file.Cases {
 			var in struct {
 				Line string `json:"line"`
+				Call struct {
+					Command string `json:"command"`
+				} `json:"call"`
 			}
 			json.Unmarshal(c.Input, &in)
-			if in.Line != "" {
-				f.Add(in.Line)
+			for _, l := range []string{in.Line, in.Call.Command} {
+				if l != "" {
+					f.Add(l)
+				}
 			}
 		}
 	}
