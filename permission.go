@@ -451,11 +451,15 @@ func (p *permissions) allowRules() []sourcedRule {
 // command it runs.
 func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 	env := p.shellEnv()
-	if hit, _ := checkHardline(line, env); hit != nil {
+	h, herr := loadHardline()
+	if herr != nil {
+		return decision{Verdict: "deny", Rule: "hardline.json", Reason: herr.Error()}
+	}
+	cmds, info, err := parseShellDirs(line, env)
+	if hit := h.judge(line, cmds, err, env); hit != nil {
 		return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule,
 			Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
 	}
-	cmds, info, err := parseShellDirs(line, env)
 	if err != nil {
 		if p.headless {
 			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_headless", "error", err)}
@@ -603,6 +607,8 @@ func pathWords(c shellCmd) []string {
 }
 
 // namesOutside says whether a command names a path outside the project.
+// Words are judged as written (lexically): resolving symlinks for every
+// word of every command would cost a system call each on every bash call.
 func (p *permissions) namesOutside(c shellCmd) bool {
 	for _, w := range pathWords(c) {
 		if !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~") && !strings.Contains(w, "..") {
@@ -611,27 +617,35 @@ func (p *permissions) namesOutside(c shellCmd) bool {
 		if w == "/dev/null" {
 			continue
 		}
-		if strings.HasPrefix(w, "~") {
-			w = p.home + w[1:]
-		}
-		if _, inside := resolvePath(p.root, w); !inside {
+		if !within(p.root, p.lexicalPath(w)) {
 			return true
 		}
 	}
 	return false
 }
 
-// protectedOperand finds a protected path among the words of a command,
-// as the shell would see it from the project folder.
+// lexicalPath is a command's word as an absolute path, the way the shell
+// would read it from the project folder, without touching the disk.
+func (p *permissions) lexicalPath(w string) string {
+	if w == "~" || strings.HasPrefix(w, "~/") {
+		w = p.home + w[1:]
+	}
+	w = filepath.FromSlash(w)
+	if !filepath.IsAbs(w) {
+		w = filepath.Join(p.root, w)
+	}
+	return filepath.Clean(w)
+}
+
+// protectedOperand finds a protected path among the words of a command.
+// Words are judged as written, not through symlinks (see namesOutside);
+// making a symlink to a protected file names it, and so asks.
 func (p *permissions) protectedOperand(c shellCmd) (shown, id string, ok bool) {
 	for _, w := range pathWords(c) {
-		if strings.ContainsAny(w, "\n") || len(w) > 4096 {
+		if len(w) > 4096 {
 			continue
 		}
-		if w == "~" || strings.HasPrefix(w, "~/") {
-			w = p.home + w[1:]
-		}
-		abs, _ := resolvePath(p.root, w)
+		abs := p.lexicalPath(w)
 		if id, ok := p.protectedFor(abs); ok {
 			return relPath(p.root, abs), id, true
 		}

@@ -49,6 +49,8 @@ type protectedEntry struct {
 	Except   []string `json:"except"`
 	Scope    string   `json:"scope"`
 	Reason   string   `json:"reason"`
+
+	pats, excepts [][]string // the patterns lower-cased and split, made once
 }
 
 type hardlineSpec struct {
@@ -109,7 +111,14 @@ func (h *hardlineSpec) compile() error {
 			}
 		}
 	}
-	for _, e := range h.Protected.Entries {
+	for i := range h.Protected.Entries {
+		e := &h.Protected.Entries[i]
+		for _, p := range e.Patterns {
+			e.pats = append(e.pats, splitPattern(p))
+		}
+		for _, p := range e.Except {
+			e.excepts = append(e.excepts, splitPattern(p))
+		}
 		switch e.Base {
 		case "project", "home", "anywhere", "lembas":
 		default:
@@ -131,15 +140,23 @@ func checkHardline(line string, env shellEnv) (*hardlineHit, error) {
 	if err != nil {
 		return nil, err
 	}
-	hit := h.forkBomb(line)
 	cmds, err := parseShell(line, env)
-	if hit != nil && (err != nil || h.runsText(cmds)) {
+	if hit := h.judge(line, cmds, err, env); hit != nil {
 		return hit, nil
 	}
-	if err != nil {
-		return nil, err
+	return nil, err
+}
+
+// judge is checkHardline for a line already parsed (cmds, err), so that
+// the permission check spells a line plainly once.
+func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellEnv) *hardlineHit {
+	if hit := h.forkBomb(line); hit != nil && (err != nil || h.runsText(cmds)) {
+		return hit
 	}
-	return h.checkCommands(cmds, env), nil
+	if err != nil {
+		return nil
+	}
+	return h.checkCommands(cmds, env)
 }
 
 // runsText says whether a parsed line runs a shell or eval, which could
@@ -623,7 +640,8 @@ func protectedPath(abs string, project, home string, lembasDirs []string) (strin
 			}
 		}
 		for _, rel := range rels {
-			if anyPathMatch(e.Patterns, rel) && !anyPathMatch(e.Except, rel) {
+			ns := splitName(strings.ToLower(rel))
+			if anySegMatch(e.pats, ns) && !anySegMatch(e.excepts, ns) {
 				return e.ID, true
 			}
 		}
@@ -631,9 +649,26 @@ func protectedPath(abs string, project, home string, lembasDirs []string) (strin
 	return "", false
 }
 
-func anyPathMatch(patterns []string, rel string) bool {
+// splitPattern and splitName split a pattern and a path the way
+// pathGlobMatch does, so protected paths match without splitting their
+// patterns on every call.
+func splitPattern(p string) []string {
+	if p == "" {
+		return nil
+	}
+	return strings.Split(strings.ToLower(p), "/")
+}
+
+func splitName(n string) []string {
+	if n == "" || n == "." {
+		return nil
+	}
+	return strings.Split(n, "/")
+}
+
+func anySegMatch(patterns [][]string, ns []string) bool {
 	for _, p := range patterns {
-		if pathGlobMatch(p, rel, true) {
+		if segMatch(p, ns) {
 			return true
 		}
 	}
