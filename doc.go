@@ -7,6 +7,7 @@
 //	lembas models
 //	lembas sessions list|show|delete|prune
 //	lembas config get|set|list|path
+//	lembas permissions check [--mode M] [--cwd DIR] -- COMMAND... | --tool read|write --path P
 //
 // # Models
 //
@@ -30,5 +31,6 @@
 //
 // # Exit status
 //
-// 0 done, 1 failed, 2 usage error, 130 cancelled.
+// 0 done, 1 failed, 2 usage error, 130 cancelled; permissions check exits
+// 0 allow, 3 ask, 4 refuse.
 package main

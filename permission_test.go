@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // The permission conformance runner: a whole decision on a real project in
@@ -167,6 +168,32 @@ func setEnvs(vars map[string]string) func() {
 			} else {
 				os.Setenv(k, *o)
 			}
+		}
+	}
+}
+
+// TestPermDefaults: defaults.json loads strictly, its groups name real
+// tools, and every text the code fills is there.
+func TestPermDefaults(t *testing.T) {
+	d, err := permDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, tools := range d.Keys.Groups {
+		for _, name := range tools {
+			if theSpec().Tools[name] == nil {
+				t.Errorf("keys.groups.%s names %q, which is no tool", key, name)
+			}
+		}
+	}
+	for _, k := range []string{"confirm", "corrected_refused", "floor", "headless_other", "outside", "protected_command", "protected_read", "protected_write", "rule_ask", "rule_deny", "rules_broken", "store_failed", "unparsed", "unparsed_headless"} {
+		if d.Texts[k] == "" {
+			t.Errorf("texts.%s is missing", k)
+		}
+	}
+	for _, r := range d.allow {
+		if r.Tool != "bash" || r.Pattern == "" {
+			t.Errorf("default %q: want a bash command pattern", r.Text)
 		}
 	}
 }
