@@ -560,7 +560,7 @@ func (p *permissions) allowedBy(rules []sourcedRule, tool string, c shellCmd) (s
 		if writes && !strings.Contains(r.Pattern, ">") {
 			continue
 		}
-		if r.Source != "config" && p.namesOutside(c) {
+		if r.Source != "config" && (p.namesOutside(c) || hasExpansion(c)) {
 			continue
 		}
 		return r, true
@@ -606,6 +606,19 @@ func pathWords(c shellCmd) []string {
 	return out
 }
 
+// hasExpansion says whether a command's words still hold an expansion
+// the parser could not know ($X from lembas's own environment): what such a
+// word names is unknown, so the defaults and always answers leave it to the
+// mode. A literal $ in quotes is read the same way, which only asks more.
+func hasExpansion(c shellCmd) bool {
+	for _, w := range c.Words[min(1, len(c.Words)):] {
+		if strings.ContainsAny(w, "$`") {
+			return true
+		}
+	}
+	return false
+}
+
 // namesOutside says whether a command names a path outside the project.
 // Words are judged as written (lexically): resolving symlinks for every
 // word of every command would cost a system call each on every bash call.
@@ -648,6 +661,31 @@ func (p *permissions) protectedOperand(c shellCmd) (shown, id string, ok bool) {
 		abs := p.lexicalPath(w)
 		if id, ok := p.protectedFor(abs); ok {
 			return relPath(p.root, abs), id, true
+		}
+		if hasGlob(w) {
+			if shown, id, ok := p.protectedMatch(abs); ok {
+				return shown, id, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// protectedMatch looks for a protected file among what a pattern word
+// (cat .e*) matches on disk. As in the shell, a * or ? at the start of a
+// name does not match a leading dot.
+func (p *permissions) protectedMatch(pattern string) (shown, id string, ok bool) {
+	matches, _ := filepath.Glob(pattern)
+	dotted := strings.HasPrefix(filepath.Base(pattern), ".")
+	for i, m := range matches {
+		if i >= 1000 {
+			break
+		}
+		if !dotted && strings.HasPrefix(filepath.Base(m), ".") {
+			continue
+		}
+		if id, ok := p.protectedFor(m); ok {
+			return relPath(p.root, m), id, true
 		}
 	}
 	return "", "", false
