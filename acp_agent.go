@@ -38,7 +38,6 @@ type acpSpec struct {
 		MaxBlockBytes  int `json:"max_block_bytes"`
 		MaxPromptBytes int `json:"max_prompt_bytes"`
 	} `json:"prompt"`
-	ApprovalTimeoutS int               `json:"approval_timeout_s"`
 	ClientFSTimeoutS int               `json:"client_fs_timeout_s"`
 	DiffMaxBytes     int               `json:"diff_max_bytes"`
 	Kinds            map[string]string `json:"kinds"`

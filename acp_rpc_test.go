@@ -103,7 +103,14 @@ func init() {
 		if in.Error || in.Timeout {
 			err = errors.New("no answer")
 		}
-		return map[string]any{"options": opts, "answer": permissionAnswer(req, in.Answer, err, in.Timeout)}, nil
+		ans := permissionAnswer(req, in.Answer, err, in.Timeout)
+		out := map[string]any{"choice": ans.Choice}
+		for k, v := range map[string]string{"feedback": ans.Feedback, "command": ans.Command, "why": ans.Why} {
+			if v != "" {
+				out[k] = v
+			}
+		}
+		return map[string]any{"options": opts, "answer": out}, nil
 	}
 }
 
@@ -201,17 +208,14 @@ func TestApprovalTimeout(t *testing.T) {
 	inR, _ := io.Pipe()
 	out := &lockedBuffer{b: &bytes.Buffer{}}
 	a := newACPAgent(context.Background(), newLineReader(inR, 1<<20), &lineWriter{w: out}, func(string) {})
-	sp := *a.sp
-	sp.ApprovalTimeoutS = 0
-	a.sp = &sp
 	tb, err := newToolbox(t.TempDir(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &acpSession{a: a, id: "s1", tools: map[string]*acpTool{},
 		e: &engine{tb: tb, perm: newPermissions("manual", tb.root, false), sess: &session{ID: "s1"}}}
-	ans := s.approve(context.Background(), approvalRequest{CallID: "c1", Tool: "bash", Input: "ls", Options: []string{"once", "deny"}})
-	if ans.Choice != "deny" || ans.Feedback != "timeout" {
+	ans := approveWithin(context.Background(), s, approvalRequest{CallID: "c1", Tool: "bash", Input: "ls", Options: []string{"once", "deny"}}, 50*time.Millisecond)
+	if ans.Choice != "deny" || ans.Why != "timeout" {
 		t.Errorf("answer %+v", ans)
 	}
 	if !strings.Contains(out.String(), `"method":"session/request_permission"`) {

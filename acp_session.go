@@ -431,9 +431,8 @@ type acpPermissionAnswer struct {
 
 // approve puts one call to the editor as session/request_permission. A
 // mode change made since the turn began is applied first, and a call the
-// new mode allows runs without asking. No answer within acp.json's
-// approval_timeout_s, an answer of cancelled, or the turn's cancel is a
-// denial.
+// new mode allows runs without asking. No answer within the approval
+// timeout, an answer of cancelled, or the turn's cancel is a denial.
 func (s *acpSession) approve(ctx context.Context, req approvalRequest) approvalAnswer {
 	changed := s.applyMode()
 	t := s.e.tb.lookup(req.Tool)
@@ -446,11 +445,11 @@ func (s *acpSession) approve(ctx context.Context, req approvalRequest) approvalA
 		id = fmt.Sprintf("ask_%d", time.Now().UnixNano())
 	}
 	tc := s.announce(id, req.Tool, args)
-	wait, cancel := context.WithTimeout(ctx, time.Duration(s.a.sp.ApprovalTimeoutS)*time.Second)
-	defer cancel()
+	// ctx carries the approval timeout (approveWithin, the one place it is
+	// kept): when it runs out the request is abandoned and counts as denied.
 	var ans acpPermissionAnswer
-	err := s.a.conn.call(wait, "session/request_permission", permissionParams(s.id, req, tc), &ans)
-	timedOut := err != nil && ctx.Err() == nil && wait.Err() == context.DeadlineExceeded
+	err := s.a.conn.call(ctx, "session/request_permission", permissionParams(s.id, req, tc), &ans)
+	timedOut := err != nil && ctx.Err() == context.DeadlineExceeded
 	if err != nil && !timedOut {
 		s.a.log(fmt.Sprintf("session/request_permission: %v; taken as a denial", err))
 	}
@@ -503,7 +502,7 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 // only) or feedback (a denial); anything else is a denial.
 func permissionAnswer(req approvalRequest, ans acpPermissionAnswer, err error, timedOut bool) approvalAnswer {
 	if timedOut {
-		return approvalAnswer{Choice: "deny", Feedback: "timeout"}
+		return approvalAnswer{Choice: "deny", Why: "timeout"}
 	}
 	if err != nil || ans.Outcome.Outcome != "selected" {
 		return approvalAnswer{Choice: "deny"}

@@ -695,9 +695,6 @@ func (p *permissions) protectedMatch(pattern string) (shown, id string, ok bool)
 func (p *permissions) refusal(t *toolSpec, d decision, ans approvalAnswer) string {
 	texts := theSpec().Loop.Permission
 	why := ans.Why
-	if why == "" && (ans.Feedback == "timeout" || ans.Feedback == "headless") {
-		why = ans.Feedback // a front end's own mark (acp_session.go's timeout)
-	}
 	switch {
 	case ans.Choice == "":
 		return d.Reason // refused by the rules; nobody was asked

@@ -53,13 +53,6 @@ func (r *repl) start() {
 	}
 }
 
-// readKeyIdle takes one key before the editor runs a turn.
-func (r *repl) readKeyIdle() (rune, bool) {
-	in := r.listen()
-	defer r.unlisten(in)
-	return r.readKey(r.ctx, in, "")
-}
-
 // showResume prints the last turns of the session: prompt and answer.
 func (r *repl) showResume() {
 	s := r.e.sess

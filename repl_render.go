@@ -347,6 +347,10 @@ func (r *repl) approve(ctx context.Context, req approvalRequest) approvalAnswer 
 		keys['a'] = "session"
 		parts = append(parts, r.text("card_keys_session"))
 	}
+	if offered["project"] {
+		keys['p'] = "project"
+		parts = append(parts, r.text("card_keys_project"))
+	}
 	parts = append(parts, r.text("card_keys_deny"))
 	editable := req.Tool == "bash"
 	if editable {
@@ -398,6 +402,8 @@ func (r *repl) approve(ctx context.Context, req approvalRequest) approvalAnswer 
 		return approvalAnswer{Choice: "once", Command: cmd}
 	case "session":
 		r.say("notice", r.text("card_answer_session"))
+	case "project":
+		r.say("notice", r.text("card_answer_project"))
 	default:
 		r.say("notice", r.text("card_answer_once"))
 	}
@@ -410,6 +416,20 @@ func (r *repl) cardBody(req approvalRequest) []string {
 	var a map[string]any
 	var lines []string
 	add := func(role, s string) { lines = append(lines, r.paint(role, "│ "+s)) }
+	if req.Diff != "" {
+		// The permission layer worked out the change as a unified diff.
+		for _, l := range strings.Split(strings.TrimSuffix(req.Diff, "\n"), "\n") {
+			role := "text"
+			switch {
+			case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+				role = "diff_add"
+			case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+				role = "diff_del"
+			}
+			add(role, l)
+		}
+		return lines
+	}
 	if req.Tool == "bash" || json.Unmarshal([]byte(req.Input), &a) != nil {
 		for _, l := range strings.Split(req.Input, "\n") {
 			add("text", "$ "+l)

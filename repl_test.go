@@ -197,9 +197,9 @@ func TestReplToolCallAndApproval(t *testing.T) {
 			h.expect("1\tstatus: TODO")
 			h.expect("#0001")
 			h.expect("┌ edit · write")
-			h.expect("-TODO")
-			h.expect("+DONE")
-			h.expect("└ y once · a always · n deny")
+			h.expect("-status: TODO")
+			h.expect("+status: DONE")
+			h.expect("└ y once · a always · p always here · n deny")
 			if tty {
 				h.key("y")
 			} else {
