@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -24,7 +25,7 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 		"project":      filepath.Base(root),
 		"os":           runtime.GOOS + "/" + runtime.GOARCH,
 		"shell":        filepath.Base(shell),
-		"instructions": "",
+		"instructions": projectInstructions(root),
 		"plan_context": planContext(p),
 		"mode_text":    strings.TrimSpace(sp.Prompts["modes/"+mode+".md"]),
 	}
@@ -33,6 +34,33 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 		return "", fmt.Errorf("prompts/system/default.md: %v", err)
 	}
 	return strings.TrimSpace(s), nil
+}
+
+// projectInstructions is the project's instruction file for the system
+// prompt: the first of loop.json's files at the project root (AGENTS.md,
+// else CLAUDE.md), cut at max_bytes — or nothing in a folder the person
+// said not to trust. A folder never asked about is used: a script or an
+// editor runs where its person chose to run it; the REPL asks before the
+// prompt is made.
+func projectInstructions(root string) string {
+	if trusted, known := trustOf(root); known && !trusted {
+		return ""
+	}
+	in := theSpec().Loop.Context.Instructions
+	for _, name := range in.Files {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+			continue
+		}
+		text := strings.TrimSpace(string(data))
+		cut := ""
+		if len(text) > in.MaxBytes {
+			text = cutUTF8(text, in.MaxBytes)
+			cut = "\n" + fillPairs(in.Cut, "file", name, "max", in.MaxBytes)
+		}
+		return fillPairs(in.Head, "file", name) + "\n" + text + cut
+	}
+	return ""
 }
 
 // resultID is a result's id: its number in the session, in hex, at least

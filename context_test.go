@@ -468,3 +468,31 @@ func FuzzHygieneInsert(f *testing.F) {
 		}
 	})
 }
+
+// TestProjectInstructions: AGENTS.md (else CLAUDE.md) goes into the system
+// prompt, cut at the spec's size, and not in a folder marked untrusted.
+func TestProjectInstructions(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	root := t.TempDir()
+	if got := projectInstructions(root); got != "" {
+		t.Errorf("no file: %q", got)
+	}
+	os.WriteFile(filepath.Join(root, "CLAUDE.md"), []byte("Use tabs.\n"), 0o644)
+	if got := projectInstructions(root); !strings.Contains(got, "CLAUDE.md") || !strings.HasSuffix(got, "Use tabs.") {
+		t.Errorf("CLAUDE.md: %q", got)
+	}
+	os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("Run make test.\n"), 0o644)
+	sys, err := systemPrompt(root, "manual", "/bin/sh", nil)
+	if err != nil || !strings.Contains(sys, "Run make test.") || strings.Contains(sys, "Use tabs.") {
+		t.Errorf("AGENTS.md first: %v\n%s", err, sys)
+	}
+	big := strings.Repeat("x", theSpec().Loop.Context.Instructions.MaxBytes+10)
+	os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(big), 0o644)
+	if got := projectInstructions(root); !strings.Contains(got, "was cut at") || len(got) > len(big)+200 {
+		t.Errorf("not cut: %d bytes", len(got))
+	}
+	setTrust(root, false)
+	if got := projectInstructions(root); got != "" {
+		t.Errorf("an untrusted folder's instructions were used: %q", got[:40])
+	}
+}

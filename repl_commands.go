@@ -47,6 +47,14 @@ func (r *repl) start() {
 		}
 	}
 	r.trusted = trusted
+	if !known && len(r.e.sess.Messages) == 0 {
+		// The prompt was made before the answer; a new session's is made
+		// again, so an untrusted folder's instruction file is not in it.
+		if sys, err := systemPrompt(root, r.e.perm.mode, r.e.tb.shell, r.e.sess.Plan); err == nil {
+			r.e.sess.System = sys
+			r.e.st.save(r.e.sess)
+		}
+	}
 	r.say("status", r.text("banner", "version", version, "model", r.e.ref.String(), "mode", r.e.perm.mode, "project", filepath.Base(root)))
 	if r.f.cont || r.f.sessionID != "" {
 		r.showResume()

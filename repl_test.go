@@ -518,6 +518,7 @@ func TestReplTrustAsked(t *testing.T) {
 	if got := lastUser(fm.got()[0]); got != "/hello Bob" {
 		t.Errorf("an untrusted folder's command was used: %q", got)
 	}
+
 	h.exit()
 	if tr, known := trustOf(h.proj); !known || tr {
 		t.Errorf("trust not remembered: %v %v", tr, known)
@@ -559,5 +560,25 @@ func init() {
 			return nil, err
 		}
 		return toolLine(&t, theSpec().Repl.Numbers.ToolLineChars), nil
+	}
+}
+
+// TestReplInstructionsFollowTrust: the project's AGENTS.md reaches the model
+// when the person trusts the folder, and not when they do not — the
+// question comes after the session's prompt was first made.
+func TestReplInstructionsFollowTrust(t *testing.T) {
+	for _, answer := range []string{"y", "n"} {
+		fm := newFakeModel(t)
+		fm.push(textReply("ok"))
+		proj := copyProject(t, "basic")
+		os.WriteFile(filepath.Join(proj, "AGENTS.md"), []byte("PROJECT-INSTRUCTION\n"), 0o644)
+		env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+		r := runLembas(t, env, proj, answer+"\nhello\n/quit\n", "-i")
+		if r.code != 0 || len(fm.got()) != 1 {
+			t.Fatalf("answer %s: exit %d, %d requests\n%s", answer, r.code, len(fm.got()), r.stderr)
+		}
+		if got := strings.Contains(string(fm.got()[0].Raw), "PROJECT-INSTRUCTION"); got != (answer == "y") {
+			t.Errorf("answer %s: instructions sent %v", answer, got)
+		}
 	}
 }
