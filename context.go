@@ -157,7 +157,7 @@ func (e *engine) request(ctx context.Context, kind string, onText, onReasoning f
 			Tools: e.tb.defs, MaxTokens: e.maxOut(), Extra: e.extra}
 	}
 	onRetry := func(attempt int, wait time.Duration, err error) {
-		e.send(event{Type: evRetry, Text: err.Error() + " — retrying in " + wait.Round(time.Millisecond).String()})
+		e.send(event{Type: evRetry, Text: fillPairs(theSpec().Loop.Retry.Notice, "error", err.Error(), "wait", wait.Round(time.Millisecond))})
 	}
 	req := build()
 	rep, err := e.ref.stream(ctx, req, onText, onReasoning, onRetry)

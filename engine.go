@@ -304,7 +304,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		}
 		recs = append(recs, callRecord{Name: p.call.Function.Name, Input: json.RawMessage(p.call.Function.Arguments), Status: p.res.Status, ResultID: id})
 		if len(p.res.Images) > 0 {
-			images = append(images, message{Role: "user", Content: "Image from #" + id, Images: p.res.Images, Kind: "image"})
+			images = append(images, message{Role: "user", Content: loopText(lp.ToolErrors, "image_from", "id", id), Images: p.res.Images, Kind: "image"})
 		}
 	}
 	for _, m := range images {

@@ -86,10 +86,11 @@ type loopSpec struct {
 	Permission  map[string]string `json:"permission"`
 	ModelErrors map[string]string `json:"model_errors"`
 	Retry       struct {
-		Attempts       int `json:"attempts"`
-		BaseMS         int `json:"base_ms"`
-		MaxMS          int `json:"max_ms"`
-		RetryAfterMaxS int `json:"retry_after_max_s"`
+		Attempts       int    `json:"attempts"`
+		BaseMS         int    `json:"base_ms"`
+		MaxMS          int    `json:"max_ms"`
+		RetryAfterMaxS int    `json:"retry_after_max_s"`
+		Notice         string `json:"notice"`
 	} `json:"retry"`
 	Timeouts struct {
 		ConnectMS  int `json:"connect_ms"`

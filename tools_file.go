@@ -57,9 +57,9 @@ func errResult(text string) toolResult { return toolResult{Text: text, IsError: 
 func fsError(shown string, err error) toolResult {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return errResult(shown + ": No such file or directory")
+		return errResult(loopText(theSpec().Loop.ToolErrors, "no_such_file", "path", shown))
 	case errors.Is(err, fs.ErrPermission):
-		return errResult(shown + ": permission denied")
+		return errResult(loopText(theSpec().Loop.ToolErrors, "permission_denied", "path", shown))
 	}
 	return errResult(fmt.Sprintf("%s: %v", shown, err))
 }

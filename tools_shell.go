@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +57,7 @@ func (b *boundedBuffer) String() string {
 	if b.dropped == 0 {
 		return string(b.head) + string(b.tail)
 	}
-	return string(b.head) + "\n[… " + strconv.FormatInt(b.dropped, 10) + " bytes dropped …]\n" + string(b.tail)
+	return string(b.head) + "\n" + loopText(theSpec().Loop.ToolErrors, "bytes_dropped", "n", b.dropped) + "\n" + string(b.tail)
 }
 
 func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
