@@ -240,7 +240,7 @@ func TestACPTurnWithToolCall(t *testing.T) {
 	}
 	want := "call:read:pending:Read src/app.txt update:in_progress update:completed " +
 		"call:edit:pending:Edit src/app.txt update:in_progress update:completed " +
-		"call:execute:pending:cat src/app.txt update:in_progress update:completed"
+		"call:execute:pending:cat src/app.txt update:in_progress update:in_progress update:completed" // the second: cat's output, live
 	if got := strings.Join(seq, " "); got != want {
 		t.Errorf("tool updates\n got %s\nwant %s", got, want)
 	}
@@ -579,5 +579,45 @@ func TestACPPlanUpdate(t *testing.T) {
 	}
 	if m, _ := u["_meta"].(map[string]any)["lembas"].(map[string]any); m["plan"] != p {
 		t.Errorf("_meta.lembas.plan missing: %v", u["_meta"])
+	}
+}
+
+// TestACPLiveOutput: a long command's output reaches the editor while it
+// runs, as in-progress updates of the call, before the call completes.
+func TestACPLiveOutput(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("POSIX shell commands")
+	}
+	f := newFakeModel(t)
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "sh wait.sh"}}), textReply("ok"))
+	proj := copyProject(t, "basic")
+	// The script waits until the test has seen its first part live.
+	os.WriteFile(filepath.Join(proj, "wait.sh"), []byte("echo first-part\nwhile [ ! -e done ]; do sleep 0.05; done\necho second-part\n"), 0o644)
+	p := startACP(t, acpEnv(t, f, t.TempDir()), proj)
+	p.initialize(nil)
+	sid := p.newSession(proj, "auto")
+	var live, final []string
+	r := p.result(p.request("session/prompt", prompt(sid, "run it")), func(m map[string]any) {
+		u := update(m)
+		if u == nil || u["sessionUpdate"] != "tool_call_update" || u["content"] == nil {
+			return
+		}
+		b, _ := json.Marshal(u["content"])
+		if u["status"] == "in_progress" {
+			live = append(live, string(b))
+			// The command waits for this: the first part was seen live.
+			os.WriteFile(filepath.Join(proj, "done"), nil, 0o644)
+		} else {
+			final = append(final, string(b))
+		}
+	})
+	if r["stopReason"] != "end_turn" {
+		t.Fatalf("stopReason %v", r)
+	}
+	if len(live) == 0 || !strings.Contains(live[0], "first-part") || strings.Contains(live[0], "second-part") {
+		t.Errorf("live updates %q", live)
+	}
+	if len(final) != 1 || !strings.Contains(final[0], "second-part") {
+		t.Errorf("final content %q", final)
 	}
 }

@@ -38,6 +38,11 @@ func (s *acpSession) onEvent(ev event) {
 		s.toolStart(ev.Tool)
 	case evToolEnd:
 		s.toolEnd(ev.Tool)
+	case evToolOutput:
+		// A running command's latest output: ACP replaces a call's content
+		// with each update, so the editor shows the tail as it grows.
+		s.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.Tool.ID, "status": "in_progress",
+			"content": []map[string]any{{"type": "content", "content": textBlock(ev.Text)}}})
 	case evPlan:
 		if ev.Plan != nil {
 			s.update(planUpdate(ev.Plan))

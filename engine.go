@@ -359,6 +359,10 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 		p.res = &r
 		return
 	}
+	id, name, block := p.call.ID, p.t.Name, p.t.Block
+	ctx = withLive(ctx, func(tail string) {
+		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})
+	})
 	r := e.tb.run(ctx, p.t, p.args)
 	p.res = &r
 }

@@ -9,19 +9,20 @@ import "time"
 
 // Event kinds.
 const (
-	evPrompt    = "prompt"     // the person's message, as stored
-	evText      = "text"       // a piece of the answer as it streams
-	evReasoning = "reasoning"  // a piece of the model's reasoning
-	evToolStart = "tool_start" // a tool call about to run (after permission)
-	evToolEnd   = "tool_end"   // its result
-	evUsage     = "usage"      // tokens of one model request
-	evRetry     = "retry"      // a request is retried after an error
-	evNotice    = "notice"     // something the person should know (a refused call, a nudge)
-	evDone      = "done"       // the turn ended; StopReason says how
-	evError     = "error"      // the turn failed; Text says why and what to do
-	evStep      = "step"       // a new model request starts (progress)
-	evSteered   = "steered"    // a steer message was given to the model at this step
-	evPlan      = "plan"       // the session's plan changed; Plan carries it whole
+	evPrompt     = "prompt"      // the person's message, as stored
+	evText       = "text"        // a piece of the answer as it streams
+	evReasoning  = "reasoning"   // a piece of the model's reasoning
+	evToolStart  = "tool_start"  // a tool call about to run (after permission)
+	evToolEnd    = "tool_end"    // its result
+	evToolOutput = "tool_output" // a running command's latest output (its tail), as it comes
+	evUsage      = "usage"       // tokens of one model request
+	evRetry      = "retry"       // a request is retried after an error
+	evNotice     = "notice"      // something the person should know (a refused call, a nudge)
+	evDone       = "done"        // the turn ended; StopReason says how
+	evError      = "error"       // the turn failed; Text says why and what to do
+	evStep       = "step"        // a new model request starts (progress)
+	evSteered    = "steered"     // a steer message was given to the model at this step
+	evPlan       = "plan"        // the session's plan changed; Plan carries it whole
 )
 
 type event struct {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,6 +19,49 @@ import (
 )
 
 func init() { toolImpls["bash"] = toolBash }
+
+// liveKey carries, in a call's context, where a running command's output
+// goes as it comes (engine.runOne sets it; nil: nowhere).
+type liveKey struct{}
+
+func withLive(ctx context.Context, f func(string)) context.Context {
+	return context.WithValue(ctx, liveKey{}, f)
+}
+
+func liveFrom(ctx context.Context) func(string) {
+	f, _ := ctx.Value(liveKey{}).(func(string))
+	return f
+}
+
+// liveWriter passes on the latest tail of what a command writes, at most
+// once an interval, so a front end can show a long command's progress
+// without lembas holding or sending all of it.
+type liveWriter struct {
+	mu    sync.Mutex
+	tail  []byte
+	keep  int
+	every time.Duration
+	last  time.Time
+	send  func(string)
+}
+
+func (l *liveWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.tail = append(l.tail, p...)
+	if over := len(l.tail) - l.keep; over > 0 {
+		l.tail = append(l.tail[:0], l.tail[over:]...)
+	}
+	var out string
+	if now := time.Now(); now.Sub(l.last) >= l.every {
+		l.last = now
+		out = string(l.tail)
+	}
+	l.mu.Unlock()
+	if out != "" {
+		l.send(out)
+	}
+	return len(p), nil
+}
 
 // boundedBuffer keeps the first and last keep bytes of what is written and
 // counts the rest.
@@ -77,8 +121,12 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	if max := t.limit("timeout_max"); timeout > max {
 		timeout = max
 	}
+	var live io.Writer
+	if send := liveFrom(ctx); send != nil {
+		live = &liveWriter{keep: t.limit("live_tail_bytes"), every: time.Duration(t.limit("live_interval_ms")) * time.Millisecond, send: send}
+	}
 	out, code, how := runShell(ctx, tb.shell, a.Command, tb.root, time.Duration(timeout)*time.Second,
-		time.Duration(t.limit("kill_grace_ms"))*time.Millisecond)
+		time.Duration(t.limit("kill_grace_ms"))*time.Millisecond, live)
 	text := strings.TrimRight(out, "\n")
 	if text == "" {
 		text = t.text("no_output")
@@ -104,7 +152,7 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 // exit code and how it ended ("" normally, "timeout", "cancelled",
 // "error"). The command gets its own process group; on timeout or cancel
 // the group is asked to stop, then killed after grace.
-func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.Duration) (string, int, string) {
+func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.Duration, live io.Writer) (string, int, string) {
 	var cmd *exec.Cmd
 	if runtime.GOOS == "windows" {
 		cmd = exec.Command(shell, "/C", line)
@@ -114,8 +162,12 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 	cmd.Dir = dir
 	cmd.Stdin = nil
 	buf := &boundedBuffer{keep: 256 << 10}
-	cmd.Stdout = buf
-	cmd.Stderr = buf
+	var w io.Writer = buf
+	if live != nil {
+		w = io.MultiWriter(buf, live)
+	}
+	cmd.Stdout = w
+	cmd.Stderr = w
 	cmd.Env = append(os.Environ(), "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "LEMBAS=1")
 	setProcessGroup(cmd)
 	cmd.WaitDelay = grace + time.Second
