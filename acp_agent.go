@@ -81,7 +81,10 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	stdio := fs.Bool("stdio", false, "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	if err := fs.Parse(args); err == flag.ErrHelp {
+		fmt.Fprintln(stdout, "usage: lembas serve --stdio\n\nSpeaks ACP (the Agent Client Protocol) to an editor: one JSON-RPC 2.0 message a line\non stdin and stdout; logs go to stderr. The editor starts it; the session works in the\nfolder the editor names, in manual mode unless the editor asks for another.")
+		return nil
+	} else if err != nil || fs.NArg() > 0 {
 		return usageError{"lembas serve takes --stdio only; see lembas --help"}
 	}
 	if !*stdio {
