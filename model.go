@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -702,7 +703,8 @@ func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReason
 	}
 	// An idle timer: a stream that goes silent for idle_s is cut.
 	idle := time.Duration(lp.Timeouts.IdleS) * time.Second
-	timer := time.AfterFunc(idle, cancel)
+	var idleFired atomic.Bool
+	timer := time.AfterFunc(idle, func() { idleFired.Store(true); cancel() })
 	defer timer.Stop()
 	a := newAssembler()
 	sr := newSSEReader(resp.Body)
@@ -718,14 +720,14 @@ func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReason
 			if err == io.EOF && (done || a.r.Finish != "") {
 				break
 			}
-			if ctx.Err() != nil && !timerFired(timer) {
+			if ctx.Err() != nil && !idleFired.Load() {
 				return reply{}, 0, context.Canceled
 			}
 			detail := "the connection closed before the answer ended"
 			if err != io.EOF && err != io.ErrUnexpectedEOF {
 				detail = err.Error()
 			}
-			if timerFired(timer) {
+			if idleFired.Load() {
 				detail = fmt.Sprintf("no data for %d s", lp.Timeouts.IdleS)
 			}
 			return reply{}, 0, &modelError{Kind: "cut", Msg: fillPairs(errs["cut"], "connection", c.Name, "detail", detail)}
@@ -745,15 +747,6 @@ func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReason
 		a.add(&d, onText, onReasoning)
 	}
 	return a.finish(), 0, nil
-}
-
-// timerFired says whether the idle timer already ran (Stop returns false).
-func timerFired(t *time.Timer) bool {
-	if t.Stop() {
-		t.Reset(time.Hour)
-		return false
-	}
-	return true
 }
 
 // decodeWhole reads a non-streamed answer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -263,5 +264,29 @@ func TestModelMetadata(t *testing.T) {
 	d := newModelRef(c, "unknown-model").Meta
 	if d.Context != theSpec().Models.Defaults.Context {
 		t.Errorf("defaults not applied: %+v", d)
+	}
+}
+
+// TestModelIdleCut: a stream that goes silent past the idle limit is cut
+// with a sentence saying so, not left hanging.
+func TestModelIdleCut(t *testing.T) {
+	lp := &theSpec().Loop
+	old := lp.Timeouts
+	lp.Timeouts.IdleS = 1
+	t.Cleanup(func() { lp.Timeouts = old })
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		<-block
+	}))
+	defer srv.Close()
+	defer close(block)
+	var seen strings.Builder
+	_, err := testRef(srv.URL+"/v1").stream(context.Background(), &chatRequest{}, func(s string) { seen.WriteString(s) }, nil, nil)
+	var me *modelError
+	if !errors.As(err, &me) || me.Kind != "cut" || !strings.Contains(me.Msg, "no data for 1 s") || seen.String() != "Hel" {
+		t.Errorf("got %v (seen %q)", err, seen.String())
 	}
 }
