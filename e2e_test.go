@@ -292,3 +292,24 @@ func TestEndToEndModelsAndCwd(t *testing.T) {
 		t.Errorf("config get: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestGrepKeepsSecretsOut: a search of the project never puts a protected
+// file's lines (.env, keys) into the prompt; it says how many it left out.
+func TestGrepKeepsSecretsOut(t *testing.T) {
+	f := newFakeModel(t)
+	f.push(callsReply(fakeCall{"grep", map[string]any{"pattern": "TODO"}}), textReply("searched"))
+	proj := copyProject(t, "basic")
+	os.WriteFile(filepath.Join(proj, ".env"), []byte("API_KEY=TODO-SECRET-VALUE\n"), 0o644)
+	os.WriteFile(filepath.Join(proj, "id_ed25519"), []byte("TODO-PRIVATE-KEY\n"), 0o644)
+	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	if r := runLembas(t, env, proj, "", "-p", "find the TODOs"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	res := toolResults(f.got()[1])
+	if len(res) != 1 || strings.Contains(res[0], "SECRET") || strings.Contains(res[0], "PRIVATE") {
+		t.Fatalf("a protected file's lines reached the model: %q", res)
+	}
+	if !strings.Contains(res[0], "src/app.txt:1:status: TODO") || !strings.Contains(res[0], "2 protected file(s) were not searched") {
+		t.Errorf("grep result %q", res[0])
+	}
+}

@@ -257,7 +257,9 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	if f.maxSteps > 0 {
 		maxSteps = f.maxSteps
 	}
-	e := &engine{ref: ref, tb: tb, perm: newPermissions(mode, root, headless), st: st, sess: sess, maxSteps: maxSteps,
+	perm := newPermissions(mode, root, headless)
+	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
+	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,
 		hygiene: hygieneOn(os.Getenv), extra: extra}
 	return e, st.close, nil
 }

@@ -67,6 +67,11 @@ type toolbox struct {
 
 	fsys fileSystem // nil: the disk (tools_file.go)
 
+	// protected says whether a resolved path is one that is never read
+	// into a prompt without asking (permissions.protectedFor); a search of
+	// a folder leaves such files out. nil: none are.
+	protected func(abs string) bool
+
 	mu    sync.Mutex
 	reads map[string]fileStamp
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)

@@ -135,7 +135,26 @@ func toolGrep(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	if err != nil {
 		return errResult(err.Error())
 	}
-	return grepAnswer(t, a.Pattern, matches)
+	// A folder's protected files (.env, keys, .git internals) never reach
+	// the prompt through a search; a protected file named as the path was
+	// already put to the person by the permission check.
+	hidden := map[string]bool{}
+	if st, err := os.Stat(start); err == nil && st.IsDir() && tb.protected != nil {
+		kept := matches[:0]
+		for _, m := range matches {
+			if hidden[m.path] || tb.protected(filepath.Join(tb.root, filepath.FromSlash(m.path))) {
+				hidden[m.path] = true
+				continue
+			}
+			kept = append(kept, m)
+		}
+		matches = kept
+	}
+	res := grepAnswer(t, a.Pattern, matches)
+	if len(hidden) > 0 {
+		res.Text += "\n" + t.text("protected", "n", len(hidden))
+	}
+	return res
 }
 
 // grepAnswer sorts and caps matches into the tool's answer.
