@@ -241,8 +241,19 @@ func (h *hardlineSpec) checkExecs(c shellCmd, found []string, env shellEnv) *har
 }
 
 // findStarts returns the folders find starts from: its words before the
-// first option or expression.
+// first option or expression, after find's own leading options (-H, -L,
+// -P, -O3, -D tree), which stand before the folders.
 func findStarts(args []string) []string {
+	for len(args) > 0 {
+		a := args[0]
+		if a == "-H" || a == "-L" || a == "-P" || (strings.HasPrefix(a, "-O") && len(a) > 2) {
+			args = args[1:]
+		} else if a == "-D" && len(args) > 1 {
+			args = args[2:]
+		} else {
+			break
+		}
+	}
 	var out []string
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
@@ -365,14 +376,7 @@ func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
 		return false
 	}
 	if len(r.LeadingTargets) > 0 {
-		var lead []string
-		for _, a := range args {
-			if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
-				break
-			}
-			lead = append(lead, a)
-		}
-		if !h.anyInClass(lead, r.LeadingTargets, env) {
+		if !h.anyInClass(findStarts(args), r.LeadingTargets, env) {
 			return false
 		}
 	}
@@ -640,13 +644,32 @@ func protectedPath(abs string, project, home string, lembasDirs []string) (strin
 			}
 		}
 		for _, rel := range rels {
-			ns := splitName(strings.ToLower(rel))
+			ns := splitName(windowsName(strings.ToLower(rel)))
 			if anySegMatch(e.pats, ns) && !anySegMatch(e.excepts, ns) {
 				return e.ID, true
 			}
 		}
 	}
 	return "", false
+}
+
+// windowsName spells a relative path the way Windows opens it: a name's
+// trailing dots and spaces are dropped and what follows a ':' names a data
+// stream of the same file, so ".git./hooks", ".env::$DATA" and ".env:x"
+// are .git/hooks and .env there. Folding on every system only ever
+// protects more, as matching without case does.
+func windowsName(rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		if j := strings.IndexByte(s, ':'); j >= 0 {
+			s = s[:j]
+		}
+		if t := strings.TrimRight(s, ". "); t != "" {
+			s = t
+		}
+		segs[i] = s
+	}
+	return strings.Join(segs, "/")
 }
 
 // splitPattern and splitName split a pattern and a path the way

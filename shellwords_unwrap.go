@@ -23,6 +23,10 @@ type wrapperSpec struct {
 	Assignments  bool     `json:"assignments"`
 	Positionals  int      `json:"positionals"`
 	Default      []string `json:"default"`
+	// OutputOptions name a file the wrapper writes (time -o): its value is
+	// read as a > redirection of the command, so the floor, the protected
+	// paths and the allow rules see the write.
+	OutputOptions []string `json:"output_options"`
 }
 
 type plainSpec struct {
@@ -39,6 +43,8 @@ type plainSpec struct {
 		About        string   `json:"about"`
 		Names        []string `json:"names"`
 		ValueOptions []string `json:"value_options"`
+		Sources      []string `json:"sources"`
+		StdinFiles   []string `json:"stdin_files"`
 	} `json:"shells"`
 	Eval       []string `json:"eval"`
 	SwitchUser struct {
@@ -152,9 +158,25 @@ func suBody(args []sword, opts []string) (string, bool) {
 // emit unwraps a command and records what it runs; a shell's -c body and
 // eval's words are parsed as lines of their own instead.
 func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) error {
-	words, assigns, body, err := p.unwrap(words, assigns)
+	words, assigns, outs, body, err := p.unwrap(words, assigns)
 	if err != nil {
 		return err
+	}
+	redirs = append(redirs, outs...)
+	if body == nil && len(words) > 0 && p.readsScript(words) {
+		// A shell fed its script on stdin: a here-string's text is known
+		// and read as a line of its own; a pipe, a here-document or a
+		// process substitution makes the script only known when it runs.
+		text, ok := "", false
+		for _, r := range redirs {
+			if r.Op == "<<<" {
+				text, ok = r.Target, true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
+		}
+		body = &text
 	}
 	if body != nil {
 		sub, err := p.child(*body)
@@ -220,10 +242,10 @@ func (p *shParser) emitExec(words []sword, opts []string) error {
 // unwrap takes wrappers off until the command they run; body is set when
 // the command is a shell given -c, or eval, whose text is parsed instead.
 // A wrapper that runs nothing (sudo -v, env alone) is the command itself.
-func (p *shParser) unwrap(words []sword, assigns []string) ([]sword, []string, *string, error) {
+func (p *shParser) unwrap(words []sword, assigns []string) (_ []sword, _ []string, outs []shellRedir, _ *string, _ error) {
 	for n := 0; n < p.spec.Limits.Unwrap && len(words) > 0; n++ {
 		if words[0].unknown {
-			return nil, nil, nil, fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
+			return nil, nil, outs, nil, fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
 		}
 		name := commandName(words[0].s)
 		p.noteDir(words[0].s, name)
@@ -232,9 +254,9 @@ func (p *shParser) unwrap(words []sword, assigns []string) ([]sword, []string, *
 		}
 		if contains(p.spec.SwitchUser.Names, name) {
 			if body, ok := suBody(words[1:], p.spec.SwitchUser.CommandOptions); ok {
-				return nil, assigns, &body, nil
+				return nil, assigns, outs, &body, nil
 			}
-			return words, assigns, nil, nil
+			return words, assigns, outs, nil, nil
 		}
 		if contains(p.spec.Eval, name) {
 			var parts []string
@@ -242,28 +264,31 @@ func (p *shParser) unwrap(words []sword, assigns []string) ([]sword, []string, *
 				parts = append(parts, w.s)
 			}
 			body := strings.Join(parts, " ")
-			return nil, assigns, &body, nil
+			return nil, assigns, outs, &body, nil
 		}
 		if contains(p.spec.Shells.Names, name) {
 			if body, ok := shellBody(words[1:], p.spec.Shells.ValueOptions); ok {
-				return nil, assigns, &body, nil
+				return nil, assigns, outs, &body, nil
 			}
-			return words, assigns, nil, nil
+			return words, assigns, outs, nil, nil
 		}
 		ws, ok := p.spec.Wrappers[name]
 		if !ok {
-			return words, assigns, nil, nil
+			return words, assigns, outs, nil, nil
 		}
-		rest, more, ok, err := p.skipWrapper(ws, words[1:])
+		rest, more, files, ok, err := p.skipWrapper(ws, words[1:])
+		for _, f := range files {
+			outs = append(outs, shellRedir{Op: ">", Target: f})
+		}
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, outs, nil, err
 		}
 		if !ok {
-			return words, assigns, nil, nil
+			return words, assigns, outs, nil, nil
 		}
 		if len(rest) == 0 {
 			if len(ws.Default) == 0 {
-				return words, assigns, nil, nil
+				return words, assigns, outs, nil, nil
 			}
 			for _, d := range ws.Default {
 				rest = append(rest, sword{s: d})
@@ -274,16 +299,16 @@ func (p *shParser) unwrap(words []sword, assigns []string) ([]sword, []string, *
 	}
 	if len(words) > 0 {
 		if _, ok := p.spec.Wrappers[commandName(words[0].s)]; ok {
-			return nil, nil, nil, fmt.Errorf("wrappers nested more than %d deep; unnest them", p.spec.Limits.Unwrap)
+			return nil, nil, outs, nil, fmt.Errorf("wrappers nested more than %d deep; unnest them", p.spec.Limits.Unwrap)
 		}
 	}
-	return words, assigns, nil, nil
+	return words, assigns, outs, nil, nil
 }
 
 // skipWrapper skips a wrapper's options, assignments and positionals and
 // returns the command it runs; ok is false when an option means it runs
 // none.
-func (p *shParser) skipWrapper(ws wrapperSpec, args []sword) (rest []sword, assigns []string, ok bool, err error) {
+func (p *shParser) skipWrapper(ws wrapperSpec, args []sword) (rest []sword, assigns, outs []string, ok bool, err error) {
 	i := 0
 	pos := ws.Positionals
 	var split []sword
@@ -300,18 +325,21 @@ func (p *shParser) skipWrapper(ws wrapperSpec, args []sword) (rest []sword, assi
 					name, val, hasVal = a[:eq], a[eq+1:], true
 				}
 				if contains(ws.StopOptions, name) {
-					return nil, nil, false, nil
+					return nil, nil, nil, false, nil
 				}
 				if !hasVal && (contains(ws.ValueOptions, name) || contains(ws.SplitOptions, name)) {
 					if i+1 >= len(args) {
-						return nil, nil, false, nil
+						return nil, nil, nil, false, nil
 					}
 					i++
 					val, hasVal = args[i].s, true
 				}
+				if hasVal && contains(ws.OutputOptions, name) {
+					outs = append(outs, val)
+				}
 				if hasVal && contains(ws.SplitOptions, name) {
 					if split, err = p.splitWords(val); err != nil {
-						return nil, nil, false, err
+						return nil, nil, nil, false, err
 					}
 				}
 				i++
@@ -320,21 +348,24 @@ func (p *shParser) skipWrapper(ws wrapperSpec, args []sword) (rest []sword, assi
 			for j := 1; j < len(a); j++ {
 				opt := "-" + a[j:j+1]
 				if contains(ws.StopOptions, opt) {
-					return nil, nil, false, nil
+					return nil, nil, nil, false, nil
 				}
 				isSplit := contains(ws.SplitOptions, opt)
 				if contains(ws.ValueOptions, opt) || isSplit {
 					v := a[j+1:]
 					if v == "" {
 						if i+1 >= len(args) {
-							return nil, nil, false, nil
+							return nil, nil, nil, false, nil
 						}
 						i++
 						v = args[i].s
 					}
+					if contains(ws.OutputOptions, opt) {
+						outs = append(outs, v)
+					}
 					if isSplit {
 						if split, err = p.splitWords(v); err != nil {
-							return nil, nil, false, err
+							return nil, nil, nil, false, err
 						}
 					}
 					break
@@ -359,7 +390,7 @@ func (p *shParser) skipWrapper(ws wrapperSpec, args []sword) (rest []sword, assi
 		pos--
 		i++
 	}
-	return append(split, args[i:]...), assigns, true, nil
+	return append(split, args[i:]...), assigns, outs, true, nil
 }
 
 // splitWords splits env -S's string into words the way the shell would
@@ -396,6 +427,42 @@ func isAssignWord(w sword) bool {
 		}
 	}
 	return true
+}
+
+// readsScript says whether a command runs shell code it reads at run
+// time from stdin or a process substitution: a shell with no script file
+// (bash, sh -s, sh -), or source/. of <(…) or /dev/stdin.
+func (p *shParser) readsScript(words []sword) bool {
+	name := commandName(words[0].s)
+	isShell := contains(p.spec.Shells.Names, name)
+	if !isShell && !contains(p.spec.Shells.Sources, name) {
+		return false
+	}
+	args := words[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i].s
+		if isShell && a == "--" {
+			continue
+		}
+		if isShell && len(a) > 1 && (a[0] == '-' || a[0] == '+') {
+			if contains(p.spec.Shells.ValueOptions, a) {
+				i++
+			} else if a[0] == '-' && !strings.HasPrefix(a, "--") && strings.IndexByte(a, 's') > 0 {
+				return true
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "<(") || a == "-" {
+			return true
+		}
+		for _, f := range p.spec.Shells.StdinFiles {
+			if pathGlobMatch(f, a, false) {
+				return true
+			}
+		}
+		return false
+	}
+	return isShell
 }
 
 // shellBody finds the line a shell runs with -c: the first plain word
