@@ -156,7 +156,118 @@ func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellE
 	if err != nil {
 		return nil
 	}
-	return h.checkCommands(cmds, env)
+	if hit := h.checkCommands(cmds, env); hit != nil {
+		return hit
+	}
+	if sub, changed := substituteAssigns(cmds, env); changed {
+		return h.checkCommands(sub, env)
+	}
+	return nil
+}
+
+// substituteAssigns spells later commands of a line with the values the
+// line itself gave its variables (X=/; rm -rf $X, export D=/; rm -rf ${D}),
+// so a value set in one part cannot hide a target from the floor in
+// another. A changed command is quoted and parsed again, so its words are
+// spelled plainly like any other.
+func substituteAssigns(cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
+	vars := map[string]string{}
+	var out []shellCmd
+	changed := false
+	for _, c := range cmds {
+		if len(c.Words) == 0 {
+			for _, a := range c.Assigns {
+				if k, v, ok := strings.Cut(a, "="); ok {
+					vars[k] = v
+				}
+			}
+			out = append(out, c)
+			continue
+		}
+		switch c.Words[0] {
+		case "export", "declare", "readonly", "local", "typeset":
+			for _, w := range c.Words[1:] {
+				if k, v, ok := strings.Cut(w, "="); ok && isShellName(k) {
+					vars[k] = v
+				}
+			}
+		}
+		if len(vars) == 0 {
+			out = append(out, c)
+			continue
+		}
+		nc := shellCmd{Assigns: c.Assigns}
+		diff := false
+		for _, w := range c.Words {
+			nw := expandKnownVars(w, vars)
+			diff = diff || nw != w
+			nc.Words = append(nc.Words, nw)
+		}
+		for _, r := range c.Redirs {
+			nt := expandKnownVars(r.Target, vars)
+			diff = diff || nt != r.Target
+			nc.Redirs = append(nc.Redirs, shellRedir{Op: r.Op, Target: nt})
+		}
+		if !diff {
+			out = append(out, c)
+			continue
+		}
+		again, err := parseShell(shellQuoteCmd(nc), env)
+		if err != nil {
+			out = append(out, nc)
+		} else {
+			out = append(out, again...)
+		}
+		changed = true
+	}
+	return out, changed
+}
+
+// expandKnownVars replaces $NAME and ${NAME} of the known variables in w.
+func expandKnownVars(w string, vars map[string]string) string {
+	if !strings.Contains(w, "$") {
+		return w
+	}
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		if w[i] != '$' || i+1 >= len(w) {
+			b.WriteByte(w[i])
+			continue
+		}
+		j, name := i+1, ""
+		if w[j] == '{' {
+			if k := strings.IndexByte(w[j:], '}'); k > 0 {
+				name = w[j+1 : j+k]
+				j += k + 1
+			}
+		} else {
+			k := j
+			for k < len(w) && (w[k] == '_' || w[k] >= 'a' && w[k] <= 'z' || w[k] >= 'A' && w[k] <= 'Z' || k > j && w[k] >= '0' && w[k] <= '9') {
+				k++
+			}
+			name, j = w[j:k], k
+		}
+		if v, ok := vars[name]; ok && name != "" {
+			b.WriteString(v)
+			i = j - 1
+			continue
+		}
+		b.WriteByte(w[i])
+	}
+	return b.String()
+}
+
+// isShellName says whether s is a shell variable name.
+func isShellName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // runsText says whether a parsed line runs a shell or eval, which could
