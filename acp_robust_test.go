@@ -74,3 +74,30 @@ func TestRPCBrokenResponse(t *testing.T) {
 		t.Fatal("the call still waits after a broken response")
 	}
 }
+
+// TestACPModelImage: an image block goes to a vision model as an image
+// only when its type is an image type, and as base64 the server can read
+// even when the client wrapped its lines.
+func TestACPModelImage(t *testing.T) {
+	blocks := []acpBlock{
+		{Type: "image", MimeType: "image/png", Data: "aGVs\nbG8="},
+		{Type: "image", MimeType: "text/html", Data: "aGVsbG8="},
+		{Type: "image", MimeType: "image/png;base64,AAAA", Data: "aGVsbG8="},
+		{Type: "image", MimeType: "", Data: "aGVsbG8="},
+	}
+	if err := checkBlocks(blocks); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range blocks {
+		img, ok := modelImage(b, true)
+		got = append(got, fmt.Sprintf("%v:%s:%s", ok, img.Mime, img.Data))
+	}
+	want := []string{"true:image/png:aGVsbG8=", "false::", "false::", "false::"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, ok := modelImage(blocks[0], false); ok {
+		t.Error("an image went to a model that cannot see")
+	}
+}
