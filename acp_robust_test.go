@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -100,4 +101,77 @@ func TestACPModelImage(t *testing.T) {
 	if _, ok := modelImage(blocks[0], false); ok {
 		t.Error("an image went to a model that cannot see")
 	}
+}
+
+// FuzzACPRequest feeds any params to each method of the in-process agent,
+// after initialize: every request is answered exactly once, with a result
+// or a JSON-RPC error, stdout carries only JSON lines, and nothing panics
+// or hangs (run ends at EOF only when every handler has answered).
+func FuzzACPRequest(f *testing.F) {
+	state := f.TempDir()
+	for k, v := range map[string]string{"XDG_STATE_HOME": state, "XDG_CONFIG_HOME": f.TempDir(), "HOME": f.TempDir(),
+		"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "x", "LEMBAS_MODEL": "openai/mock"} {
+		old, had := os.LookupEnv(k)
+		os.Setenv(k, v)
+		f.Cleanup(func() {
+			if had {
+				os.Setenv(k, old)
+			} else {
+				os.Unsetenv(k)
+			}
+		})
+	}
+	methods := []string{"session/new", "session/load", "session/prompt", "session/set_mode", "_lembas/commands", "authenticate", "initialize", "session/cancel", "nope"}
+	for i := range methods {
+		f.Add(uint8(i), []byte(`{}`))
+	}
+	f.Add(uint8(2), []byte(`{"sessionId":"x","prompt":[{"type":"image","mimeType":"text/plain","data":"!!"}]}`))
+	f.Add(uint8(1), []byte(`{"sessionId":"../../etc","cwd":"/"}`))
+	f.Add(uint8(0), []byte(`{"cwd":"/","_meta":{"mode":"yolo"}}`))
+	f.Add(uint8(0), []byte(`{"cwd":"`+state+`","mcpServers":[1,{}],"_meta":{"mode":"auto"}}`))
+	f.Add(uint8(3), []byte(`["a",1]`))
+	f.Add(uint8(2), []byte(`{"sessionId":"s","prompt":`+strings.Repeat(`[`, 30)+strings.Repeat(`]`, 30)+`}`))
+	f.Fuzz(func(t *testing.T, which uint8, params []byte) {
+		if !json.Valid(params) || (len(params) > 0 && params[0] != '{' && params[0] != '[') {
+			return // the frame layer answers these; covered by FuzzRPCFrame
+		}
+		method := methods[int(which)%len(methods)]
+		var in bytes.Buffer
+		in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+		frame := func(id string) string {
+			if method == "session/cancel" {
+				return `{"jsonrpc":"2.0","method":"session/cancel","params":` + string(bytes.ReplaceAll(params, []byte("\n"), nil)) + `}` + "\n"
+			}
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + string(bytes.ReplaceAll(params, []byte("\n"), nil)) + `}` + "\n"
+		}
+		in.WriteString(frame("1"))
+		in.WriteString(frame("2")) // twice: duplicates in flight, two session/new in parallel
+		out := &lockedBuffer{b: &bytes.Buffer{}}
+		a := newACPAgent(context.Background(), newLineReader(&in, theACPSpec().RPC.MaxMessageBytes), &lineWriter{w: out}, func(string) {})
+		if err := a.run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		answers := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("stdout carries %q", line)
+			}
+			if _, isReq := m["method"]; !isReq {
+				if (m["result"] == nil) == (m["error"] == nil) || string(m["result"]) == "null" {
+					t.Fatalf("a bad answer %s", line)
+				}
+				answers[string(m["id"])]++
+			}
+		}
+		for _, id := range []string{"0", "1", "2"} {
+			want := 1
+			if method == "session/cancel" && id != "0" {
+				want = 0
+			}
+			if answers[id] != want && !(id != "0" && answers["null"] > 0) {
+				t.Fatalf("request %s answered %d times:\n%s", id, answers[id], out.String())
+			}
+		}
+	})
 }
