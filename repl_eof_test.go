@@ -21,3 +21,23 @@ func TestReplEOFAtCard(t *testing.T) {
 		h.expect("denied")
 	}
 }
+
+// TestReplCtrlCDuringCompact: Ctrl-C while /compact waits for the model
+// cancels the compaction, as it cancels a turn, and the REPL goes on.
+func TestReplCtrlCDuringCompact(t *testing.T) {
+	fm := newFakeModel(t)
+	h := startRepl(t, fm, "manual", true, yes())
+	fm.push(textReply("Hello back."))
+	h.typ("hello")
+	h.expect("Hello back.")
+	h.turnDone()
+	started, _ := stallingModel(t, fm, "", fakeReply{})
+	h.typ("/compact")
+	<-started
+	h.key("\x03")
+	h.expect("compaction cancelled")
+	fm.push(textReply("Still here."))
+	h.typ("are you there")
+	h.expect("Still here.")
+	h.exit()
+}
