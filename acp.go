@@ -64,6 +64,11 @@ type rpcMessage struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *rpcError       `json:"error,omitempty"`
+
+	// broken marks a frame shaped as a response (it carries a result or an
+	// error) that could not be read: it is never answered, since an error
+	// with its id would reach the peer as the answer to a request of its own.
+	broken bool
 }
 
 // frameReader gives one message at a time: a line on stdio, a WebSocket
@@ -322,6 +327,11 @@ func (c *rpcConn) serve() error {
 // handle routes one frame, answering anything malformed.
 func (c *rpcConn) handle(frame []byte) {
 	m, rerr := parseFrame(frame, c.lim, c.keys)
+	if rerr != nil && m.broken {
+		c.log(fmt.Sprintf("a malformed response with id %s: %s", m.ID, rerr.Message))
+		c.deliver(m.ID, rpcResponse{err: rerr})
+		return
+	}
 	if rerr != nil {
 		id := m.ID
 		if id == nil {
@@ -342,15 +352,24 @@ func (c *rpcConn) handle(frame []byte) {
 			c.onNotify(m.Method, m.Params)
 		}
 	default:
-		c.mu.Lock()
-		ch, ok := c.pending[idKey(m.ID)]
-		c.mu.Unlock()
-		if !ok {
-			c.log(fmt.Sprintf("a response with id %s answers no request of ours; ignored", m.ID))
-			return
-		}
-		ch <- rpcResponse{result: m.Result, err: m.Error}
+		c.deliver(m.ID, rpcResponse{result: m.Result, err: m.Error})
 	}
+}
+
+// deliver hands a response to the call waiting for it. The call is taken
+// out of pending here, under the lock, so a second response with the same
+// id finds nothing and is dropped: the read loop never blocks on a full
+// channel, however many times a peer answers.
+func (c *rpcConn) deliver(id json.RawMessage, r rpcResponse) {
+	c.mu.Lock()
+	ch, ok := c.pending[idKey(id)]
+	delete(c.pending, idKey(id))
+	c.mu.Unlock()
+	if !ok {
+		c.log(fmt.Sprintf("a response with id %s answers no request of ours; ignored", id))
+		return
+	}
+	ch <- r // buffered for one, and only this response is ever sent on it
 }
 
 // idKey normalises an id for matching a response to its call: a peer may
@@ -418,17 +437,24 @@ func parseFrame(frame []byte, lim rpcLimits, keys map[string]string) (rpcMessage
 	}
 	res, hasRes := raw["result"]
 	errv, hasErr := raw["error"]
+	badResponse := func(format string, args ...any) (rpcMessage, *rpcError) {
+		m, e := bad(format, args...)
+		m.broken = m.ID != nil
+		return m, e
+	}
 	switch {
 	case m.ID == nil:
 		return bad("a message needs a method (a request or notification) or an id (a response)")
-	case hasRes == hasErr:
-		return bad("a response carries exactly one of result and error")
+	case !hasRes && !hasErr:
+		return bad("a message needs a method (a request or notification) or a result or error (a response)")
+	case hasRes && hasErr:
+		return badResponse("a response carries exactly one of result and error")
 	case hasRes:
 		m.Result = res
 	default:
 		var e rpcError
 		if jsonKind(errv) != 'o' || json.Unmarshal(errv, &e) != nil {
-			return bad("a response's error must be an object with a code and a message")
+			return badResponse("a response's error must be an object with a code and a message")
 		}
 		m.Error = &e
 	}

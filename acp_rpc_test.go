@@ -41,6 +41,9 @@ func init() {
 			if rerr.Message == "" {
 				return nil, fmt.Errorf("an error without a sentence")
 			}
+			if m.broken {
+				out["answered"] = false // a broken response: the waiting call fails, the peer hears nothing
+			}
 			return out, nil
 		}
 		switch {

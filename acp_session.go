@@ -344,15 +344,38 @@ func (s *acpSession) promptText(blocks []acpBlock) (string, []imagePart, error) 
 				return "", nil, err
 			}
 			key := "attachment"
-			if s.e.tb.vision {
-				images = append(images, imagePart{Mime: blk.MimeType, Data: blk.Data})
-			} else {
+			if img, ok := modelImage(blk, s.e.tb.vision); ok {
+				images = append(images, img)
+			} else if isImageMime(blk.MimeType) {
 				key = "image_no_vision"
 			}
 			b.WriteString(fillPairs(texts[key], "name", name, "mime", blk.MimeType, "size", len(blk.bytes), "path", path))
 		}
 	}
 	return b.String(), images, nil
+}
+
+// modelImage is an image block as the model gets it: only for a vision
+// model, only of an image type the model servers take (a block that says
+// text/html or nothing would become a data URL the server rejects, failing
+// the turn, and its mime type goes into that URL unchecked), and encoded
+// afresh from the decoded bytes, so whitespace or line breaks in the
+// client's base64 never reach the server.
+func modelImage(blk acpBlock, vision bool) (imagePart, bool) {
+	if !vision || !isImageMime(blk.MimeType) {
+		return imagePart{}, false
+	}
+	return imagePart{Mime: blk.MimeType, Data: base64.StdEncoding.EncodeToString(blk.bytes)}, true
+}
+
+// isImageMime says whether mime is one of the image types lembas attaches.
+func isImageMime(mime string) bool {
+	for _, m := range imageMimes {
+		if m == mime {
+			return true
+		}
+	}
+	return false
 }
 
 // fileURIPath is the local path of a file:// URI.

@@ -70,6 +70,7 @@ type repl struct {
 	turnStart time.Time
 	lastCtrlC time.Time
 	waiter    chan string // a card waiting for a line
+	inputEnd  bool        // the plain input has ended: a card gets no line, ever
 	after     []string    // commands typed during a turn, run when it ends
 	quiet     map[string]bool
 	size      func() int // the terminal's width now (nil: fixed)
@@ -363,6 +364,7 @@ loop:
 			if !ok {
 				eof = true // finish the turn, then quit
 				r.lines = nil
+				r.endInput()
 				continue
 			}
 			r.typedDuringTurn(line)
@@ -396,6 +398,33 @@ loop:
 			r.runTurn(strings.Join(keep, "\n\n"))
 		}
 	}
+}
+
+// endInput is the end of input during a turn: a card waiting for a line
+// (an approval, its feedback, a question) and any card still to come get
+// none, which each takes as "no answer" at once, rather than waiting out
+// the approval timeout for a person who can no longer type.
+func (r *repl) endInput() {
+	r.mu.Lock()
+	w := r.waiter
+	r.waiter = nil
+	r.inputEnd = true
+	r.mu.Unlock()
+	if w != nil {
+		close(w)
+	}
+}
+
+// waitLineLocked makes the channel a card waits on for a line: closed at
+// once when input has ended, else the waiter the next line goes to.
+func (r *repl) waitLineLocked() chan string {
+	w := make(chan string, 1)
+	if r.inputEnd {
+		close(w)
+	} else {
+		r.waiter = w
+	}
+	return w
 }
 
 // typedDuringTurn is a line typed while a turn runs: a card's answer when

@@ -89,7 +89,23 @@ func (r *repl) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 // compactNow is /compact: the history so far becomes a summary.
 func (r *repl) compactNow() {
 	r.say("status", r.text("compacting"))
-	if err := r.e.compact(r.ctx); err != nil {
+	// Compaction is a model request that may take minutes: Ctrl-C cancels
+	// it as it cancels a turn, instead of quitting and then waiting for it.
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	r.mu.Lock()
+	r.running, r.cancel = true, cancel
+	r.mu.Unlock()
+	err := r.e.compact(ctx)
+	r.mu.Lock()
+	r.running, r.cancel = false, nil
+	r.updatePromptLocked()
+	r.mu.Unlock()
+	if ctx.Err() != nil && r.ctx.Err() == nil {
+		r.say("notice", r.text("compact_cancelled"))
+		return
+	}
+	if err != nil {
 		r.say("error", r.text("error", "text", err.Error()))
 		return
 	}

@@ -493,9 +493,8 @@ func (r *repl) listen() keyListener {
 	if r.term != nil {
 		return keyListener{keys: r.filter.startCapture()}
 	}
-	w := make(chan string, 1)
 	r.mu.Lock()
-	r.waiter = w
+	w := r.waitLineLocked()
 	r.mu.Unlock()
 	return keyListener{lines: w}
 }
@@ -519,7 +518,9 @@ func (r *repl) readKey(ctx context.Context, in keyListener, plainPrompt string) 
 	if in.lines != nil {
 		r.mu.Lock()
 		r.write(plainPrompt)
-		r.waiter = in.lines
+		if !r.inputEnd {
+			r.waiter = in.lines
+		}
 		r.mu.Unlock()
 		select {
 		case line, ok := <-in.lines:
@@ -562,12 +563,11 @@ func (r *repl) readText(ctx context.Context, question, prefill string) (string, 
 // that starts the wait, so a line typed as soon as the card shows is its
 // answer and never a steer message.
 func (r *repl) readTextAfter(ctx context.Context, role, card, question, prefill string) (string, bool) {
-	w := make(chan string, 1)
 	r.mu.Lock()
 	if card != "" {
 		r.sayLocked(role, card)
 	}
-	r.waiter = w
+	w := r.waitLineLocked()
 	if r.term != nil {
 		r.term.SetPrompt(r.paint("card_keys", question))
 		r.term.Write(nil)

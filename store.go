@@ -164,14 +164,36 @@ func (s *store) read(id string) (*session, error) {
 		return nil, err
 	}
 	var sess session
-	if err := json.Unmarshal(data, &sess); err != nil || sess.ID != id {
-		aside := p + ".corrupt-" + time.Now().UTC().Format("20060102T150405")
-		if rerr := os.Rename(p, aside); rerr == nil {
-			s.warn(fmt.Sprintf("session file %s is corrupt (%v); set aside as %s", p, err, aside))
+	err = json.Unmarshal(data, &sess)
+	if err == nil && sess.ID != id {
+		err = fmt.Errorf("it holds session %q", sess.ID)
+	}
+	if err != nil {
+		aside, rerr := setAside(p)
+		if rerr != nil {
+			return nil, fmt.Errorf("session %s is corrupt (%v) and could not be set aside (%v); move %s away by hand", id, err, rerr, p)
 		}
+		s.warn(fmt.Sprintf("session file %s is corrupt (%v); set aside as %s", p, err, aside))
 		return nil, fmt.Errorf("session %s is corrupt and was set aside as %s", id, aside)
 	}
 	return &sess, nil
+}
+
+// setAside renames a corrupt file to <name>.corrupt-<time>, with a number
+// added when that name is taken (two copies set aside in one second), so an
+// earlier set-aside file is never renamed over and lost. A name taken
+// between the check and the rename is a race with another lembas setting
+// the same file aside, which then has nothing left to rename.
+func setAside(p string) (string, error) {
+	base := p + ".corrupt-" + time.Now().UTC().Format("20060102T150405")
+	aside := base
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s-%d", base, n)
+	}
+	return aside, os.Rename(p, aside)
 }
 
 // open loads a session to work in: it takes the lock, and repairs what a

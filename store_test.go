@@ -189,3 +189,45 @@ func TestInterruptCancels(t *testing.T) {
 		t.Errorf("show:\n%s", show.stdout)
 	}
 }
+
+// TestStoreTruncatedPrefixes: a session file cut at any byte is reported
+// and set aside, never a panic, and every copy set aside is kept, even
+// several within one second.
+func TestStoreTruncatedPrefixes(t *testing.T) {
+	dir := t.TempDir()
+	st := newStore(dir, nil)
+	s, err := st.create("/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Messages = append(s.Messages, message{Role: "user", Content: "héllo \"x\"", Kind: "prompt", Turn: 1},
+		message{Role: "assistant", ToolCalls: []toolCall{{ID: "c1"}}, Turn: 1})
+	s.Turns = append(s.Turns, turn{N: 1, Prompt: "héllo", Status: "running"})
+	if err := st.save(s); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	whole, _ := os.ReadFile(st.path(s.ID))
+	asides := 0
+	for n := 0; n < len(whole); n++ {
+		os.WriteFile(st.path(s.ID), whole[:n], 0o600)
+		var warned []string
+		other := newStore(dir, func(w string) { warned = append(warned, w) })
+		if _, err := other.open(s.ID); err == nil || !strings.Contains(err.Error(), "is corrupt") {
+			t.Fatalf("prefix of %d bytes opened: %v", n, err)
+		}
+		other.close()
+		asides++
+		if len(warned) != 1 {
+			t.Fatalf("prefix of %d bytes: warnings %q", n, warned)
+		}
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "sessions", s.ID+".json.corrupt-*"))
+	if len(m) != asides {
+		t.Errorf("%d copies set aside, %d kept", asides, len(m))
+	}
+	os.WriteFile(st.path(s.ID), whole, 0o600)
+	if got, err := newStore(dir, nil).open(s.ID); err != nil || got.Turns[0].Status != "interrupted" {
+		t.Errorf("the whole file: %v", err)
+	}
+}
