@@ -36,6 +36,7 @@ type hardlineRule struct {
 	Flags          []string            `json:"flags"`
 	Targets        []string            `json:"targets"`
 	LeadingTargets []string            `json:"leading_targets"`
+	Sources        []string            `json:"sources"` // classes any source operand (all but the destination) must hit
 	Args           []string            `json:"args"`
 	Operands       map[string][]string `json:"operands"`
 	Pids           []string            `json:"pids"`
@@ -103,7 +104,7 @@ func (h *hardlineSpec) compile() error {
 		if r.ID == "" || r.Reason == "" {
 			return fmt.Errorf("a refuse rule needs an id and a reason")
 		}
-		for _, list := range [][]string{r.Targets, r.LeadingTargets, r.Redirects} {
+		for _, list := range [][]string{r.Targets, r.LeadingTargets, r.Sources, r.Redirects} {
 			for _, c := range list {
 				if !classes[c] {
 					return fmt.Errorf("rule %s: unknown path class %q (want root, root_glob, top, top_glob, home, home_glob or device)", r.ID, c)
@@ -486,6 +487,9 @@ func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
 	if len(r.Targets) > 0 && !h.anyInClass(operands, r.Targets, env) {
 		return false
 	}
+	if len(r.Sources) > 0 && !h.anyInClass(sourceOperands(operands, args), r.Sources, env) {
+		return false
+	}
 	if len(r.LeadingTargets) > 0 {
 		if !h.anyInClass(findStarts(args), r.LeadingTargets, env) {
 			return false
@@ -617,6 +621,20 @@ func longOption(long map[string]string, name string) string {
 		}
 	}
 	return found
+}
+
+// sourceOperands is what a mv-like command moves away: every operand but
+// the destination, or all of them when -t/--target-directory names it.
+func sourceOperands(operands, args []string) []string {
+	for _, a := range args {
+		if a == "-t" || a == "--target-directory" || strings.HasPrefix(a, "--target-directory=") || (strings.HasPrefix(a, "-t") && !strings.HasPrefix(a, "--")) {
+			return operands
+		}
+	}
+	if len(operands) > 1 {
+		return operands[:len(operands)-1]
+	}
+	return nil
 }
 
 // killPids returns the process ids kill is given: after the signal (-9,
