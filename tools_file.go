@@ -43,12 +43,31 @@ func (osFS) writeFile(abs string, data []byte, perm os.FileMode) error {
 	return writeFileAtomic(abs, data, perm)
 }
 
-// files is the session's fileSystem: the disk unless a front end set one.
+// files is the session's fileSystem: the disk unless a front end set one,
+// behind a last check on every write.
 func (tb *toolbox) files() fileSystem {
+	var f fileSystem = osFS{}
 	if tb.fsys != nil {
-		return tb.fsys
+		f = tb.fsys
 	}
-	return osFS{}
+	return guardedFS{f, tb}
+}
+
+// guardedFS resolves a path once more at the moment it is written: the
+// permission check resolved it before the call ran, and a process left in
+// the background could have turned a folder into a link to a protected
+// file since. This narrows that window to the write itself; closing it
+// needs openat2(RESOLVE_BENEATH), which only Linux has.
+type guardedFS struct {
+	fileSystem
+	tb *toolbox
+}
+
+func (g guardedFS) writeFile(abs string, data []byte, perm os.FileMode) error {
+	if g.tb.protected != nil && g.tb.protected(evalExisting(abs)) {
+		return errors.New(theSpec().Loop.ToolErrors["protected_now"])
+	}
+	return g.fileSystem.writeFile(abs, data, perm)
 }
 
 func errResult(text string) toolResult { return toolResult{Text: text, IsError: true} }

@@ -326,3 +326,23 @@ func TestResolvePath(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteGuardSeesLinkChange: a folder swapped for a link to a protected
+// place after the permission check is caught when the file is written.
+func TestWriteGuardSeesLinkChange(t *testing.T) {
+	tb := newTestToolbox(t, map[string]string{"sub/a.txt": "x\n"})
+	secret := t.TempDir()
+	tb.protected = func(abs string) bool { return strings.HasPrefix(abs, secret) }
+	// The check happened (sub/ was an ordinary folder); now sub is a link.
+	os.RemoveAll(filepath.Join(tb.root, "sub"))
+	if err := os.Symlink(secret, filepath.Join(tb.root, "sub")); err != nil {
+		t.Skip("no symlinks here")
+	}
+	r := call(t, tb, "write", map[string]any{"path": "sub/new.txt", "content": "pwned\n"})
+	if !r.IsError || !strings.Contains(r.Text, "protected file now") {
+		t.Errorf("write through a swapped link: %q", r.Text)
+	}
+	if _, err := os.Stat(filepath.Join(secret, "new.txt")); err == nil {
+		t.Error("the file was written into the protected place")
+	}
+}
