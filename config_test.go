@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -383,5 +385,38 @@ func TestConfigSetQuotes(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if !strings.HasPrefix(string(data), "# lembas config\nmodel: \"*\"      # default model\n") {
 		t.Errorf("comment lost:\n%s", data)
+	}
+}
+
+// TestConfigSetConcurrent: many sets at once, each of its own key, all
+// land — none overwrites another's result.
+func TestConfigSetConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	os.WriteFile(path, []byte("# mine\nmodel: a/b\n"), 0o600)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs <- configSet(path, fmt.Sprintf("extra.k%d", i), fmt.Sprintf("v%d", i))
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	for i := 0; i < 20; i++ {
+		if !strings.Contains(string(data), fmt.Sprintf("k%d: v%d", i, i)) {
+			t.Errorf("set %d was lost:\n%s", i, data)
+		}
+	}
+	if !strings.HasPrefix(string(data), "# mine\nmodel: a/b\n") {
+		t.Errorf("the file's own lines changed:\n%s", data)
 	}
 }

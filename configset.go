@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // configSet sets key to value in the config file at path, creating the
@@ -23,6 +24,13 @@ func configSet(path, key, value string) error {
 	if err != nil {
 		return err
 	}
+	// Two sets at once must not lose one: read, change and write under a
+	// lock beside the file, so each set starts from the other's result.
+	unlock, err := lockBeside(path)
+	if err != nil {
+		return fmt.Errorf("config set: %w", err)
+	}
+	defer unlock()
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("config set: %w", err)
@@ -308,4 +316,26 @@ func (e *yamlEditor) addUnderNull(n, parent *yamlNode, rest []string) error {
 	}
 	e.insert(after, add)
 	return nil
+}
+
+// lockBeside takes an exclusive lock on path+".lock", waiting while another
+// process holds it (a set takes milliseconds; after 10 s something is
+// wrong, and the error says which file to look at).
+func lockBeside(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		if err := tryLock(f); err == nil {
+			return func() { unlockFile(f); f.Close() }, nil
+		}
+		if time.Since(start) > 10*time.Second {
+			f.Close()
+			return nil, fmt.Errorf("%s.lock is held by another lembas; try again when it is done", path)
+		}
+	}
 }
