@@ -306,35 +306,3 @@ func arityOf(a *aritySpec, words []string) int {
 	return a.Default
 }
 
-// commandAllowedBy says whether rules allow a whole line: every simple
-// command it runs, after unwrapping, must be covered by some shell rule.
-// A line that cannot be spelled plainly is never allowed (err says why).
-func commandAllowedBy(rules []permRule, line string, env shellEnv) (bool, error) {
-	a, err := loadArity()
-	if err != nil {
-		return false, err
-	}
-	cmds, err := parseShell(line, env)
-	if err != nil {
-		return false, err
-	}
-	if len(cmds) == 0 {
-		return false, nil
-	}
-	for _, c := range cmds {
-		if len(c.Words) == 0 && commandText(a, c) == "" {
-			continue
-		}
-		covered := false
-		for _, r := range rules {
-			if r.Tool == a.ShellTool && matchCommandRule(r, c) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			return false, nil
-		}
-	}
-	return true, nil
-}

@@ -42,7 +42,9 @@ func init() {
 			return map[string]bool{"covered": false}, nil
 		case in.Always != nil || in.Rules != nil:
 			var rules []permRule
+			source := "config"
 			if in.Always != nil {
+				source = "session" // an always answer, judged as the session judges one
 				cmds, err := parseShell(*in.Always, env)
 				if err != nil {
 					return nil, err
@@ -62,7 +64,7 @@ func init() {
 				}
 				rules = append(rules, r)
 			}
-			ok, err := commandAllowedBy(rules, *in.Line, env)
+			ok, err := allowedByRules(rules, source, *in.Line, env)
 			if err != nil {
 				return map[string]string{"verdict": "unparsed"}, nil
 			}
@@ -129,8 +131,34 @@ func TestMatchCommandRuleAssigns(t *testing.T) {
 }
 
 func TestCommandAllowedByEmpty(t *testing.T) {
-	ok, err := commandAllowedBy([]permRule{{Tool: "bash"}}, "   # nothing", shellEnv{})
+	ok, err := allowedByRules([]permRule{{Tool: "bash"}}, "config", "   # nothing", shellEnv{})
 	if ok || err != nil {
 		t.Errorf("got %v, %v; an empty line is not allowed by rules", ok, err)
 	}
+}
+
+// allowedByRules asks the session's own matcher (permissions.allowedBy,
+// as decideCommand uses it for the person's rules) whether every simple
+// command of a line is covered; a line with no command is not allowed.
+func allowedByRules(rules []permRule, source, line string, env shellEnv) (bool, error) {
+	cmds, err := parseShell(line, env)
+	if err != nil {
+		return false, err
+	}
+	p := &permissions{home: env.Home}
+	var sr []sourcedRule
+	for _, r := range rules {
+		sr = append(sr, sourcedRule{r, source})
+	}
+	n := 0
+	for _, c := range cmds {
+		if len(c.Words) == 0 {
+			continue // an assignment or a comment runs nothing
+		}
+		n++
+		if _, ok := p.allowedBy(sr, "bash", c); !ok {
+			return false, nil
+		}
+	}
+	return n > 0, nil
 }
