@@ -265,26 +265,6 @@ func parseCommandFile(name, data string) *customCommand {
 	return c
 }
 
-// commandInfo is one entry of the command set a front end offers.
-type commandInfo struct {
-	Name, Description, Hint, Kind string
-}
-
-// commandSet is the shared set: the built-ins in order, then custom
-// commands (what ACP's available_commands_update lists).
-func commandSet(opts expandOptions) []commandInfo {
-	cs := theSpec().Commands
-	var out []commandInfo
-	for _, n := range cs.BuiltinOrder {
-		b := cs.Builtin[n]
-		out = append(out, commandInfo{n, b.Description, b.Hint, "builtin"})
-	}
-	for _, c := range customCommands(opts) {
-		out = append(out, commandInfo{c.Name, c.Description, "", "custom"})
-	}
-	return out
-}
-
 // mention is one @path in a text.
 type mention struct {
 	Start, End int    // the bytes of the mention in the text, "@" included

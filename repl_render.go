@@ -309,14 +309,7 @@ func (r *repl) foldResult(t *toolEvent) string {
 		if rl := []rune(l); len(rl) > r.width-4 && r.width > 8 {
 			l = string(rl[:r.width-5]) + "…"
 		}
-		role := "result"
-		switch {
-		case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
-			role = "diff_add"
-		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
-			role = "diff_del"
-		}
-		b.WriteString(r.paint(role, "  │ "+l) + "\n")
+		b.WriteString(r.paint(diffRole(l, "result"), "  │ "+l) + "\n")
 	}
 	tail := r.text("result_id", "id", t.ResultID)
 	if more > 0 {
@@ -419,14 +412,7 @@ func (r *repl) cardBody(req approvalRequest) []string {
 	if req.Diff != "" {
 		// The permission layer worked out the change as a unified diff.
 		for _, l := range strings.Split(strings.TrimSuffix(req.Diff, "\n"), "\n") {
-			role := "text"
-			switch {
-			case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
-				role = "diff_add"
-			case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
-				role = "diff_del"
-			}
-			add(role, l)
+			add(diffRole(l, "text"), l)
 		}
 		return lines
 	}
@@ -692,4 +678,16 @@ func commonPrefix(s []string) string {
 		}
 	}
 	return p
+}
+
+// diffRole is the style of one line of a unified diff: added, removed, or
+// other (the file headers "---"/"+++" are other).
+func diffRole(l, other string) string {
+	switch {
+	case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+		return "diff_add"
+	case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+		return "diff_del"
+	}
+	return other
 }
