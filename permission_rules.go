@@ -305,4 +305,3 @@ func arityOf(a *aritySpec, words []string) int {
 	}
 	return a.Default
 }
-
