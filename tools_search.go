@@ -117,7 +117,8 @@ func toolGrep(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 		return errResult(t.text("bad_pattern", "pattern", a.Pattern, "error", err))
 	}
 	start, shown := tb.searchStart(a.Path)
-	if _, err := os.Stat(start); err != nil {
+	startInfo, err := os.Stat(start)
+	if err != nil {
 		return fsError(shown, err)
 	}
 	// Small trees are searched here: starting ripgrep costs more than the
@@ -139,7 +140,7 @@ func toolGrep(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	// the prompt through a search; a protected file named as the path was
 	// already put to the person by the permission check.
 	hidden := map[string]bool{}
-	if st, err := os.Stat(start); err == nil && st.IsDir() && tb.protected != nil {
+	if startInfo.IsDir() && tb.protected != nil {
 		kept := matches[:0]
 		for _, m := range matches {
 			if hidden[m.path] || tb.protected(filepath.Join(tb.root, filepath.FromSlash(m.path))) {
