@@ -153,14 +153,7 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 // "error"). The command gets its own process group; on timeout or cancel
 // the group is asked to stop, then killed after grace.
 func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.Duration, live io.Writer) (string, int, string) {
-	var cmd *exec.Cmd
-	if runtime.GOOS == "windows" {
-		cmd = exec.Command(shell, "/C", line)
-	} else {
-		cmd = exec.Command(shell, "-c", line)
-	}
-	cmd.Dir = dir
-	cmd.Stdin = nil
+	cmd := shellCommand(shell, line, dir)
 	buf := &boundedBuffer{keep: 256 << 10}
 	var w io.Writer = buf
 	if live != nil {
@@ -168,8 +161,6 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 	}
 	cmd.Stdout = w
 	cmd.Stderr = w
-	cmd.Env = append(os.Environ(), "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "LEMBAS=1")
-	setProcessGroup(cmd)
 	cmd.WaitDelay = grace + time.Second
 	if err := cmd.Start(); err != nil {
 		return err.Error(), -1, "error"
@@ -199,6 +190,25 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 		return buf.String() + "\n" + err.Error(), -1, "error"
 	}
 	return buf.String(), code, how
+}
+
+// shellCommand builds the process for one command line: the shell, its
+// folder, the environment every command gets, and a process group of its
+// own. Every way lembas runs a model's command (foreground or a job) goes
+// through here, so that what is done to a command (a sandbox, say) is done
+// to all of them.
+func shellCommand(shell, line, dir string) *exec.Cmd {
+	var cmd *exec.Cmd
+	if runtime.GOOS == "windows" {
+		cmd = exec.Command(shell, "/C", line)
+	} else {
+		cmd = exec.Command(shell, "-c", line)
+	}
+	cmd.Dir = dir
+	cmd.Stdin = nil
+	cmd.Env = append(os.Environ(), "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "LEMBAS=1")
+	setProcessGroup(cmd)
+	return cmd
 }
 
 // stopGroup ends a command's whole process group: a polite signal first,
