@@ -82,6 +82,7 @@ type fileIndex struct {
 	checked time.Time
 	list    []string // sorted paths, made again when dirty
 	lower   []string
+	masks   []uint64 // which letters each path holds, to turn most paths away at once
 	dirty   bool
 
 	picks       map[string][]int64 // rel → unix seconds of the latest picks
@@ -256,11 +257,31 @@ func (x *fileIndex) paths() ([]string, []string) {
 	}
 	sort.Strings(list)
 	lower := make([]string, len(list))
+	masks := make([]uint64, len(list))
 	for i, p := range list {
 		lower[i] = strings.ToLower(p)
+		masks[i] = letterMask(lower[i])
 	}
-	x.list, x.lower, x.dirty = list, lower, false
+	x.list, x.lower, x.masks, x.dirty = list, lower, masks, false
 	return list, lower
+}
+
+// letterMask has a bit for each kind of byte s holds: a query can match
+// only a path whose mask holds all of the query's.
+func letterMask(s string) uint64 {
+	var m uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z':
+			m |= 1 << (c - 'a')
+		case '0' <= c && c <= '9':
+			m |= 1 << (26 + c - '0')
+		default:
+			m |= 1 << (36 + c%28)
+		}
+	}
+	return m
 }
 
 // has says whether rel is an indexed file.
@@ -295,8 +316,13 @@ func (x *fileIndex) query(q string, limit int, now time.Time) []string {
 	}
 	sc := &pickerSpecOnce().Score
 	h := &hitHeap{}
+	qm := letterMask(q)
+	scratch := make([]int, 2*len(q))
 	for i, lp := range lower {
-		s, ok := fuzzyScore(list[i], lp, q, sc)
+		if x.masks[i]&qm != qm {
+			continue
+		}
+		s, ok := fuzzyScore(list[i], lp, q, sc, scratch)
 		if !ok {
 			continue
 		}
@@ -353,17 +379,20 @@ func (h *hitHeap) Pop() any {
 // placements are scored and the better kept: the tightest (letters in a
 // row count) and one that takes the start of a word wherever it can
 // (initials: "ts" for tools_shell.go).
-func fuzzyScore(p, lp, q string, sc *pickerScore) (float64, bool) {
-	base := strings.LastIndexByte(lp, '/') + 1
-	from := base
-	end := subsequenceEnd(lp, q, base)
-	if end < 0 {
-		if end = subsequenceEnd(lp, q, 0); end < 0 {
-			return 0, false
-		}
-		from = 0
+func fuzzyScore(p, lp, q string, sc *pickerScore, scratch []int) (float64, bool) {
+	if len(scratch) < 2*len(q) {
+		scratch = make([]int, 2*len(q))
 	}
-	pos := make([]int, len(q))
+	end := subsequenceEnd(lp, q, 0)
+	if end < 0 {
+		return 0, false
+	}
+	base := strings.LastIndexByte(lp, '/') + 1
+	from := 0
+	if e := subsequenceEnd(lp, q, base); e >= 0 {
+		end, from = e, base
+	}
+	pos := scratch[:len(q)]
 	j := len(q) - 1
 	for i := end; i >= from && j >= 0; i-- {
 		if lp[i] == q[j] {
@@ -372,7 +401,7 @@ func fuzzyScore(p, lp, q string, sc *pickerScore) (float64, bool) {
 		}
 	}
 	best := placementScore(p, lp, q, pos, base, sc)
-	if words, ok := wordStartPlacement(p, lp, q, from); ok {
+	if words, ok := wordStartPlacement(p, lp, q, from, scratch[len(q):2*len(q)]); ok {
 		best = max(best, placementScore(p, lp, q, words, base, sc))
 	}
 	return best, true
@@ -385,8 +414,7 @@ func wordStart(p, lp string, i int) bool {
 
 // wordStartPlacement places each letter at the next start of a word that
 // holds it, else at its next occurrence.
-func wordStartPlacement(p, lp, q string, from int) ([]int, bool) {
-	pos := make([]int, len(q))
+func wordStartPlacement(p, lp, q string, from int, pos []int) ([]int, bool) {
 	i := from
 	for k := 0; k < len(q); k++ {
 		at := -1

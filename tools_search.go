@@ -221,7 +221,7 @@ var errTreeTooBig = errors.New("tree too big for the in-process search")
 // handOver files; a whole walk from the root is remembered as the tree's
 // size.
 func (tb *toolbox) grepGo(ctx context.Context, re *regexp.Regexp, a grepArgs, start string, handOver int) ([]grepMatch, error) {
-	var inc *regexp.Regexp
+	var inc *globMatcher
 	if a.Include != "" {
 		var err error
 		if inc, err = compileGlob(a.Include); err != nil {
@@ -257,7 +257,7 @@ func (tb *toolbox) grepRG(ctx context.Context, rg string, a grepArgs, start stri
 	}
 	// include is applied to rg's answer below, not with -g: a -g glob
 	// overrides the ignore files, which would make rg count other files.
-	var inc *regexp.Regexp
+	var inc *globMatcher
 	if a.Include != "" {
 		var err error
 		if inc, err = compileGlob(a.Include); err != nil {

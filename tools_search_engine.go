@@ -249,7 +249,7 @@ func grepWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
 // grepTree searches every file walkProject gives under start with workers
 // of its own; with handOver > 0 it stops with errTreeTooBig once the walk
 // passes handOver files.
-func grepTree(ctx context.Context, root, start string, m *lineMatcher, inc *regexp.Regexp, maxSize int64, handOver int) ([]grepMatch, int, error) {
+func grepTree(ctx context.Context, root, start string, m *lineMatcher, inc *globMatcher, maxSize int64, handOver int) ([]grepMatch, int, error) {
 	files := make(chan string, 256)
 	var mu sync.Mutex
 	var out []grepMatch

@@ -214,3 +214,28 @@ func TestGrepCancel(t *testing.T) {
 		t.Errorf("walked %d files and matched %d after a cancel within the first 200 checks", seen, len(out))
 	}
 }
+
+// TestGlobShortcuts holds the glob matcher's fast paths to the regular
+// expression the glob means (a name at any depth when it has no slash).
+func TestGlobShortcuts(t *testing.T) {
+	globs := []string{"*.go", "*_test.go", "main*", "Makefile", "*", "a}", "*.{go,md}", "?.go", "[ab].txt", "**/*.go", "src/*.go", "*.g*", "x\\*y", ".env", "*.", "./*.go"}
+	paths := []string{"main.go", "src/main.go", "src/main_test.go", "Makefile", "docs/Makefile.am", "a}", "b/a}", "x.md", "a.txt",
+		"c.txt", "x*y", "d/x*y", ".env", "a/.env", "foo.", "go", ".go", "deep/a/b.go", "mainline/x.go"}
+	for _, g := range globs {
+		m, err := compileGlob(g)
+		if err != nil {
+			t.Fatalf("%q: %v", g, err)
+		}
+		gg := strings.TrimPrefix(g, "./")
+		expr := "^" + globRegexp(gg) + "$"
+		if !strings.Contains(gg, "/") {
+			expr = "(^|/)" + globRegexp(gg) + "$"
+		}
+		re := regexp.MustCompile(expr)
+		for _, p := range paths {
+			if got, want := m.MatchString(p), re.MatchString(p); got != want {
+				t.Errorf("glob %q on %q: %v, want %v", g, p, got, want)
+			}
+		}
+	}
+}
