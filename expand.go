@@ -465,6 +465,7 @@ func attachMentions(opts expandOptions, exp *expansion, typed string) {
 	if len(blocks) > 0 {
 		exp.Text = strings.TrimRight(exp.Text, "\n") + "\n\n" + strings.Join(blocks, "\n\n")
 	}
+	notePicked(opts.Root, exp.Attached...) // the file picker ranks them higher next time
 }
 
 // attachOne renders one attachment: a folder's listing, an image, or a

@@ -202,14 +202,16 @@ func walkProject(root, start string, fn func(rel string, d fs.DirEntry) error) e
 	}
 	var walk func(dir, rel string, stack []*ignoreFile) error
 	walk = func(dir, rel string, stack []*ignoreFile) error {
-		if rel != "" {
-			if f := readIgnores(dir, rel); f != nil {
-				stack = append(stack[:len(stack):len(stack)], f)
-			}
-		}
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			return nil // an unreadable folder is skipped, not fatal
+		}
+		// A folder's ignore files are opened only when its listing holds
+		// one, which most folders' do not.
+		if rel != "" && hasIgnoreFile(ents) {
+			if f := readIgnores(dir, rel); f != nil {
+				stack = append(stack[:len(stack):len(stack)], f)
+			}
 		}
 		for _, d := range ents {
 			name := d.Name()
@@ -252,13 +254,70 @@ func walkProject(root, start string, fn func(rel string, d fs.DirEntry) error) e
 	return walk(start, relStart, stack)
 }
 
+// hasIgnoreFile says whether a folder's listing holds an ignore file.
+func hasIgnoreFile(ents []fs.DirEntry) bool {
+	for _, e := range ents {
+		if n := e.Name(); n == ".gitignore" || n == ".ignore" {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatcher is a compiled glob. The common shapes are matched without
+// the regular expression: a glob without a slash is tried on the file's
+// name alone, and "*.go", "main*" or a plain name by a suffix, prefix or
+// equality test.
+type globMatcher struct {
+	re       *regexp.Regexp // over the name (nameOnly) or the whole path
+	nameOnly bool
+	kind     byte // 0: use re; 's': suffix; 'p': prefix; '=': equal
+	lit      string
+}
+
+// MatchString says whether the slash path rel matches the glob.
+func (g *globMatcher) MatchString(rel string) bool {
+	s := rel
+	if g.nameOnly {
+		s = rel[strings.LastIndexByte(rel, '/')+1:]
+	}
+	switch g.kind {
+	case 's':
+		return strings.HasSuffix(s, g.lit)
+	case 'p':
+		return strings.HasPrefix(s, g.lit)
+	case '=':
+		return s == g.lit
+	}
+	return g.re.MatchString(s)
+}
+
 // compileGlob compiles a glob over slash paths; a glob without a
 // slash matches a name at any depth, as people expect of *.go.
-func compileGlob(g string) (*regexp.Regexp, error) {
+func compileGlob(g string) (*globMatcher, error) {
 	g = strings.TrimPrefix(g, "./")
 	expr := globRegexp(g)
-	if !strings.Contains(g, "/") {
-		return regexp.Compile("(^|/)" + expr + "$")
+	if strings.Contains(g, "/") {
+		re, err := regexp.Compile("^" + expr + "$")
+		return &globMatcher{re: re}, err
 	}
-	return regexp.Compile("^" + expr + "$")
+	m := &globMatcher{nameOnly: !strings.Contains(g, "**")}
+	if !m.nameOnly {
+		re, err := regexp.Compile("(^|/)" + expr + "$")
+		m.re = re
+		return m, err
+	}
+	re, err := regexp.Compile("^" + expr + "$")
+	if err != nil {
+		return nil, err
+	}
+	m.re = re
+	if body, ok := strings.CutPrefix(g, "*"); ok && !strings.ContainsAny(body, "*?[{\\") {
+		m.kind, m.lit = 's', body
+	} else if body, ok := strings.CutSuffix(g, "*"); ok && !strings.ContainsAny(body, "*?[{\\") {
+		m.kind, m.lit = 'p', body
+	} else if !strings.ContainsAny(g, "*?[{\\") {
+		m.kind, m.lit = '=', g
+	}
+	return m, nil
 }

@@ -605,6 +605,9 @@ func (r *repl) complete(line string, pos int, key rune) (string, int, bool) {
 		}
 	case strings.HasPrefix(word, "@"):
 		cands = completePath(r.e.perm.root, word[1:])
+		if len(cands) == 0 { // nothing starts so here: the project's files, fuzzily
+			cands = fuzzyCompletions(r.e.perm.root, word[1:])
+		}
 		for i := range cands {
 			cands[i] = "@" + cands[i]
 		}

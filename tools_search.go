@@ -17,8 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"regexp/syntax"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,7 +122,19 @@ func toolGrep(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	// Small trees are searched here: starting ripgrep costs more than the
 	// whole search. A tree past rg_above_files files goes to ripgrep when
 	// it is on PATH; both count the same files, so the answer is the same.
-	matches, err := tb.grepGo(ctx, re, a, start, t.limit("rg_above_files"))
+	// The choice is made without walking where the size is known (the last
+	// search's count, git's index); else the walk hands over when it passes
+	// the size, and the count is remembered for the next call.
+	above := t.limit("rg_above_files")
+	var matches []grepMatch
+	err = errTreeTooBig
+	if !useRG(tb.root, above) {
+		handOver := 0
+		if rgPath() != "" {
+			handOver = above
+		}
+		matches, err = tb.grepGo(ctx, re, a, start, handOver)
+	}
 	if err == errTreeTooBig {
 		if rg := rgPath(); rg != "" {
 			matches, err = tb.grepRG(ctx, rg, a, start)
@@ -206,117 +216,28 @@ func rgPath() string {
 // errTreeTooBig stops grepGo when a tree is big enough for ripgrep.
 var errTreeTooBig = errors.New("tree too big for the in-process search")
 
-// grepGo walks the project and searches files on several goroutines. A file
-// is skipped at once unless it holds the pattern's literal prefix. With
-// handOver > 0 and ripgrep on PATH, it gives up with errTreeTooBig once the
-// walk passes handOver files.
+// grepGo searches the project in process (tools_search_engine.go). With
+// handOver > 0 it gives up with errTreeTooBig once the walk passes
+// handOver files; a whole walk from the root is remembered as the tree's
+// size.
 func (tb *toolbox) grepGo(ctx context.Context, re *regexp.Regexp, a grepArgs, start string, handOver int) ([]grepMatch, error) {
-	t := tb.spec.Tools["grep"]
-	var inc *regexp.Regexp
+	var inc *globMatcher
 	if a.Include != "" {
 		var err error
 		if inc, err = compileGlob(a.Include); err != nil {
 			return nil, err
 		}
 	}
-	prefix := literalPrefix(a.Pattern, a.IgnoreCase)
-	maxSize := int64(t.limit("max_file_bytes"))
-	files := make(chan string, 64)
-	var mu sync.Mutex
-	var out []grepMatch
-	var wg sync.WaitGroup
-	workers := runtime.NumCPU()
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for rel := range files {
-				ms := grepFile(filepath.Join(tb.root, filepath.FromSlash(rel)), rel, re, prefix, a.IgnoreCase, maxSize)
-				if len(ms) > 0 {
-					mu.Lock()
-					out = append(out, ms...)
-					mu.Unlock()
-				}
-			}
-		}()
+	m := newLineMatcher(re, a.Pattern, a.IgnoreCase)
+	maxSize := int64(tb.spec.Tools["grep"].limit("max_file_bytes"))
+	out, seen, err := grepTree(ctx, tb.root, start, m, inc, maxSize, handOver)
+	switch {
+	case err == errTreeTooBig:
+		rememberTree(tb.root, seen)
+	case err == nil && start == tb.root:
+		rememberTree(tb.root, seen)
 	}
-	seen := 0
-	if rgPath() == "" {
-		handOver = 0
-	}
-	err := walkProject(tb.root, start, func(rel string, d fs.DirEntry) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		if seen++; handOver > 0 && seen > handOver {
-			return errTreeTooBig
-		}
-		if inc != nil && !inc.MatchString(rel) {
-			return nil
-		}
-		files <- rel
-		return nil
-	})
-	close(files)
-	wg.Wait()
 	return out, err
-}
-
-// literalPrefix is a run of bytes every match must contain.
-func literalPrefix(pattern string, fold bool) []byte {
-	if fold {
-		return nil
-	}
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	re = re.Simplify()
-	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
-		return []byte(string(re.Rune))
-	}
-	if re.Op == syntax.OpConcat {
-		for _, s := range re.Sub {
-			if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 {
-				return []byte(string(s.Rune))
-			}
-		}
-	}
-	return nil
-}
-
-func grepFile(abs, rel string, re *regexp.Regexp, prefix []byte, fold bool, maxSize int64) []grepMatch {
-	st, err := os.Stat(abs)
-	if err != nil || st.Size() > maxSize {
-		return nil
-	}
-	data, err := os.ReadFile(abs)
-	if err != nil || bytes.IndexByte(data, 0) >= 0 {
-		return nil // binary files are skipped, as ripgrep does
-	}
-	if prefix != nil && !bytes.Contains(data, prefix) {
-		return nil
-	}
-	var out []grepMatch
-	n := 0
-	for len(data) > 0 {
-		n++
-		i := bytes.IndexByte(data, '\n')
-		var line []byte
-		if i < 0 {
-			line, data = data, nil
-		} else {
-			line, data = data[:i], data[i+1:]
-		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if re.Match(line) {
-			out = append(out, grepMatch{rel, n, string(line)})
-		}
-	}
-	return out
 }
 
 // grepRG runs ripgrep with flags that make it count the same files as
@@ -336,7 +257,7 @@ func (tb *toolbox) grepRG(ctx context.Context, rg string, a grepArgs, start stri
 	}
 	// include is applied to rg's answer below, not with -g: a -g glob
 	// overrides the ignore files, which would make rg count other files.
-	var inc *regexp.Regexp
+	var inc *globMatcher
 	if a.Include != "" {
 		var err error
 		if inc, err = compileGlob(a.Include); err != nil {
