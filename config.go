@@ -20,13 +20,14 @@ import (
 )
 
 type config struct {
-	Path        string        // the file it came from
-	Model       string        // model: a model ref such as "local/qwen3" or a bare name
-	Mode        string        // mode: manual|edit|auto|plan ("unrestricted" reads as "auto")
-	Connections []connConfig  // connections: name -> connection, in file order
-	Permissions permRules     // permissions: {allow: [..], ask: [..], deny: [..]}
-	Sandbox     sandboxConfig // sandbox: {network, required, writable} (sandbox.go)
-	Raw         any           // the whole parsed document, for `config get`
+	Path        string       // the file it came from
+	Model       string       // model: a model ref such as "local/qwen3" or a bare name
+	Mode        string       // mode: manual|edit|auto|plan ("unrestricted" reads as "auto")
+	Connections []connConfig // connections: name -> connection, in file order
+	Permissions permRules    // permissions: {allow: [..], ask: [..], deny: [..]}
+	Raw         any          // the whole parsed document, for `config get`
+
+	Sandbox sandboxConfig // sandbox: {network, required, writable} (sandbox.go)
 }
 
 type connConfig struct {

@@ -21,7 +21,7 @@ func seatbeltProfile(pol sandboxPolicy) (string, []string) {
 		return fmt.Sprintf("(param %q)", name)
 	}
 	b.WriteString("(version 1)\n(deny default)\n")
-	b.WriteString("(allow process-exec process-fork)\n(allow signal (target same-sandbox))\n")
+	b.WriteString("(allow process-exec process-fork)\n(allow signal (target same-sandbox))\n(allow process-info* (target same-sandbox))\n")
 	b.WriteString("(allow sysctl-read)\n(allow mach-lookup)\n(allow ipc-posix-shm ipc-posix-sem)\n")
 	b.WriteString("(allow file-read*)\n")
 	for i, r := range pol.Write {
