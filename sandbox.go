@@ -120,6 +120,10 @@ type sandboxProbe struct {
 	Masked string `json:"masked,omitempty"` // rights this kernel does not know
 }
 
+// sandboxHelperExe replaces os.Executable as the Linux helper in the
+// benchmarks, which time the lembas binary rather than the test binary.
+var sandboxHelperExe string
+
 // sandboxProbeHook replaces the probe in tests (a kernel without Landlock).
 var sandboxProbeHook func() sandboxProbe
 
@@ -395,6 +399,16 @@ func sandboxed(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
 		cmd.Err = fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
 	}
 	return cmd
+}
+
+// startCommand is the hook in runShell that starts a command: inside the
+// sandbox the context carries, else plainly.
+func startCommand(ctx context.Context, cmd *exec.Cmd) error {
+	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
+	if r == nil || r.bare || cmd.Err != nil {
+		return cmd.Start()
+	}
+	return sandboxStart(cmd, r.pol)
 }
 
 // unsandboxedArg reads a bash call's unsandboxed reason.

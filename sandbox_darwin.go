@@ -32,6 +32,9 @@ func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
 }
 
 // sandboxHelper is Linux's; on macOS nothing calls it.
+// sandboxStart starts the command sandboxCommand made ready.
+func sandboxStart(cmd *exec.Cmd, pol sandboxPolicy) error { return cmd.Start() }
+
 // sandboxNamespacesOS: only Linux binds paths in a namespace.
 func sandboxNamespacesOS() (bool, string) { return false, "" }
 

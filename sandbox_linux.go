@@ -108,12 +108,21 @@ func namespaceAttr(a *syscall.SysProcAttr) {
 	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 }
 
-// sandboxCommand rewrites cmd to run through the helper under pol. The
-// command gets a session of its own (setsid), which also closes the
-// TIOCSTI hole of a shared terminal; its pid is the helper's, then the
-// shell's, so the process group lembas kills is the command's.
+// sandboxCommand readies cmd for pol. The command gets a session of its
+// own (setsid), which also closes the TIOCSTI hole of a shared terminal.
+// Where paths must be bound read-only it is rewritten to run through the
+// helper (its pid is the helper's, then the shell's, so the process group
+// lembas kills is the command's); otherwise sandboxStart restricts a
+// thread of lembas and starts it from there, which saves a process start.
 func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
+	if !pol.NS {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return nil
+	}
 	exe, err := os.Executable()
+	if sandboxHelperExe != "" {
+		exe = sandboxHelperExe
+	}
 	if err != nil {
 		return fmt.Errorf("finding lembas's own executable: %v", err)
 	}
@@ -124,10 +133,44 @@ func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
 	args := append([]string{exe, sandboxHelperArg, string(js), "--", cmd.Path}, cmd.Args...)
 	cmd.Path, cmd.Args, cmd.Err = exe, args, nil
 	a := &syscall.SysProcAttr{Setsid: true}
-	if pol.NS {
-		namespaceAttr(a)
-	}
+	namespaceAttr(a)
 	cmd.SysProcAttr = a
+	return nil
+}
+
+// sandboxStart starts cmd under pol. Without a namespace the restriction
+// is made here: a goroutine locks itself to a fresh OS thread, restricts
+// that thread (no_new_privs, Landlock, seccomp) and starts the command,
+// which inherits the thread's restrictions; the goroutine then ends
+// without unlocking, so the Go runtime throws the thread away and no other
+// goroutine ever runs restricted.
+func sandboxStart(cmd *exec.Cmd, pol sandboxPolicy) error {
+	if pol.NS {
+		return cmd.Start()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see above
+		if err := restrictThread(pol); err != nil {
+			errc <- fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
+}
+
+// restrictThread applies pol to the calling thread, for good.
+func restrictThread(pol sandboxPolicy) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %v", err)
+	}
+	if err := landlockRestrict(pol); err != nil {
+		return err
+	}
+	if !pol.Network {
+		return seccompNoNetwork()
+	}
 	return nil
 }
 
@@ -162,16 +205,8 @@ func sandboxHelper(args []string) int {
 			return fail(err)
 		}
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail(fmt.Errorf("setting no_new_privs: %v", err))
-	}
-	if err := landlockRestrict(pol); err != nil {
+	if err := restrictThread(pol); err != nil {
 		return fail(err)
-	}
-	if !pol.Network {
-		if err := seccompNoNetwork(); err != nil {
-			return fail(err)
-		}
 	}
 	err := unix.Exec(path, argv, os.Environ())
 	return fail(fmt.Errorf("starting %s: %v", path, err))

@@ -25,6 +25,9 @@ func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
 	return fmt.Errorf("%s has no sandbox", runtime.GOOS)
 }
 
+// sandboxStart starts the command sandboxCommand made ready.
+func sandboxStart(cmd *exec.Cmd, pol sandboxPolicy) error { return cmd.Start() }
+
 // sandboxNamespacesOS: only Linux binds paths in a namespace.
 func sandboxNamespacesOS() (bool, string) { return false, "" }
 

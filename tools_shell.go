@@ -170,7 +170,7 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.WaitDelay = grace + time.Second
-	if err := cmd.Start(); err != nil {
+	if err := startCommand(ctx, cmd); err != nil { // in the sandbox (sandbox.go)
 		return err.Error(), -1, "error"
 	}
 	done := make(chan error, 1)
