@@ -104,6 +104,11 @@ func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
 		case "writable":
 			c.HasList = true
 			c.Writable, err = d.texts(v, "sandbox.writable", "[~/.cache/go-build, ~/.npm]")
+			for j, w := range c.Writable {
+				if err == nil && !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") && !strings.HasPrefix(w, "$") && w != "~" {
+					err = d.errf(v.items[j], "sandbox.writable.%d: %q is not absolute; use /path, ~/path or $VARIABLE/path", j, w)
+				}
+			}
 		}
 		if err != nil {
 			return c, err
