@@ -482,3 +482,14 @@ func benchSandbox(b *testing.B, line string) {
 		b.ReportMetric(float64(hp)/float64(bare), "helper/bare")
 	}
 }
+
+// BenchmarkUnsandboxedAsk: what the hook adds to judging one bash call.
+func BenchmarkUnsandboxedAsk(b *testing.B) {
+	args := json.RawMessage(`{"command":"go test ./... && git status","timeout":60}`)
+	d := decision{Verdict: "allow"}
+	for i := 0; i < b.N; i++ {
+		if unsandboxedAsk(args, d).Verdict != "allow" {
+			b.Fatal("asked")
+		}
+	}
+}
