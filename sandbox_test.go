@@ -493,3 +493,53 @@ func BenchmarkUnsandboxedAsk(b *testing.B) {
 		}
 	}
 }
+
+// TestSandboxNoneSessionNotice: with no sandbox, a session tells the person
+// once, when it starts.
+func TestSandboxNoneSessionNotice(t *testing.T) {
+	sandboxProbeHook = func() sandboxProbe { return sandboxProbe{Why: sandboxText("why_forced", "error", "ENOSYS")} }
+	defer func() { sandboxProbeHook = nil }()
+	f := newFakeModel(t)
+	proj := sessionEnv(t, f)
+	var said []string
+	_, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: "auto", cwd: proj}, true, func(s string) { said = append(said, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	n := 0
+	for _, s := range said {
+		if strings.Contains(s, "no OS sandbox here") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("told %d times: %q", n, said)
+	}
+}
+
+// TestSandboxWorktree: in a linked git worktree the repository's git
+// folder is writable (git commit works) and its hooks and config are the
+// protected ones.
+func TestSandboxWorktree(t *testing.T) {
+	_, proj, sib := sandboxFixture(t)
+	os.WriteFile(filepath.Join(proj, "a.txt"), []byte("a\n"), 0o644)
+	git(t, proj, "add", "-A")
+	git(t, proj, "commit", "-qm", "first")
+	wt := filepath.Join(sib, "wt")
+	git(t, proj, "worktree", "add", "-q", "-b", "side", wt)
+	tb := sandboxToolbox(t, wt, sandboxConfig{})
+	if r := sandboxBash(t, tb, "auto", "echo b > b.txt && git add b.txt && git commit -qm second && git log --oneline | wc -l"); r.IsError || !strings.Contains(r.Text, "2") {
+		t.Errorf("git commit in a worktree: %q", r.Text)
+	}
+	pol, _ := tb.sandbox.policy("auto")
+	want := []string{filepath.Join(proj, ".git", "hooks"), filepath.Join(proj, ".git", "config")}
+	if strings.Join(pol.Protect, ",") != strings.Join(want, ",") {
+		t.Errorf("protected %q, want %q", pol.Protect, want)
+	}
+	before, _ := os.ReadFile(filepath.Join(proj, ".git", "config"))
+	sandboxBash(t, tb, "auto", "git config core.hooksPath /tmp/evil")
+	if after, _ := os.ReadFile(filepath.Join(proj, ".git", "config")); string(after) != string(before) {
+		t.Errorf("the repository's config changed from a worktree:\n%s", after)
+	}
+}
