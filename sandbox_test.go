@@ -268,7 +268,7 @@ func TestSandboxNetwork(t *testing.T) {
 // runs commands bare and says so once; sandbox.required refuses them.
 func TestSandboxNone(t *testing.T) {
 	sandboxProbeHook = func() sandboxProbe {
-		return sandboxProbe{Why: sandboxText("why_forced", "error", "ENOSYS")}
+		return sandboxProbe{Why: "the probe was made to fail: ENOSYS"}
 	}
 	defer func() { sandboxProbeHook = nil }()
 	root := t.TempDir()
@@ -497,7 +497,7 @@ func BenchmarkUnsandboxedAsk(b *testing.B) {
 // TestSandboxNoneSessionNotice: with no sandbox, a session tells the person
 // once, when it starts.
 func TestSandboxNoneSessionNotice(t *testing.T) {
-	sandboxProbeHook = func() sandboxProbe { return sandboxProbe{Why: sandboxText("why_forced", "error", "ENOSYS")} }
+	sandboxProbeHook = func() sandboxProbe { return sandboxProbe{Why: "the probe was made to fail: ENOSYS"} }
 	defer func() { sandboxProbeHook = nil }()
 	f := newFakeModel(t)
 	proj := sessionEnv(t, f)
