@@ -26,6 +26,8 @@ type config struct {
 	Connections []connConfig // connections: name -> connection, in file order
 	Permissions permRules    // permissions: {allow: [..], ask: [..], deny: [..]}
 	Raw         any          // the whole parsed document, for `config get`
+
+	Sandbox sandboxConfig // sandbox: {network, required, writable} (sandbox.go)
 }
 
 type connConfig struct {
@@ -147,6 +149,8 @@ func parseConfig(data []byte, path string) (*config, error) {
 			c.Connections, err = d.connections(v)
 		case "permissions":
 			c.Permissions, err = d.permissions(v)
+		case "sandbox":
+			c.Sandbox, err = d.sandbox(v)
 		}
 		if err != nil {
 			return nil, err

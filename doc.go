@@ -8,6 +8,7 @@
 //	lembas sessions list|show|delete|prune
 //	lembas config get|set|list|path
 //	lembas permissions check [--mode M] [--cwd DIR] -- COMMAND... | --tool read|write --path P
+//	lembas sandbox check [--cwd DIR] [--mode M]
 //
 // # Models
 //
@@ -22,6 +23,15 @@
 // manual (the default) runs reads and asks before edits and commands; edit
 // also runs edits; auto runs everything; plan only reads. In -p nobody can
 // be asked, so a call that would be asked is refused and the model told why.
+//
+// # Sandbox
+//
+// Every bash call runs in an OS sandbox (Landlock on Linux, sandbox-exec on
+// macOS): it reads everywhere and writes only in the project, the temp
+// folders, a few devices and the build caches (config.yaml sandbox:); the
+// git folder's hooks and config stay as they were; plan mode writes
+// nothing. A call may ask to run unsandboxed, with a reason: the person is
+// always asked, and -p refuses it.
 //
 // # Files
 //

@@ -219,6 +219,7 @@ type pendingCall struct {
 	t    *toolSpec
 	args json.RawMessage
 	res  *toolResult
+	bare bool // the person approved this one call outside the OS sandbox (sandbox.go)
 }
 
 // runCalls answers every call of one step, in the order they were made:
@@ -283,6 +284,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 					}
 				}
 				d.Verdict = "allow"
+				p.bare = ans.Choice == "once" && unsandboxedArg(p.args) != ""
 			default:
 				d.Verdict = "deny"
 				p.res = &toolResult{Text: e.perm.refusal(t, d, ans), IsError: true, Status: "refused"}
@@ -360,6 +362,7 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 		return
 	}
 	id, name, block := p.call.ID, p.t.Name, p.t.Block
+	ctx = withSandboxCall(ctx, e.perm.mode, p.bare)
 	ctx = withLive(ctx, func(tail string) {
 		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})
 	})

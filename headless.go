@@ -233,6 +233,10 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		st.close()
 		return nil, nil, err
 	}
+	tb.sandbox = newSandbox(cfg.Sandbox, root) // every bash call runs in it (sandbox.go)
+	if n := tb.sandbox.notice(); n != "" && warn != nil {
+		warn(n) // once per session: no OS sandbox here
+	}
 	if sess.System == "" {
 		sess.System, err = systemPrompt(root, mode, tb.shell, sess.Plan)
 		if err != nil {

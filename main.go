@@ -62,6 +62,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdServe(args[1:], stdin, stdout, stderr)
 		case "permissions":
 			err = cmdPermissions(args[1:], stdout, stderr)
+		case "sandbox":
+			err = cmdSandbox(args[1:], stdout, stderr)
+		case sandboxHelperArg:
+			return sandboxHelper(args[1:]) // the Linux sandbox's helper (sandbox_linux.go)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -114,6 +118,7 @@ Usage:
   lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
   lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
+  lembas sandbox check [--cwd DIR] [--mode M]   which OS sandbox commands run in, and what it allows
   lembas --version | --help
 
 Flags:

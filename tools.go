@@ -75,6 +75,8 @@ type toolbox struct {
 	mu    sync.Mutex
 	reads map[string]fileStamp
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
+
+	sandbox *sandbox // the session's OS sandbox for bash (sandbox.go); nil: made from config.yaml on first use
 }
 
 // newToolbox offers every tool the CLI has in an agent session: scope shared

@@ -106,8 +106,9 @@ func (b *boundedBuffer) String() string {
 
 func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
 	var a struct {
-		Command string `json:"command"`
-		Timeout int    `json:"timeout"`
+		Command     string `json:"command"`
+		Timeout     int    `json:"timeout"`
+		Unsandboxed string `json:"unsandboxed"`
 	}
 	json.Unmarshal(raw, &a)
 	t := tb.spec.Tools["bash"]
@@ -124,6 +125,10 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	var live io.Writer
 	if send := liveFrom(ctx); send != nil {
 		live = &liveWriter{keep: t.limit("live_tail_bytes"), every: time.Duration(t.limit("live_interval_ms")) * time.Millisecond, send: send}
+	}
+	ctx, sb, refused := tb.sandboxFor(ctx, raw)
+	if refused != "" {
+		return errResult(refused)
 	}
 	out, code, how := runShell(ctx, tb.shell, a.Command, tb.root, time.Duration(timeout)*time.Second,
 		time.Duration(t.limit("kill_grace_ms"))*time.Millisecond, live)
@@ -144,6 +149,9 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 		text += "\n" + t.text("exit", "code", code)
 		res.IsError = code != 0
 	}
+	if note := sb.finish(out, code); note != "" {
+		text += "\n" + note
+	}
 	res.Text = text
 	return res
 }
@@ -153,7 +161,7 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 // "error"). The command gets its own process group; on timeout or cancel
 // the group is asked to stop, then killed after grace.
 func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.Duration, live io.Writer) (string, int, string) {
-	cmd := shellCommand(shell, line, dir)
+	cmd := sandboxed(ctx, shellCommand(shell, line, dir)) // the sandbox the context carries (sandbox.go)
 	buf := &boundedBuffer{keep: 256 << 10}
 	var w io.Writer = buf
 	if live != nil {
@@ -162,7 +170,7 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.WaitDelay = grace + time.Second
-	if err := cmd.Start(); err != nil {
+	if err := startCommand(ctx, cmd); err != nil { // in the sandbox (sandbox.go)
 		return err.Error(), -1, "error"
 	}
 	done := make(chan error, 1)

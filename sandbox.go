@@ -1,0 +1,763 @@
+package main
+
+// The OS sandbox every bash call runs in. The approval says whether a
+// command runs; the sandbox bounds what it can do, whatever its spelling:
+// it may read everywhere, and write only under the writable roots (the
+// project, the temp folders, a few devices, the build caches), with the
+// git folder's hooks and config kept as they were.
+//
+//	toolBash ─ sandboxFor ─┬─ refused (sandbox.required, no approval for unsandboxed)
+//	                       └─ sandboxRun: policy in ctx ─ runShell ─ sandboxed(ctx, cmd)
+//	                                                        └─ sandboxCommand (per OS) rewrites
+//	                                                           the command: linux re-executes
+//	                                                           lembas as a helper, darwin runs
+//	                                                           sandbox-exec, others run it bare
+//	               finish: the git folder compared and put back, a denial explained
+//
+// The per-OS files give sandboxProbeOS, sandboxCommand and (on Linux) the
+// helper behind the hidden subcommand sandboxHelperArg. Texts and the
+// default lists are harness/sandbox.json.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// sandboxHelperArg is the hidden subcommand the Linux helper answers to.
+const sandboxHelperArg = "__sandbox"
+
+// sandboxSpec is harness/sandbox.json.
+type sandboxSpec struct {
+	About         string            `json:"about"`
+	Network       bool              `json:"network"`
+	Required      bool              `json:"required"`
+	Caches        []string          `json:"caches"`
+	Temp          []string          `json:"temp"`
+	Devices       []string          `json:"devices"`
+	Protect       []string          `json:"protect"`
+	DenialMarkers []string          `json:"denial_markers"`
+	ExitSetup     int               `json:"exit_setup"`
+	Texts         map[string]string `json:"texts"`
+	Check         map[string]string `json:"check"`
+}
+
+var (
+	sandboxSpecOnce sync.Once
+	sandboxSpecVal  *sandboxSpec
+)
+
+// theSandboxSpec reads harness/sandbox.json once. It is loaded here rather
+// than in loadSpec so that only a process that runs a command pays for it.
+func theSandboxSpec() *sandboxSpec {
+	sandboxSpecOnce.Do(func() {
+		s := &sandboxSpec{}
+		if err := decodeStrict(harnessFS, "harness/sandbox.json", s); err != nil {
+			panic("harness: " + err.Error())
+		}
+		sandboxSpecVal = s
+	})
+	return sandboxSpecVal
+}
+
+// sandboxText fills one of sandbox.json's texts.
+func sandboxText(key string, kv ...any) string {
+	s, ok := theSandboxSpec().Texts[key]
+	if !ok {
+		panic("harness: sandbox.json has no text " + key)
+	}
+	return fillPairs(s, kv...)
+}
+
+// sandboxConfig is config.yaml's sandbox: section; nil fields take the
+// harness defaults.
+type sandboxConfig struct {
+	Network  *bool    // network: false cuts the network
+	Required *bool    // required: true refuses to run commands with no sandbox
+	Writable []string // writable: replaces the default build caches
+	HasList  bool     // writable: was given (even empty: no caches)
+}
+
+// sandbox reads config.yaml's sandbox: section.
+func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
+	var c sandboxConfig
+	m, err := d.entries(n, "sandbox", "network", "required", "writable")
+	if err != nil {
+		return c, err
+	}
+	for i, k := range m.keys {
+		v := m.items[i]
+		switch k.val.(string) {
+		case "network":
+			c.Network, err = d.flag(v, "sandbox.network")
+		case "required":
+			c.Required, err = d.flag(v, "sandbox.required")
+		case "writable":
+			c.HasList = true
+			c.Writable, err = d.texts(v, "sandbox.writable", "[~/.cache/go-build, ~/.npm]")
+			for j, w := range c.Writable {
+				if err == nil && !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") && !strings.HasPrefix(w, "$") && w != "~" {
+					err = d.errf(v.items[j], "sandbox.writable.%d: %q is not absolute; use /path, ~/path or $VARIABLE/path", j, w)
+				}
+			}
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// sandboxProbe is what this machine gives.
+type sandboxProbe struct {
+	Kind   string `json:"kind"`             // landlock, seatbelt, or "" (none)
+	Why    string `json:"why,omitempty"`    // with no sandbox: why not
+	ABI    int    `json:"abi,omitempty"`    // Landlock's ABI
+	Masked string `json:"masked,omitempty"` // rights this kernel does not know
+}
+
+// sandboxHelperExe replaces os.Executable as the Linux helper in the
+// benchmarks, which time the lembas binary rather than the test binary.
+var sandboxHelperExe string
+
+// sandboxProbeHook replaces the probe in tests (a kernel without Landlock).
+var sandboxProbeHook func() sandboxProbe
+
+// sandboxPolicy is what one command may do; on Linux it is handed to the
+// helper as JSON.
+type sandboxPolicy struct {
+	Write   []string `json:"write"`             // writable roots: folders or files, resolved, existing
+	Devices []string `json:"devices"`           // device files and folders: written and ioctl'd
+	Network bool     `json:"network"`           // false: no TCP, no non-Unix sockets, no io_uring
+	Protect []string `json:"protect,omitempty"` // bound read-only (namespaces) or denied (seatbelt)
+	NS      bool     `json:"ns,omitempty"`      // run in a user+mount namespace
+	ABI     int      `json:"abi,omitempty"`
+}
+
+// sandbox is one session's sandbox: its settings, the project, and what the
+// machine gives (probed once, on first use).
+type sandbox struct {
+	root string
+	cfg  sandboxConfig
+
+	once   sync.Once
+	probe  sandboxProbe
+	nsOnce sync.Once
+	ns     bool
+	nsWhy  string
+	toldMu sync.Mutex
+	told   bool // the model has been told there is no sandbox
+}
+
+func newSandbox(cfg sandboxConfig, root string) *sandbox {
+	return &sandbox{root: root, cfg: cfg}
+}
+
+// sandboxFromConfig is the sandbox of a toolbox made without one (tests,
+// tools run outside a session): config.yaml's settings, else defaults.
+func sandboxFromConfig(root string) *sandbox {
+	cfg, err := loadConfig()
+	if err != nil || cfg == nil {
+		return newSandbox(sandboxConfig{}, root)
+	}
+	return newSandbox(cfg.Sandbox, root)
+}
+
+// probed is the machine's sandbox, probed on first use (a system call).
+func (s *sandbox) probed() sandboxProbe {
+	s.once.Do(func() {
+		if sandboxProbeHook != nil {
+			s.probe = sandboxProbeHook()
+			return
+		}
+		s.probe = sandboxProbeOS()
+	})
+	return s.probe
+}
+
+// namespaces says whether the protected paths can be bound read-only; it
+// starts a helper, so it is asked only when a command runs (or by check).
+func (s *sandbox) namespaces() (bool, string) {
+	s.nsOnce.Do(func() {
+		if s.probed().Kind != "landlock" {
+			return
+		}
+		s.ns, s.nsWhy = sandboxNamespacesOS()
+	})
+	return s.ns, s.nsWhy
+}
+
+func (s *sandbox) network() bool {
+	if s.cfg.Network != nil {
+		return *s.cfg.Network
+	}
+	return theSandboxSpec().Network
+}
+
+func (s *sandbox) required() bool {
+	if s.cfg.Required != nil {
+		return *s.cfg.Required
+	}
+	return theSandboxSpec().Required
+}
+
+// notice is what the person is told once per session when the machine
+// gives no sandbox ("" when it gives one).
+func (s *sandbox) notice() string {
+	if p := s.probed(); p.Kind == "" {
+		return sandboxText("none_notice", "why", p.Why)
+	}
+	return ""
+}
+
+// expandRoot reads one entry of a roots list: ~/ is home, a leading $NAME
+// is that variable (the entry is dropped when it is unset), anything else
+// must be absolute.
+func expandRoot(entry string, getenv func(string) string, home string) (string, bool) {
+	e := strings.TrimSpace(entry)
+	switch {
+	case e == "~":
+		return home, home != ""
+	case strings.HasPrefix(e, "~/"):
+		if home == "" {
+			return "", false
+		}
+		return filepath.Join(home, e[2:]), true
+	case strings.HasPrefix(e, "$"):
+		name, rest := e[1:], ""
+		if i := strings.IndexByte(name, '/'); i >= 0 {
+			name, rest = name[:i], name[i:]
+		}
+		v := getenv(name)
+		if v == "" || !filepath.IsAbs(v) {
+			return "", false
+		}
+		return filepath.Join(v, rest), true
+	case filepath.IsAbs(e):
+		return filepath.Clean(e), true
+	}
+	return "", false
+}
+
+// gitDirs finds the project's git folder and its common folder (they differ
+// in a linked worktree, where .git is a file naming the folder).
+func gitDirs(root string) (gitDir, common string, ok bool) {
+	dot := filepath.Join(root, ".git")
+	fi, err := os.Lstat(dot)
+	if err != nil {
+		return "", "", false
+	}
+	gitDir = dot
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dot)
+		if err != nil || !strings.HasPrefix(string(b), "gitdir:") {
+			return "", "", false
+		}
+		gitDir = strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(root, gitDir)
+		}
+	}
+	common = gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = filepath.Clean(c)
+	}
+	return evalExisting(gitDir), evalExisting(common), true
+}
+
+// policyParts is a policy before the paths are checked on disk: what the
+// conformance cases compare, since it does not depend on the machine.
+type policyParts struct {
+	Write   []string `json:"write"`
+	Devices []string `json:"devices"`
+	Protect []string `json:"protect"`
+	Network bool     `json:"network"`
+}
+
+// policyFor lays out a command's policy for a mode: in plan mode the
+// project (and its git folders) is not writable.
+func (s *sandbox) policyFor(mode string, getenv func(string) string, home string) policyParts {
+	sp := theSandboxSpec()
+	var p policyParts
+	p.Network = s.network()
+	if mode != "plan" {
+		p.Write = append(p.Write, s.root)
+		if gd, common, ok := gitDirs(s.root); ok {
+			for _, d := range []string{gd, common} {
+				if !within(s.root, d) {
+					p.Write = append(p.Write, d)
+				}
+			}
+		}
+	}
+	for _, e := range sp.Temp {
+		if r, ok := expandRoot(e, getenv, home); ok {
+			p.Write = append(p.Write, r)
+		}
+	}
+	caches := sp.Caches
+	if s.cfg.HasList {
+		caches = s.cfg.Writable
+	}
+	for _, e := range caches {
+		if r, ok := expandRoot(e, getenv, home); ok {
+			p.Write = append(p.Write, r)
+		}
+	}
+	p.Devices = append(p.Devices, sp.Devices...)
+	if _, common, ok := gitDirs(s.root); ok && mode != "plan" {
+		for _, e := range sp.Protect {
+			p.Protect = append(p.Protect, filepath.Join(common, strings.TrimPrefix(e, ".git/")))
+		}
+	}
+	p.Write = uniq(p.Write)
+	return p
+}
+
+// policy is the policy one command runs under, with every root resolved
+// (Landlock and Seatbelt see resolved paths) and the missing ones left out
+// and returned, so `sandbox check` can name them.
+func (s *sandbox) policy(mode string) (sandboxPolicy, []string) {
+	parts := s.policyFor(mode, os.Getenv, homeDir())
+	pr := s.probed()
+	pol := sandboxPolicy{Network: parts.Network, ABI: pr.ABI}
+	if len(parts.Protect) > 0 {
+		pol.NS, _ = s.namespaces()
+	}
+	var missing []string
+	for _, r := range parts.Write {
+		if _, err := os.Stat(r); err != nil {
+			missing = append(missing, r)
+			continue
+		}
+		pol.Write = append(pol.Write, evalExisting(r))
+	}
+	for _, d := range parts.Devices {
+		if _, err := os.Stat(d); err == nil {
+			pol.Devices = append(pol.Devices, evalExisting(d))
+		}
+	}
+	for _, p := range parts.Protect {
+		if _, err := os.Lstat(p); err == nil {
+			pol.Protect = append(pol.Protect, p)
+		}
+	}
+	pol.Write = uniq(pol.Write)
+	return pol, missing
+}
+
+// sandboxCall is what the engine knows of one call: the mode (plan is
+// read-only) and whether the person approved running it unsandboxed.
+type sandboxCall struct {
+	mode string
+	bare bool
+}
+
+type sandboxCallKey struct{}
+
+// withSandboxCall is set by the engine for every tool call it runs.
+func withSandboxCall(ctx context.Context, mode string, bare bool) context.Context {
+	return context.WithValue(ctx, sandboxCallKey{}, sandboxCall{mode, bare})
+}
+
+func sandboxCallFrom(ctx context.Context) sandboxCall {
+	c, _ := ctx.Value(sandboxCallKey{}).(sandboxCall)
+	return c
+}
+
+// sandboxRun is one command on its way through the sandbox.
+type sandboxRun struct {
+	sb     *sandbox
+	pol    sandboxPolicy
+	kind   string
+	bare   bool   // runs outside the sandbox (approved, or none here)
+	note   string // said to the model after the result
+	plan   bool
+	before gitSnapshot
+}
+
+type sandboxRunKey struct{}
+
+// sandboxed is the hook in runShell: the command rewritten to run inside
+// the sandbox the context carries. A context without one is a caller that
+// did not ask for a sandbox (lembas's own commands); the command is left
+// as it is.
+func sandboxed(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
+	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
+	if r == nil || r.bare {
+		return cmd
+	}
+	if err := sandboxCommand(cmd, r.pol); err != nil {
+		cmd.Err = fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
+	}
+	return cmd
+}
+
+// startCommand is the hook in runShell that starts a command: inside the
+// sandbox the context carries, else plainly.
+func startCommand(ctx context.Context, cmd *exec.Cmd) error {
+	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
+	if r == nil || r.bare || cmd.Err != nil {
+		return cmd.Start()
+	}
+	return sandboxStart(cmd, r.pol)
+}
+
+// unsandboxedArg reads a bash call's unsandboxed reason.
+func unsandboxedArg(args json.RawMessage) string {
+	var a struct {
+		Unsandboxed string `json:"unsandboxed"`
+	}
+	json.Unmarshal(args, &a)
+	return strings.TrimSpace(a.Unsandboxed)
+}
+
+// unsandboxedAsk is the permission hook: a bash call that asks to run
+// outside the sandbox is always put to the person — whatever the mode, a
+// rule or an earlier "always" said — and only "once" is on offer, so no
+// answer can cover a later call. A refusal stays a refusal.
+func unsandboxedAsk(args json.RawMessage, d decision) decision {
+	reason := unsandboxedArg(args)
+	if reason == "" || d.Verdict == "deny" {
+		return d
+	}
+	return decision{Verdict: "ask", Rule: "sandbox: unsandboxed", Reason: sandboxText("unsandboxed_reason", "reason", reason)}
+}
+
+// sandboxFor prepares one bash call: refused text when it must not run,
+// else the context runShell needs. toolbox.sandbox is the session's; a
+// toolbox made without one reads config.yaml.
+func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context.Context, *sandboxRun, string) {
+	tb.mu.Lock()
+	if tb.sandbox == nil {
+		tb.sandbox = sandboxFromConfig(tb.root)
+	}
+	sb := tb.sandbox
+	tb.mu.Unlock()
+	call := sandboxCallFrom(ctx)
+	r := &sandboxRun{sb: sb, plan: call.mode == "plan"}
+	if unsandboxedArg(raw) != "" {
+		if !call.bare {
+			return ctx, nil, sandboxText("unsandboxed_unapproved")
+		}
+		r.bare = true
+		r.note = sandboxText("unsandboxed_ran")
+		return context.WithValue(ctx, sandboxRunKey{}, r), r, ""
+	}
+	p := sb.probed()
+	if p.Kind == "" {
+		if sb.required() {
+			return ctx, nil, sandboxText("required_refused", "why", p.Why)
+		}
+		r.bare = true
+		sb.toldMu.Lock()
+		if !sb.told {
+			sb.told = true
+			r.note = sandboxText("none_model", "why", p.Why)
+		}
+		sb.toldMu.Unlock()
+	}
+	r.kind = p.Kind
+	r.pol, _ = sb.policy(call.mode)
+	r.before = takeGitSnapshot(r.pol.Protect)
+	return context.WithValue(ctx, sandboxRunKey{}, r), r, ""
+}
+
+// finish is what is added to a command's result: the git folder put back
+// if the command changed it, and a denial explained.
+func (r *sandboxRun) finish(out string, code int) string {
+	var notes []string
+	if r.note != "" {
+		notes = append(notes, r.note)
+	}
+	if changed := r.before.changed(); len(changed) > 0 {
+		if err := r.before.restore(); err != nil {
+			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))
+		} else {
+			notes = append(notes, sandboxText("git_restored", "paths", strings.Join(changed, ", ")))
+		}
+	}
+	if !r.bare && code == theSandboxSpec().ExitSetup && strings.Contains(out, "lembas sandbox:") {
+		return strings.Join(notes, "\n") // the helper said why already
+	}
+	if !r.bare && code != 0 {
+		if what := denialLine(out); what != "" {
+			if r.plan {
+				notes = append(notes, sandboxText("denied_plan", "what", what))
+			} else if names := protectedNamed(what, r.pol.Protect); names != "" {
+				notes = append(notes, sandboxText("denied_git", "what", what, "paths", names))
+			} else {
+				net := ""
+				if !r.pol.Network {
+					net = sandboxText("network_off")
+				}
+				notes = append(notes, sandboxText("denied", "what", what, "kind", r.kind, "roots", showRoots(r.pol.Write), "network", net))
+			}
+		}
+	}
+	return strings.Join(notes, "\n")
+}
+
+// denialLine is the first line of out that reads as the sandbox refusing
+// something, cut short; "" when none does.
+func denialLine(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		for _, m := range theSandboxSpec().DenialMarkers {
+			if strings.Contains(line, m) {
+				line = strings.TrimSpace(line)
+				if r := []rune(line); len(r) > 200 {
+					line = string(r[:200]) + "…"
+				}
+				return line
+			}
+		}
+	}
+	return ""
+}
+
+// protectedNamed lists the protected paths when a denial line names one of
+// them (by its last two elements, as a command in the project spells it).
+func protectedNamed(what string, protect []string) string {
+	for _, p := range protect {
+		if strings.Contains(what, filepath.Join(filepath.Base(filepath.Dir(p)), filepath.Base(p))) {
+			return showRoots(protect)
+		}
+	}
+	return ""
+}
+
+// showRoots lists roots for a person or a model, home as ~.
+func showRoots(roots []string) string {
+	home := homeDir()
+	out := make([]string, 0, len(roots))
+	for _, r := range roots {
+		if home != "" && home != "/" && (r == home || strings.HasPrefix(r, home+string(filepath.Separator))) {
+			r = "~" + r[len(home):]
+		}
+		out = append(out, r)
+	}
+	return strings.Join(out, ", ")
+}
+
+// gitSnapshot keeps the protected git files as they were before a command,
+// so a change can be seen and undone where no namespace could stop it.
+type gitSnapshot struct {
+	roots []string
+	files map[string]gitFile // path → what it held; roots that did not exist are absent
+}
+
+type gitFile struct {
+	mode os.FileMode
+	data []byte // a file's bytes, a link's target
+	dir  bool
+}
+
+// takeGitSnapshot reads the protected paths (a file, or a folder walked
+// whole; hooks folders are small).
+func takeGitSnapshot(roots []string) gitSnapshot {
+	s := gitSnapshot{roots: roots, files: map[string]gitFile{}}
+	for _, r := range roots {
+		s.read(r, s.files)
+	}
+	return s
+}
+
+func (s gitSnapshot) read(root string, into map[string]gitFile) {
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		f := gitFile{mode: fi.Mode(), dir: d.IsDir()}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			f.data = []byte(t)
+		case fi.Mode().IsRegular():
+			f.data, _ = os.ReadFile(p)
+		}
+		into[p] = f
+		return nil
+	})
+}
+
+// changed lists what differs now from the snapshot.
+func (s gitSnapshot) changed() []string {
+	if len(s.roots) == 0 {
+		return nil
+	}
+	now := map[string]gitFile{}
+	for _, r := range s.roots {
+		s.read(r, now)
+	}
+	var out []string
+	for p, f := range s.files {
+		g, ok := now[p]
+		if !ok || g.mode != f.mode || string(g.data) != string(f.data) {
+			out = append(out, p)
+		}
+	}
+	for p := range now {
+		if _, ok := s.files[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// restore puts the protected paths back: what was added is removed, what
+// changed or went is written again (files atomically).
+func (s gitSnapshot) restore() error {
+	now := map[string]gitFile{}
+	for _, r := range s.roots {
+		s.read(r, now)
+	}
+	var paths []string
+	for p := range now {
+		if _, ok := s.files[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(paths))) // children before their folders
+	for _, p := range paths {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	paths = paths[:0]
+	for p := range s.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths) // folders before their children
+	for _, p := range paths {
+		f, g := s.files[p], now[p]
+		if g.mode == f.mode && string(g.data) == string(f.data) && g.dir == f.dir {
+			continue
+		}
+		if !f.dir && g.dir {
+			os.RemoveAll(p)
+		}
+		var err error
+		switch {
+		case f.dir:
+			if err = os.MkdirAll(p, f.mode.Perm()); err == nil {
+				err = os.Chmod(p, f.mode.Perm())
+			}
+		case f.mode&fs.ModeSymlink != 0:
+			os.Remove(p)
+			err = os.Symlink(string(f.data), p)
+		default:
+			if g.mode&fs.ModeSymlink != 0 {
+				os.Remove(p) // never write through a link the command made
+			}
+			if err = writeFileAtomic(p, f.data, f.mode.Perm()); err == nil {
+				err = os.Chmod(p, f.mode.Perm())
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cmdSandbox is `lembas sandbox check`: which sandbox this machine gives and
+// what a command in this folder may do.
+func cmdSandbox(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "check" {
+		return usageError{"use: lembas sandbox check [--cwd DIR] [--mode M]"}
+	}
+	dir, mode := ".", ""
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case "--cwd", "--mode":
+			if i+1 >= len(rest) {
+				return usageError{rest[i] + " needs a value; use: lembas sandbox check [--cwd DIR] [--mode M]"}
+			}
+			if rest[i] == "--cwd" {
+				dir = rest[i+1]
+			} else {
+				mode = rest[i+1]
+			}
+			i++
+		default:
+			return usageError{fmt.Sprintf("unknown argument %q; use: lembas sandbox check [--cwd DIR] [--mode M]", rest[i])}
+		}
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	root, err := projectRoot(dir)
+	if err != nil {
+		return usageError{fmt.Sprintf("--cwd %s: %v", dir, err)}
+	}
+	if mode, err = normMode(mode); err != nil {
+		return usageError{err.Error()}
+	}
+	sb := newSandbox(cfg.Sandbox, root)
+	fmt.Fprint(stdout, sb.report(mode))
+	return nil
+}
+
+// report is `sandbox check`'s text.
+func (s *sandbox) report(mode string) string {
+	c := theSandboxSpec().Check
+	p := s.probed()
+	var b strings.Builder
+	line := func(key string, kv ...any) { b.WriteString(fillPairs(c[key], kv...) + "\n") }
+	if p.Kind == "" {
+		line("none", "why", p.Why)
+	} else {
+		line("head", "kind", p.Kind)
+		if p.Kind == "landlock" {
+			masked := ""
+			if p.Masked != "" {
+				masked = fillPairs(c["masked"], "rights", p.Masked)
+			}
+			line("abi", "abi", p.ABI, "masked", masked)
+			how := c["ns_yes"]
+			if ok, why := s.namespaces(); !ok {
+				how = fillPairs(c["ns_no"], "why", why)
+			}
+			line("namespaces", "how", how)
+		}
+	}
+	pol, missing := s.policy(mode)
+	line("read")
+	line("write", "roots", showRoots(append(append([]string{}, pol.Write...), pol.Devices...)))
+	if len(missing) > 0 {
+		line("skipped", "roots", showRoots(missing))
+	}
+	state := c["network_on"]
+	if !pol.Network {
+		state = c["network_off"]
+	}
+	line("network", "state", state)
+	line("required", "required", s.required())
+	if mode == "plan" {
+		line("plan")
+	}
+	return b.String()
+}
+
+// goosName is the OS as a person reads it, for why_os.
+func goosName() string { return runtime.GOOS }

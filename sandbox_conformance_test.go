@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The sandbox area: what a command's policy holds for a mode, a config and
+// an environment (laid out, not probed, so it does not depend on the
+// machine); how the permission check treats a request to run unsandboxed
+// (through the session's real rules); which output reads as a denial; and
+// how config.yaml's sandbox: section is read.
+func init() {
+	conformanceRunners["sandbox"] = func(input json.RawMessage) (any, error) {
+		var in struct {
+			Kind    string            `json:"kind"`
+			Mode    string            `json:"mode"`
+			Config  string            `json:"config"`
+			Env     map[string]string `json:"env"`
+			Home    string            `json:"home"`
+			Git     bool              `json:"git"`
+			Command string            `json:"command"`
+			Reason  string            `json:"reason"`
+			Output  string            `json:"output"`
+			Rules   permRules         `json:"rules"`
+		}
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, err
+		}
+		switch in.Kind {
+		case "config":
+			c, err := parseConfig([]byte(in.Config), "config.yaml")
+			if err != nil {
+				return map[string]any{"error": err.Error()}, nil
+			}
+			return c.Sandbox, nil
+		case "policy":
+			c, err := parseConfig([]byte(in.Config), "config.yaml")
+			if err != nil {
+				return nil, err
+			}
+			root := "/p"
+			if in.Git {
+				dir, err := os.MkdirTemp("", "lembas-conf-")
+				if err != nil {
+					return nil, err
+				}
+				defer os.RemoveAll(dir)
+				root = evalExisting(dir)
+				os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755)
+			}
+			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return in.Env[k] }, in.Home)
+			for _, l := range []*[]string{&p.Write, &p.Protect} {
+				for i, s := range *l {
+					if in.Git && strings.HasPrefix(s, root) {
+						(*l)[i] = "<project>" + s[len(root):]
+					}
+				}
+			}
+			return p, nil
+		case "ask":
+			dir, err := os.MkdirTemp("", "lembas-conf-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(dir)
+			root := evalExisting(dir)
+			perm, err := newPermissionsFrom(in.Mode, root, false, &config{Permissions: in.Rules})
+			if err != nil {
+				return nil, err
+			}
+			t := theSpec().Tools["bash"]
+			args, _ := json.Marshal(map[string]string{"command": in.Command, "unsandboxed": in.Reason})
+			d := perm.decide(t, args)
+			out := map[string]any{"verdict": d.Verdict}
+			if d.Verdict == "ask" {
+				req := perm.request("c1", t, args, d)
+				out["options"] = req.Options
+				out["rule"] = d.Rule
+			}
+			return out, nil
+		case "denial":
+			return denialLine(in.Output), nil
+		}
+		return nil, fmt.Errorf("unknown kind %q", in.Kind)
+	}
+}
+
+// FuzzSandboxConfig: any config.yaml gives a config or an error, never a
+// crash, and every root a policy lays out from it is absolute.
+func FuzzSandboxConfig(f *testing.F) {
+	for _, s := range []string{"sandbox:\n  network: false\n", "sandbox:\n  writable: [~/.npm, $GOCACHE/x, rel]\n", "sandbox: 3\n", "sandbox:\n  required: yes\n", "sandbox:\n  writable:\n    - ~\n    - $\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		c, err := parseConfig([]byte(data), "config.yaml")
+		if err != nil {
+			return
+		}
+		p := newSandbox(c.Sandbox, "/p").policyFor("auto", func(k string) string { return "/env/" + k }, "/h")
+		for _, w := range p.Write {
+			if !filepath.IsAbs(w) {
+				t.Fatalf("root %q is not absolute (from %q)", w, data)
+			}
+		}
+	})
+}
+
+// FuzzDenialLine: any output gives one line of it (or nothing), never longer
+// than the cap.
+func FuzzDenialLine(f *testing.F) {
+	f.Add("a\nb: Permission denied\n")
+	f.Add("\xff\xfeOperation not permitted" + strings.Repeat("x", 400))
+	f.Fuzz(func(t *testing.T, out string) {
+		l := denialLine(out)
+		if strings.Contains(l, "\n") || len([]rune(l)) > 201 {
+			t.Fatalf("line %q", l)
+		}
+	})
+}
