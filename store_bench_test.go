@@ -1,0 +1,218 @@
+package main
+
+// Benchmarks of the lean store, start-up and idle (issue 9). Never timed
+// assertions: the figures are reported, and the closing note quotes them.
+//
+//	go test -run '^$' -bench 'TurnWriteBytes' -benchtime 1x .
+//	go test -run '^$' -bench 'SaveAppend' .
+//	go test -run '^$' -bench 'IdleServe' -benchtime 1x .
+//	go test -run '^$' -bench 'VersionPaired' -benchtime 200x .
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// uniqueCallReply is one bash call with its own id (callsReply reuses ids
+// across replies, which a long scripted turn must not).
+func uniqueCallReply(id, command string) fakeReply {
+	args, _ := json.Marshal(map[string]any{"command": command})
+	return fakeReply{body: sseData(
+		map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{
+			"tool_calls": []any{map[string]any{"index": 0, "id": id, "type": "function",
+				"function": map[string]any{"name": "bash", "arguments": string(args)}}}}}}},
+		map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "tool_calls"}}},
+		map[string]any{"choices": []any{}, "usage": map[string]any{"prompt_tokens": 200, "completion_tokens": 20}},
+	)}
+}
+
+// BenchmarkTurnWriteBytes runs the real binary through one 80-step turn
+// against the fake model, each step a command printing ~20 KB, and
+// reports the bytes the process sent to storage (the kernel's write_bytes,
+// which wait4 returns as ru_oublock in 512-byte blocks — the same counter
+// as /proc/PID/io) divided by the session's final size on disk.
+func BenchmarkTurnWriteBytes(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("ru_oublock counts storage writes on Linux")
+	}
+	bin := lembasBin(b)
+	f := newFakeModel(b)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for step := 1; step < 80; step++ {
+			f.push(uniqueCallReply(fmt.Sprintf("call_%d", step), fmt.Sprintf("head -c 20000 /dev/zero | tr '\\0' x; echo step %d", step)))
+		}
+		f.push(textReply("Done after 80 steps."))
+		proj, state := b.TempDir(), b.TempDir()
+		cmd := exec.Command(bin, "--mode", "auto", "--max-steps", "100", "-p", "run the eighty steps")
+		cmd.Dir = proj
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "SHELL=/bin/sh", "OPENAI_BASE_URL=" + f.url(),
+			"LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + b.TempDir()}
+		b.StartTimer()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		b.StopTimer()
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		written := int64(ru.Oublock) * 512
+		m, _ := filepath.Glob(filepath.Join(state, "lembas", "sessions", "*.json*"))
+		if len(m) != 1 {
+			b.Fatalf("sessions %v", m)
+		}
+		fi, _ := os.Stat(m[0])
+		b.ReportMetric(float64(written), "write_bytes")
+		b.ReportMetric(float64(fi.Size()), "state_bytes")
+		b.ReportMetric(float64(written)/float64(fi.Size()), "written/state")
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSaveAppend is one save that adds a 4 KB message to a session
+// of n such messages. Each iteration then takes the message back off, so
+// n stays put (the next save appends a cut, a message and the time: the
+// same few records), and compaction is paid as it comes. The rewrite
+// variant is what every save cost before the journal: the whole session,
+// atomically.
+func BenchmarkSaveAppend(b *testing.B) {
+	for _, n := range []int{100, 4000} {
+		for _, mode := range []string{"append", "rewrite"} {
+			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
+				st := newStore(b.TempDir(), nil)
+				defer st.close()
+				s, err := st.create("/proj")
+				if err != nil {
+					b.Fatal(err)
+				}
+				body := strings.Repeat("x", 4096)
+				for i := 0; i < n; i++ {
+					s.Messages = append(s.Messages, message{Role: "tool", Content: body, Turn: 1, Time: time.Now()})
+				}
+				if err := st.save(s); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					s.Messages = append(s.Messages[:n], message{Role: "tool", Content: body, Turn: 1, Time: time.Now()})
+					if mode == "rewrite" {
+						st.mu.Lock()
+						err = st.rewrite(s)
+						st.mu.Unlock()
+					} else {
+						err = st.save(s)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkIdleServe starts `lembas serve --stdio` with nothing to do and
+// counts its threads' context switches over 10 s (voluntary and not, from
+// /proc/PID/task/*/status after the start-up settles): the wake-ups of an
+// idle service. A Go hello world that sleeps is the yardstick.
+func BenchmarkIdleServe(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("/proc")
+	}
+	bin := lembasBin(b)
+	sleeper := buildGoProgram(b, `package main
+
+import "time"
+
+func main() { time.Sleep(time.Hour) }
+`)
+	for i := 0; i < b.N; i++ {
+		for _, c := range []struct {
+			name string
+			cmd  *exec.Cmd
+		}{{"lembas_serve", exec.Command(bin, "serve", "--stdio")}, {"go_sleep", exec.Command(sleeper)}} {
+			cmd := c.cmd
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "XDG_STATE_HOME=" + b.TempDir(), "XDG_CONFIG_HOME=" + b.TempDir()}
+			stdin, _ := cmd.StdinPipe() // held open: an editor that says nothing
+			cmd.Stdout = io.Discard
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			before := ctxSwitches(cmd.Process.Pid)
+			time.Sleep(10 * time.Second)
+			after := ctxSwitches(cmd.Process.Pid)
+			stdin.Close()
+			cmd.Process.Kill()
+			cmd.Wait()
+			b.ReportMetric(float64(after-before), c.name+"_wakeups/10s")
+		}
+	}
+}
+
+// ctxSwitches sums every thread's context switches.
+func ctxSwitches(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	n := 0
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "voluntary_ctxt_switches:") || strings.HasPrefix(l, "nonvoluntary_ctxt_switches:") {
+				v, _ := strconv.Atoi(strings.TrimSpace(l[strings.IndexByte(l, ':')+1:]))
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// buildGoProgram builds a one-file Go program in a temp folder.
+func buildGoProgram(b *testing.B, src string) string {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.21\n"), 0o644)
+	out := filepath.Join(dir, "prog")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if o, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building %s: %v\n%s", dir, err, o)
+	}
+	return out
+}
+
+// BenchmarkVersionPaired runs `lembas --version` and a Go hello world in
+// turn, so both see the same machine load, and reports each one's mean
+// and their ratio.
+func BenchmarkVersionPaired(b *testing.B) {
+	bin := lembasBin(b)
+	hello := buildGoProgram(b, `package main
+
+import "fmt"
+
+func main() { fmt.Println("hello") }
+`)
+	var tl, th time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := exec.Command(bin, "--version").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := exec.Command(hello).Run(); err != nil {
+			b.Fatal(err)
+		}
+		tl, th = tl+t1.Sub(t0), th+time.Since(t1)
+	}
+	b.ReportMetric(float64(tl.Microseconds())/float64(b.N), "lembas_us")
+	b.ReportMetric(float64(th.Microseconds())/float64(b.N), "hello_us")
+	b.ReportMetric(float64(tl)/float64(th), "ratio")
+}
