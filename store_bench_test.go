@@ -134,22 +134,34 @@ import "time"
 
 func main() { time.Sleep(time.Hour) }
 `)
+	proj := b.TempDir()
+	open := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + strconv.Quote(proj) + `,"mcpServers":[]}}` + "\n"
 	for i := 0; i < b.N; i++ {
 		for _, c := range []struct {
-			name string
-			cmd  *exec.Cmd
-		}{{"lembas_serve", exec.Command(bin, "serve", "--stdio")}, {"go_sleep", exec.Command(sleeper)}} {
+			name, say string
+			cmd       *exec.Cmd
+		}{
+			{"lembas_serve", "", exec.Command(bin, "serve", "--stdio")},
+			{"lembas_serve_session", open, exec.Command(bin, "serve", "--stdio")},
+			{"go_sleep", "", exec.Command(sleeper)},
+		} {
 			cmd := c.cmd
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "XDG_STATE_HOME=" + b.TempDir(), "XDG_CONFIG_HOME=" + b.TempDir()}
-			stdin, _ := cmd.StdinPipe() // held open: an editor that says nothing
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "XDG_STATE_HOME=" + b.TempDir(), "XDG_CONFIG_HOME=" + b.TempDir(),
+				"OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LEMBAS_MODEL=mock"}
+			stdin, _ := cmd.StdinPipe() // held open: an editor that says nothing more
 			cmd.Stdout = io.Discard
 			if err := cmd.Start(); err != nil {
 				b.Fatal(err)
 			}
-			time.Sleep(time.Second)
+			io.WriteString(stdin, c.say)
+			time.Sleep(2 * time.Second)
 			before := ctxSwitches(cmd.Process.Pid)
 			time.Sleep(10 * time.Second)
 			after := ctxSwitches(cmd.Process.Pid)
+			if before == 0 || after == 0 {
+				b.Fatalf("%s is not running", c.name)
+			}
 			stdin.Close()
 			cmd.Process.Kill()
 			cmd.Wait()

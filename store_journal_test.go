@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -449,4 +450,54 @@ func FuzzJournal(f *testing.F) {
 		}
 		replaySession(recs, nil)
 	})
+}
+
+func init() {
+	conformanceRunners["journal"] = func(input json.RawMessage) (any, error) {
+		var in struct {
+			File   string `json:"file"`
+			Replay bool   `json:"replay"`
+		}
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "journal-conf")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, "s.jsonl")
+		os.WriteFile(p, []byte(in.File), 0o600)
+		warned := false
+		j, recs, err := loadJournal(p, 0o600, true, func(string) { warned = true })
+		var jerr *journalError
+		if errors.As(err, &jerr) {
+			return map[string]any{"corrupt_line": jerr.Line}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		fi, _ := os.Stat(p)
+		if fi.Size() != j.size {
+			return nil, fmt.Errorf("file %d bytes, journal thinks %d", fi.Size(), j.size)
+		}
+		out := map[string]any{"records": len(recs), "kept_bytes": fi.Size(), "warned": warned}
+		if in.Replay {
+			s, _, err := replaySession(recs, j)
+			if err != nil {
+				out["error"] = err.Error()
+			} else {
+				msgs := []string{}
+				for _, m := range s.Messages {
+					t := m.Role + ": " + m.Content
+					if m.Undone {
+						t += " (undone)"
+					}
+					msgs = append(msgs, t)
+				}
+				out["messages"] = msgs
+			}
+		}
+		return out, nil
+	}
 }
