@@ -191,12 +191,18 @@ func (j *journal) append(recs ...[]byte) error {
 	if err != nil {
 		return fmt.Errorf("appending to %s: %w", j.path, err)
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("appending to %s: %w", j.path, err)
+	}
+	before := st.Size() // the file as found, which a failed write is cut back to
 	_, err = f.Write(buf)
 	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
-		f.Truncate(j.size)
+		f.Truncate(before)
 		f.Close()
 		return fmt.Errorf("appending to %s: %w", j.path, err)
 	}
@@ -206,7 +212,7 @@ func (j *journal) append(recs ...[]byte) error {
 	if errors.Is(statErr, fs.ErrNotExist) {
 		syncDir(filepath.Dir(j.path)) // a new name survives a power cut
 	}
-	j.size += int64(len(buf))
+	j.size = before + int64(len(buf))
 	return nil
 }
 
