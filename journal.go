@@ -231,10 +231,13 @@ func (j *journal) rewrite(recs [][]byte) error {
 		}
 		buf = append(append(buf, r...), '\n')
 	}
+	_, statErr := os.Lstat(j.path)
 	if err := writeFileAtomic(j.path, buf, j.perm); err != nil {
 		return fmt.Errorf("rewriting %s: %w", j.path, err)
 	}
-	syncDir(filepath.Dir(j.path))
+	if statErr == nil {
+		syncDir(filepath.Dir(j.path)) // writeFileAtomic syncs it only for a new name
+	}
 	j.size = int64(len(buf))
 	return nil
 }

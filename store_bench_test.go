@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -63,8 +62,7 @@ func BenchmarkTurnWriteBytes(b *testing.B) {
 			b.Fatalf("%v: %s", err, out)
 		}
 		b.StopTimer()
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		written := int64(ru.Oublock) * 512
+		written := storageWrites(cmd.ProcessState)
 		m, _ := filepath.Glob(filepath.Join(state, "lembas", "sessions", "*.json*"))
 		if len(m) != 1 {
 			b.Fatalf("sessions %v", m)
