@@ -427,14 +427,44 @@ func (s *store) list() ([]*session, error) {
 	return out, nil
 }
 
-// latest is the newest session of a project.
+// latest is the newest session of a project. It replays only that one:
+// of every other journal it reads the first record (the project) and the
+// file's end (the time of the last save), so `-c` costs the same with a
+// hundred long sessions stored as with one. A file it cannot peek at (the
+// older format, a torn end) is read whole, as list does.
 func (s *store) latest(project string) (*session, error) {
-	all, err := s.list()
+	names, err := filepath.Glob(filepath.Join(s.dir, "*.json*"))
 	if err != nil {
 		return nil, err
 	}
-	for _, sess := range all {
-		if sess.Project == project {
+	type cand struct {
+		id      string
+		updated time.Time
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	for _, n := range names {
+		base := filepath.Base(n)
+		id := strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
+		if id == base || seen[id] || !validID(id) {
+			continue
+		}
+		seen[id] = true
+		proj, updated, ok := peekJournal(s.path(id))
+		if !ok {
+			sess, err := s.read(id)
+			if err != nil {
+				continue
+			}
+			proj, updated = sess.Project, sess.Updated
+		}
+		if proj == project {
+			cands = append(cands, cand{id, updated})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].updated.After(cands[j].updated) })
+	for _, c := range cands {
+		if sess, err := s.read(c.id); err == nil {
 			return sess, nil
 		}
 	}

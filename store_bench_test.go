@@ -293,3 +293,38 @@ func main() { fmt.Println("hello") }
 	b.ReportMetric(float64(took[0])/float64(took[1]), "ratio_hello")
 	b.ReportMetric(float64(took[0])/float64(took[2]), "ratio_hello_http")
 }
+
+// BenchmarkLatest is what `lembas -c` pays to find the session to go on
+// with, among 30 stored sessions of 100 messages of 4 KB: latest (which
+// peeks at each journal's ends and replays one) against reading every
+// session whole (what latest did before, through list).
+func BenchmarkLatest(b *testing.B) {
+	dir := b.TempDir()
+	st := newStore(dir, nil)
+	body := strings.Repeat("x", 4096)
+	for i := 0; i < 30; i++ {
+		s, err := st.create(fmt.Sprint("/p", i%3))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < 100; j++ {
+			s.Messages = append(s.Messages, message{Role: "tool", Content: body, Time: time.Now()})
+		}
+		st.save(s)
+	}
+	st.close()
+	b.Run("peek", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := newStore(dir, nil).latest("/p1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read_all", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if all, err := newStore(dir, nil).list(); err != nil || len(all) != 30 {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -24,8 +24,11 @@ package main
 // save rewrites the journal whole, which also converts an old file.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -329,4 +332,58 @@ func replayCut(r sessionRec, sess *session, sh *sessionShadow) error {
 		err = fmt.Errorf("cut of an unknown list %q", r.L)
 	}
 	return err
+}
+
+// peekJournal reads a session journal's project (its first record) and
+// the time of its last save (the last "updated" record, which ends every
+// save, within the file's last 4 KB) without replaying it. ok is false
+// when either is not found whole: the caller reads the file instead.
+func peekJournal(path string) (project string, updated time.Time, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	head := make([]byte, min(st.Size(), 64<<10))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return "", time.Time{}, false
+	}
+	nl := bytes.IndexByte(head, '\n')
+	if nl < 0 {
+		return "", time.Time{}, false
+	}
+	var h struct {
+		K string `json:"k"`
+		V struct {
+			Project string `json:"project"`
+		} `json:"v"`
+	}
+	if json.Unmarshal(head[:nl], &h) != nil || h.K != "session" {
+		return "", time.Time{}, false
+	}
+	tailSize := min(st.Size(), 4096)
+	tail := make([]byte, tailSize)
+	if _, err := f.ReadAt(tail, st.Size()-tailSize); err != nil {
+		return "", time.Time{}, false
+	}
+	if len(tail) == 0 || tail[len(tail)-1] != '\n' {
+		return "", time.Time{}, false // a torn end: let the reader judge it
+	}
+	lines := bytes.Split(tail[:len(tail)-1], []byte("\n"))
+	last := lines[len(lines)-1]
+	if len(lines) == 1 && tailSize < st.Size() {
+		return "", time.Time{}, false // the line may start before the tail
+	}
+	var u struct {
+		K string    `json:"k"`
+		V time.Time `json:"v"`
+	}
+	if json.Unmarshal(last, &u) != nil || u.K != "updated" {
+		return "", time.Time{}, false
+	}
+	return h.V.Project, u.V, true
 }

@@ -501,3 +501,74 @@ func init() {
 		return out, nil
 	}
 }
+
+// TestLatestPeeks: -c's latest finds the newest session of the project by
+// peeking at each journal's ends, agreeing with a full read; a torn end
+// or the older format fall back to reading whole.
+func TestLatestPeeks(t *testing.T) {
+	dir := t.TempDir()
+	st := newStore(dir, nil)
+	var ids []string
+	for i, proj := range []string{"/a", "/b", "/a", "/b"} {
+		s, err := st.create(proj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Messages = append(s.Messages, message{Role: "user", Content: strings.Repeat("m", 100*i), Time: time.Now()})
+		st.save(s)
+		ids = append(ids, s.ID)
+		p, u, ok := peekJournal(st.path(s.ID))
+		if !ok || p != proj || !u.Equal(s.Updated) {
+			t.Errorf("peek %d: %q %v %v, want %q %v", i, p, u, ok, proj, s.Updated)
+		}
+	}
+	st.close()
+	if got, err := st.latest("/a"); err != nil || got.ID != ids[2] {
+		t.Fatalf("latest /a: %v %v", got, err)
+	}
+	// The newest of /a gets a torn end: still found, through a whole read.
+	f, _ := os.OpenFile(st.path(ids[2]), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"k":"message","i":1,"v":{"ro`)
+	f.Close()
+	if _, _, ok := peekJournal(st.path(ids[2])); ok {
+		t.Error("peeked through a torn end")
+	}
+	if got, err := st.latest("/a"); err != nil || got.ID != ids[2] {
+		t.Fatalf("latest /a with a torn end: %v %v", got, err)
+	}
+	// A save with a record longer than the tail read: its updated record
+	// still ends the file.
+	if err := newStoreSave(t, dir, ids[0], func(s *session) { s.Notes = []string{strings.Repeat("n", 9000)} }); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := peekJournal(st.path(ids[0])); !ok {
+		t.Error("a save ends with its short updated record: peek should find it past a 9 KB record")
+	}
+	if got, err := newStore(dir, nil).latest("/a"); err != nil || got.ID != ids[0] {
+		t.Fatalf("latest /a after a long save: %v %v", got, err)
+	}
+	old, _ := filepath.Glob("testdata/store/*.json")
+	data, _ := os.ReadFile(old[0])
+	var was session
+	json.Unmarshal(data, &was)
+	os.WriteFile(filepath.Join(dir, "sessions", filepath.Base(old[0])), data, 0o600)
+	if got, err := newStore(dir, nil).latest(was.Project); err != nil || got.ID != was.ID {
+		t.Fatalf("latest of the older format: %v %v", got, err)
+	}
+	if _, err := newStore(dir, nil).latest("/c"); err == nil || !strings.Contains(err.Error(), "no session of /c") {
+		t.Errorf("latest of a project without sessions: %v", err)
+	}
+}
+
+// newStoreSave opens a session in a store of its own, changes it and saves.
+func newStoreSave(t *testing.T, dir, id string, change func(*session)) error {
+	t.Helper()
+	st := newStore(dir, nil)
+	defer st.close()
+	s, err := st.open(id)
+	if err != nil {
+		return err
+	}
+	change(s)
+	return st.save(s)
+}
