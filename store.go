@@ -362,6 +362,8 @@ func reorderResults(msgs []message) []message {
 
 // lock takes the session's lock file, or says which process holds it.
 func (s *store) lock(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, ok := s.locks[id]; ok {
 		return nil
 	}
@@ -386,8 +388,8 @@ func (s *store) lock(id string) error {
 
 func (s *store) unlock(id string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	delete(s.shadows, id) // once unlocked, another process may write
-	s.mu.Unlock()
 	if f, ok := s.locks[id]; ok {
 		unlockFile(f)
 		f.Close()
@@ -396,7 +398,13 @@ func (s *store) unlock(id string) {
 }
 
 func (s *store) close() {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.locks))
 	for id := range s.locks {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
 		s.unlock(id)
 	}
 }
