@@ -156,7 +156,9 @@ func (s *store) save(sess *session) error {
 	defer s.mu.Unlock()
 	sess.Updated = time.Now()
 	sh := s.shadows[sess.ID]
-	if sh == nil {
+	if st, err := os.Lstat(s.path(sess.ID)); sh == nil || err != nil || st.Size() != sh.j.size {
+		// No shadow, or the file is not the one the shadow describes
+		// (removed, or written by someone else): start it afresh.
 		return s.rewrite(sess)
 	}
 	if err := sh.j.append(sh.diff(sess)...); err != nil {

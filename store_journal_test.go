@@ -572,3 +572,28 @@ func newStoreSave(t *testing.T, dir, id string, change func(*session)) error {
 	change(s)
 	return st.save(s)
 }
+
+// TestSaveRewritesAFileItDoesNotKnow: when the journal is not what this
+// process last left (removed, or grown by someone else), a save writes it
+// whole instead of appending to a file without its header.
+func TestSaveRewritesAFileItDoesNotKnow(t *testing.T) {
+	dir := t.TempDir()
+	st, s := newTestSession(t, dir)
+	defer st.close()
+	os.Remove(st.path(s.ID))
+	s.Notes = []string{"after the file went"}
+	if err := st.save(s); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(st.path(s.ID), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"k":"notes","i":0,"v":["someone else"]}` + "\n")
+	f.Close()
+	s.Title = "mine"
+	if err := st.save(s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := newStore(dir, nil).read(s.ID)
+	if err != nil || sessionJSON(t, got) != sessionJSON(t, s) {
+		t.Fatalf("read back: %v", err)
+	}
+}
