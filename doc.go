@@ -37,7 +37,7 @@
 //
 // config.yaml lives in $XDG_CONFIG_HOME/lembas (~/.config/lembas); sessions
 // in $XDG_STATE_HOME/lembas/sessions (~/.local/state/lembas/sessions), one
-// JSON file each, written atomically.
+// append-only JSON Lines journal each (<id>.jsonl), compacted atomically.
 //
 // # Exit status
 //

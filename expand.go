@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,7 +66,7 @@ func expandPrompt(root, text string, vision bool) (expansion, error) {
 	return expandWith(defaultExpandOptions(root, vision, true), text)
 }
 
-var reCommandName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var reCommandName = lazyRE(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // splitCommand reads a leading "/name rest". ok is false when the text does
 // not start with a slash and a possible command name.

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -305,7 +304,7 @@ func loopText(table map[string]string, key string, kv ...any) string {
 	return fillPairs(s, kv...)
 }
 
-var reVar = regexp.MustCompile(`\{\{([a-zA-Z0-9_]+)\}\}`)
+var reVar = lazyRE(`\{\{([a-zA-Z0-9_]+)\}\}`)
 
 // fillPairs fills {{name}} placeholders from alternating name, value
 // arguments. It is for short texts the code composes; prompt texts and tool

@@ -386,8 +386,11 @@ func setTrust(root string, trusted bool) {
 }
 
 // fileHistory is the editor's history, kept per person across runs in the
-// state folder: one JSON string per line, newest last, at most
-// repl.json's history_max.
+// state folder: a journal (journal.go) of one JSON string per line, newest
+// last, appended a line at a time and rewritten to the newest
+// repl.json's history_max when it passes twice that. Two REPLs may share
+// the file with no lock, so the reader skips a line it cannot parse (a
+// torn one) instead of cutting the file under the other's append.
 type fileHistory struct {
 	mu      sync.Mutex
 	path    string
@@ -414,14 +417,13 @@ func openHistory() *fileHistory {
 }
 
 func (h *fileHistory) rewrite() {
-	var b strings.Builder
+	recs := make([][]byte, 0, len(h.entries))
 	for _, e := range h.entries {
 		j, _ := json.Marshal(e)
-		b.Write(j)
-		b.WriteByte('\n')
+		recs = append(recs, j)
 	}
 	os.MkdirAll(filepath.Dir(h.path), 0o700)
-	writeFileAtomic(h.path, []byte(b.String()), 0o600)
+	(&journal{path: h.path, perm: 0o600}).rewrite(recs)
 }
 
 // Add keeps a line typed, unless it is empty or repeats the last one.
@@ -438,13 +440,31 @@ func (h *fileHistory) Add(s string) {
 		return
 	}
 	os.MkdirAll(filepath.Dir(h.path), 0o700)
-	f, err := os.OpenFile(h.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return
-	}
 	j, _ := json.Marshal(s)
-	f.Write(append(j, '\n'))
-	f.Close()
+	// One write and fsync. A torn line another REPL left before it only
+	// costs that line: a leading newline keeps this one whole.
+	recs := [][]byte{j}
+	if endsTorn(h.path) {
+		recs = [][]byte{{}, j} // a blank line first: skipped by every reader
+	}
+	(&journal{path: h.path, perm: 0o600}).append(recs...)
+}
+
+// endsTorn says whether the file's last byte is not a newline: an append
+// there would glue onto a torn line.
+func endsTorn(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [1]byte
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false
+	}
+	_, err = f.ReadAt(b[:], st.Size()-1)
+	return err == nil && b[0] != '\n'
 }
 
 func (h *fileHistory) Len() int {

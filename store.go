@@ -1,10 +1,13 @@
 package main
 
-// Sessions on disk: one JSON file per session under the state folder's
-// sessions/, rewritten atomically after every message, so a message the
-// person has seen is on disk and kill -9 at any moment leaves every session
-// readable. A session open in a process is guarded by a lock file; a
-// corrupt file is reported and set aside, never silently dropped.
+// Sessions on disk: one append-only JSON Lines journal per session under
+// the state folder's sessions/ (<id>.jsonl, store_journal.go), appended
+// with one write and fsync after every message, so a message the person
+// has seen is on disk and kill -9 at any moment leaves every session
+// readable; compacted by an atomic rewrite now and then. A session in the
+// older single-object format (<id>.json) is read as before and converted
+// on its next save. A session open in a process is guarded by a lock file;
+// a corrupt file is reported and set aside, never silently dropped.
 
 import (
 	"crypto/rand"
@@ -17,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -92,19 +96,26 @@ type requestRecord struct {
 
 // store is the sessions folder.
 type store struct {
-	dir   string
-	warn  func(string) // where reports of set-aside files go
-	locks map[string]*os.File
+	dir     string
+	warn    func(string) // where reports of set-aside files go
+	locks   map[string]*os.File
+	mu      sync.Mutex                // guards shadows, and makes saves one at a time
+	shadows map[string]*sessionShadow // what is on disk, for sessions this process holds
 }
 
 func newStore(stateDir string, warn func(string)) *store {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	return &store{dir: filepath.Join(stateDir, "sessions"), warn: warn, locks: map[string]*os.File{}}
+	return &store{dir: filepath.Join(stateDir, "sessions"), warn: warn, locks: map[string]*os.File{},
+		shadows: map[string]*sessionShadow{}}
 }
 
-func (s *store) path(id string) string { return filepath.Join(s.dir, id+".json") }
+// path is the session's journal.
+func (s *store) path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
+
+// oldPath is where the single-object format kept a session.
+func (s *store) oldPath(id string) string { return filepath.Join(s.dir, id+".json") }
 
 // newSessionID is sortable by time and unique: 20261130-161200-a1b2c3.
 func newSessionID(now time.Time) string {
@@ -136,26 +147,94 @@ func (s *store) create(project string) (*session, error) {
 	return sess, s.save(sess)
 }
 
-// save writes the session atomically.
+// save puts the session on disk: it appends what changed since the last
+// save, in one write and fsync, and rewrites the journal whole when it has
+// no shadow of what is there or the journal has grown too big
+// (store_journal.go). Saves are made one at a time.
 func (s *store) save(sess *session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	sess.Updated = time.Now()
-	data, err := json.Marshal(sess)
-	if err != nil {
-		return err
+	sh := s.shadows[sess.ID]
+	if st, err := os.Lstat(s.path(sess.ID)); sh == nil || err != nil || st.Size() != sh.j.size {
+		// No shadow, or the file is not the one the shadow describes
+		// (removed, or written by someone else): start it afresh.
+		return s.rewrite(sess)
 	}
-	if err := writeFileAtomic(s.path(sess.ID), data, 0o600); err != nil {
+	if err := sh.j.append(sh.diff(sess)...); err != nil {
+		delete(s.shadows, sess.ID) // unsure what is on disk: the next save rewrites
 		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+	}
+	if sh.j.needsCompaction(sh.live()) {
+		return s.rewrite(sess)
 	}
 	return nil
 }
 
-// read loads a session file; a corrupt one is set aside as
-// <name>.corrupt-<time> and reported.
+// rewrite writes the whole session as a fresh journal, and removes a file
+// of the older format it replaces. The shadow is kept only while this
+// process holds the lock: without it, another process may write next.
+func (s *store) rewrite(sess *session) error {
+	j := &journal{path: s.path(sess.ID), perm: 0o600}
+	recs, sh := snapshotRecords(sess, j)
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+	}
+	if err := j.rewrite(recs); err != nil {
+		delete(s.shadows, sess.ID)
+		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+	}
+	if err := os.Remove(s.oldPath(sess.ID)); err == nil {
+		syncDir(s.dir)
+	}
+	if _, ok := s.locks[sess.ID]; ok {
+		s.shadows[sess.ID] = sh
+	}
+	return nil
+}
+
+// read loads a session; a corrupt file is set aside as
+// <name>.corrupt-<time> and reported. A journal's torn last record is cut
+// off (with a warning) only when this process holds the session's lock,
+// since otherwise it may be another process's append in progress.
 func (s *store) read(id string) (*session, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("%q is not a session id; `lembas sessions list` shows them", id)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, locked := s.locks[id]
 	p := s.path(id)
+	j, recs, err := loadJournal(p, 0o600, locked, s.warn)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.readOld(id)
+	}
+	var sess *session
+	var sh *sessionShadow
+	var jerr *journalError
+	switch {
+	case errors.As(err, &jerr):
+	case err != nil:
+		return nil, err
+	default:
+		sess, sh, err = replaySession(recs, j)
+		if err == nil && sess.ID != id {
+			err = fmt.Errorf("it holds session %q", sess.ID)
+		}
+	}
+	if err != nil {
+		return nil, s.setAsideCorrupt(id, p, err)
+	}
+	if locked {
+		s.shadows[id] = sh
+	}
+	return sess, nil
+}
+
+// readOld reads a session in the single-object format; with no shadow
+// kept, its next save writes the journal and removes this file.
+func (s *store) readOld(id string) (*session, error) {
+	p := s.oldPath(id)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no session %s; `lembas sessions list` shows them", id)
@@ -169,14 +248,21 @@ func (s *store) read(id string) (*session, error) {
 		err = fmt.Errorf("it holds session %q", sess.ID)
 	}
 	if err != nil {
-		aside, rerr := setAside(p)
-		if rerr != nil {
-			return nil, fmt.Errorf("session %s is corrupt (%v) and could not be set aside (%v); move %s away by hand", id, err, rerr, p)
-		}
-		s.warn(fmt.Sprintf("session file %s is corrupt (%v); set aside as %s", p, err, aside))
-		return nil, fmt.Errorf("session %s is corrupt and was set aside as %s", id, aside)
+		return nil, s.setAsideCorrupt(id, p, err)
 	}
+	delete(s.shadows, id)
 	return &sess, nil
+}
+
+// setAsideCorrupt moves a corrupt session file out of the way and says so.
+func (s *store) setAsideCorrupt(id, p string, err error) error {
+	delete(s.shadows, id)
+	aside, rerr := setAside(p)
+	if rerr != nil {
+		return fmt.Errorf("session %s is corrupt (%v) and could not be set aside (%v); move %s away by hand", id, err, rerr, p)
+	}
+	s.warn(fmt.Sprintf("session file %s is corrupt (%v); set aside as %s", p, err, aside))
+	return fmt.Errorf("session %s is corrupt and was set aside as %s", id, aside)
 }
 
 // setAside renames a corrupt file to <name>.corrupt-<time>, with a number
@@ -278,6 +364,8 @@ func reorderResults(msgs []message) []message {
 
 // lock takes the session's lock file, or says which process holds it.
 func (s *store) lock(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, ok := s.locks[id]; ok {
 		return nil
 	}
@@ -301,6 +389,9 @@ func (s *store) lock(id string) error {
 }
 
 func (s *store) unlock(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.shadows, id) // once unlocked, another process may write
 	if f, ok := s.locks[id]; ok {
 		unlockFile(f)
 		f.Close()
@@ -309,7 +400,13 @@ func (s *store) unlock(id string) {
 }
 
 func (s *store) close() {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.locks))
 	for id := range s.locks {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
 		s.unlock(id)
 	}
 }
@@ -317,13 +414,19 @@ func (s *store) close() {
 // list reads every session, newest first; corrupt files are set aside and
 // reported, the rest still listed.
 func (s *store) list() ([]*session, error) {
-	names, err := filepath.Glob(filepath.Join(s.dir, "*.json"))
+	names, err := filepath.Glob(filepath.Join(s.dir, "*.json*"))
 	if err != nil {
 		return nil, err
 	}
 	var out []*session
+	seen := map[string]bool{}
 	for _, n := range names {
-		id := strings.TrimSuffix(filepath.Base(n), ".json")
+		base := filepath.Base(n)
+		id := strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
+		if id == base || seen[id] || !validID(id) { // .json.corrupt-…, or both formats of one session
+			continue
+		}
+		seen[id] = true
 		sess, err := s.read(id)
 		if err != nil {
 			continue
@@ -334,14 +437,44 @@ func (s *store) list() ([]*session, error) {
 	return out, nil
 }
 
-// latest is the newest session of a project.
+// latest is the newest session of a project. It replays only that one:
+// of every other journal it reads the first record (the project) and the
+// file's end (the time of the last save), so `-c` costs the same with a
+// hundred long sessions stored as with one. A file it cannot peek at (the
+// older format, a torn end) is read whole, as list does.
 func (s *store) latest(project string) (*session, error) {
-	all, err := s.list()
+	names, err := filepath.Glob(filepath.Join(s.dir, "*.json*"))
 	if err != nil {
 		return nil, err
 	}
-	for _, sess := range all {
-		if sess.Project == project {
+	type cand struct {
+		id      string
+		updated time.Time
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	for _, n := range names {
+		base := filepath.Base(n)
+		id := strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
+		if id == base || seen[id] || !validID(id) {
+			continue
+		}
+		seen[id] = true
+		proj, updated, ok := peekJournal(s.path(id))
+		if !ok {
+			sess, err := s.read(id)
+			if err != nil {
+				continue
+			}
+			proj, updated = sess.Project, sess.Updated
+		}
+		if proj == project {
+			cands = append(cands, cand{id, updated})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].updated.After(cands[j].updated) })
+	for _, c := range cands {
+		if sess, err := s.read(c.id); err == nil {
 			return sess, nil
 		}
 	}
@@ -356,11 +489,14 @@ func (s *store) remove(id string) error {
 		return err
 	}
 	defer s.unlock(id)
-	if err := os.Remove(s.path(id)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no session %s", id)
+	errNew, errOld := os.Remove(s.path(id)), os.Remove(s.oldPath(id))
+	if errors.Is(errNew, fs.ErrNotExist) && errors.Is(errOld, fs.ErrNotExist) {
+		return fmt.Errorf("no session %s", id)
+	}
+	for _, err := range []error{errNew, errOld} {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
-		return err
 	}
 	os.Remove(filepath.Join(s.dir, id+".lock"))
 	os.RemoveAll(s.snapDir(id))

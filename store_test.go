@@ -190,9 +190,10 @@ func TestInterruptCancels(t *testing.T) {
 	}
 }
 
-// TestStoreTruncatedPrefixes: a session file cut at any byte is reported
-// and set aside, never a panic, and every copy set aside is kept, even
-// several within one second.
+// TestStoreTruncatedPrefixes: a session file of the single-object format
+// cut at any byte is reported and set aside, never a panic, and every copy
+// set aside is kept, even several within one second. (A journal cut at any
+// byte is TestJournalTornEveryOffset.)
 func TestStoreTruncatedPrefixes(t *testing.T) {
 	dir := t.TempDir()
 	st := newStore(dir, nil)
@@ -207,10 +208,11 @@ func TestStoreTruncatedPrefixes(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.close()
-	whole, _ := os.ReadFile(st.path(s.ID))
+	os.Remove(st.path(s.ID))
+	whole, _ := json.Marshal(s)
 	asides := 0
 	for n := 0; n < len(whole); n++ {
-		os.WriteFile(st.path(s.ID), whole[:n], 0o600)
+		os.WriteFile(st.oldPath(s.ID), whole[:n], 0o600)
 		var warned []string
 		other := newStore(dir, func(w string) { warned = append(warned, w) })
 		if _, err := other.open(s.ID); err == nil || !strings.Contains(err.Error(), "is corrupt") {
@@ -226,7 +228,7 @@ func TestStoreTruncatedPrefixes(t *testing.T) {
 	if len(m) != asides {
 		t.Errorf("%d copies set aside, %d kept", asides, len(m))
 	}
-	os.WriteFile(st.path(s.ID), whole, 0o600)
+	os.WriteFile(st.oldPath(s.ID), whole, 0o600)
 	if got, err := newStore(dir, nil).open(s.ID); err != nil || got.Turns[0].Status != "interrupted" {
 		t.Errorf("the whole file: %v", err)
 	}

@@ -8,7 +8,6 @@ package main
 
 import (
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -54,7 +53,7 @@ const (
 
 // unifiedRange matches the "-1,3 +1,4 @@" that models used to git diffs put
 // after "@@"; what follows it, if anything, is the real locator line.
-var unifiedRange = regexp.MustCompile(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$`)
+var unifiedRange = lazyRE(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$`)
 
 // patchParseError wraps a parse failure in the one template that tells the
 // model nothing was applied.
