@@ -117,13 +117,6 @@ type loopSpec struct {
 		Stubs        map[string]string `json:"stubs"`
 		Note         map[string]string `json:"note"`
 		Compaction   compactionSpec    `json:"compaction"`
-		Instructions struct {
-			About    string   `json:"about"`
-			Files    []string `json:"files"`
-			MaxBytes int      `json:"max_bytes"`
-			Head     string   `json:"head"`
-			Cut      string   `json:"cut"`
-		} `json:"instructions"`
 	} `json:"context"`
 	StopReasons []string `json:"stop_reasons"`
 	Store       struct {

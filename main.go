@@ -62,6 +62,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdServe(args[1:], stdin, stdout, stderr)
 		case "permissions":
 			err = cmdPermissions(args[1:], stdout, stderr)
+		case "memory":
+			err = cmdMemory(args[1:], stdout, stderr)
+		case "library":
+			err = cmdLibrary(args[1:], stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -111,6 +115,8 @@ Usage:
   lembas models                   list model refs (<connection>/<model>) and their sources
   lembas sessions list|show ID|delete ID|prune [--days N]
   lembas config get KEY|set KEY VALUE|list|path
+  lembas memory list|show [user|project]|rm user|project N|--all   the memory records
+  lembas library add FILE|DIR...|list|rm ID|PATH|reindex           the knowledge documents
   lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
   lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P

@@ -164,6 +164,8 @@ func (r *repl) terminalCommand(name, args string) {
 		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(r.spec.Themes.Order, ", ")))
 	case "sessions":
 		r.sessions(args)
+	case "memory":
+		r.replMemory(args)
 	case "new":
 		r.switchSession("")
 	case "delete":
