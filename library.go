@@ -47,6 +47,7 @@ type librarySpec struct {
 		ImportCycle   string   `json:"import_cycle"`
 		ImportDeep    string   `json:"import_deep"`
 		ImportOutside string   `json:"import_outside"`
+		ImportProt    string   `json:"import_protected"`
 		Changed       string   `json:"changed"`
 		Added         string   `json:"added"`
 		Removed       string   `json:"removed"`
@@ -242,7 +243,13 @@ func resolveImports(text, from, within_ string, depth int, seen map[string]bool)
 	if !strings.Contains(text, "@") {
 		return text
 	}
-	prot, _ := newPermissionsFrom("manual", within_, true, &config{})
+	// The project's files may not import a protected one (.env, keys);
+	// the global file's folder is the person's own config folder, which
+	// the floor protects from the model but which they wrote themselves.
+	var prot *permissions
+	if !within(configDir(), from) {
+		prot, _ = newPermissionsFrom("manual", within_, true, &config{})
+	}
 	var b strings.Builder
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
@@ -276,8 +283,10 @@ func resolveImports(text, from, within_ string, depth int, seen map[string]bool)
 			_, isProt = prot.protectedFor(abs)
 		}
 		switch {
-		case !within(evalExisting(within_), abs) || isProt:
+		case !within(evalExisting(within_), abs):
 			b.WriteString(fillPairs(in.ImportOutside, "path", name))
+		case isProt:
+			b.WriteString(fillPairs(in.ImportProt, "path", name))
 		case seen[abs]:
 			b.WriteString(fillPairs(in.ImportCycle, "path", name))
 		case depth+1 > in.ImportDepth:

@@ -221,7 +221,7 @@ func applyMemory(t *toolSpec, recs map[string][]memRecord, changes []memChange, 
 			}
 			switch {
 			case len(hits) == 0:
-				return nil, memError{t.text("no_match", "target", c.Target, "old", fmt.Sprintf("%q", c.Old), "records", renderRecords(t, out, []string{c.Target}, limits))}
+				return nil, memError{t.text("no_match", "target", c.Target, "old", fmt.Sprintf("%q", c.Old), "records", renderRecords(t, recs, []string{c.Target}, limits))}
 			case len(hits) > 1:
 				return nil, memError{t.text("ambiguous", "count", len(hits), "target", c.Target, "old", fmt.Sprintf("%q", c.Old))}
 			}
