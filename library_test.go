@@ -19,9 +19,9 @@ import (
 
 // fakeEmbedder is an OpenAI-compatible /v1/embeddings server over real
 // HTTP with zero latency. Its vectors are a real, if simple, embedding:
-// each of the library's words (and each word's letter trigrams, so
-// "indexing" is near "index") hashed into one of dim buckets with a sign —
-// deterministic, answer-blind. An input over refuseOver tokens (when set)
+// each of the library's words but the commonest (and each long word's
+// letter trigrams, so "indexing" is near "index") hashed into one of dim
+// buckets with a sign — deterministic, answer-blind. An input over refuseOver tokens (when set)
 // is refused with HTTP 400, as a server refuses input longer than its
 // model takes.
 type fakeEmbedder struct {
@@ -43,7 +43,7 @@ func newFakeEmbedder(t testing.TB, refuseOver int) *fakeEmbedder {
 
 // startFakeEmbedder starts one the caller closes.
 func startFakeEmbedder(refuseOver int) *fakeEmbedder {
-	f := &fakeEmbedder{dim: 256, refuseOver: refuseOver}
+	f := &fakeEmbedder{dim: 512, refuseOver: refuseOver}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
@@ -96,6 +96,9 @@ func bagOfWords(text string, dim int) []float32 {
 		v[(x>>1)%uint32(dim)] += sign * weight
 	}
 	for _, w := range terms(text) {
+		if len(w) < 3 || embedStopwords[w] {
+			continue
+		}
 		add(w, 1)
 		if len(w) > 4 {
 			for i := 0; i+3 <= len(w); i++ {
@@ -104,6 +107,16 @@ func bagOfWords(text string, dim int) []float32 {
 		}
 	}
 	return v
+}
+
+// embedStopwords are words too common to mean anything, which a bag of
+// words leaves out.
+var embedStopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("the and for are but not you your with this that from they have has had was were will would can could should its it's into onto than then them their there what when where which who why how all any each few more most other some such only own same too very just also does did doing our out off over under again once here about above below between after before during my mine me we us i is be been being do of to in on at by or as an a if so up no yes it") {
+		embedStopwords[w] = true
+	}
 }
 
 // libEnv points the config and state folders at fresh temp folders and,
