@@ -96,6 +96,7 @@ type librarySpec struct {
 		BM25B             float64  `json:"bm25_b"`
 		RRFK              float64  `json:"rrf_k"`
 		EmbedBatch        int      `json:"embed_batch"`
+		IndexWorkers      int      `json:"index_workers"`
 		EmbedTimeoutS     int      `json:"embed_timeout_s"`
 		MaxFileBytes      int      `json:"max_file_bytes"`
 		MaxFiles          int      `json:"max_files"`

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // systemOf is the system message a request carried.
@@ -288,5 +289,39 @@ func TestLibrarySkillsPromptCap(t *testing.T) {
 	shown := strings.Count(p, "\n- skill-")
 	if !strings.Contains(p, fmt.Sprintf("and %d more", n-shown)) {
 		t.Errorf("%d shown, the cut line says %q", shown, p[strings.LastIndex(p, "\n"):])
+	}
+}
+
+// TestLibraryReplMemory: /memory lists the records, /memory rm removes
+// one, and the model hears of it in the next prompt's session note; /help
+// lists the skills.
+func TestLibraryReplMemory(t *testing.T) {
+	cfg, st := libEnv(t, nil)
+	fm := newFakeModel(t)
+	fm.push(textReply("noted"))
+	proj := copyProject(t, "basic")
+	writeTestFile(t, filepath.Join(cfg, "lembas", "skills", "triage", "SKILL.md"), "---\nname: triage\ndescription: sort the open issues\n---\nbody\n")
+	t.Setenv("XDG_STATE_HOME", st)
+	p, _ := filepath.EvalSymlinks(proj)
+	tool := theSpec().Tools["memory"]
+	memoryFor(p).apply(func(r map[string][]memRecord) (map[string][]memRecord, error) {
+		return applyMemory(tool, r, []memChange{{Action: "add", Target: "user", Text: "SEEDED-RECORD"}}, memLimits(tool), time.Now())
+	})
+	env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + st, "XDG_CONFIG_HOME=" + cfg}
+	r := runLembas(t, env, proj, "y\n/memory\n/memory rm user 1\n/help\nhello\n/quit\n", "-i")
+	if r.code != 0 || len(fm.got()) != 1 {
+		t.Fatalf("exit %d, %d requests\n%s\n%s", r.code, len(fm.got()), r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "1. SEEDED-RECORD") || !strings.Contains(r.stdout, "removed record 1 of the user memory") {
+		t.Errorf("output:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "Skills (each a command):") || !strings.Contains(r.stdout, "sort the open issues") {
+		t.Errorf("/help does not list the skill:\n%s", r.stdout)
+	}
+	if u := userWithNote(fm.got()[0]); !strings.Contains(u, "The person removed a user memory record: SEEDED-RECORD") {
+		t.Errorf("the prompt: %q", u)
+	}
+	if recs, _ := memoryFor(p).load("user"); len(recs) != 0 {
+		t.Errorf("still there: %+v", recs)
 	}
 }

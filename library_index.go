@@ -429,56 +429,48 @@ func (ix *libIndex) readDoc(id string) *docIndex {
 // update brings the index in line with sources: an unchanged document
 // (same size and time, or the same bytes, and the same embedding model) is
 // kept, a changed one rebuilt, one no longer among sources removed.
-// progress is told after each document. A document that fails (unreadable,
-// the embedder down) is reported and kept out until the next update.
+// Documents are done index_workers at a time, so one's fsync or embedding
+// request overlaps another's; progress is told after each. A document that
+// fails (unreadable, the embedder down) is reported and kept out until the
+// next update.
 func (ix *libIndex) update(ctx context.Context, sources []docSource, progress func(done, total, pieces int)) updateStats {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var st updateStats
 	model := embName(ix.emb)
 	want := map[string]bool{}
-	for i, src := range sources {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(theLibrarySpec().Library.IndexWorkers, 1))
+	done := 0
+	for _, src := range sources {
 		want[src.ID] = true
 		st.Files++
-		old := ix.readDoc(src.ID)
-		if old != nil && old.Model == model && old.Size == src.Size && old.MTime == src.MTime && old.Path == src.Path && old.Title == src.Title {
-			st.Pieces += len(old.Pieces)
-			if progress != nil {
-				progress(i+1, len(sources), st.Pieces)
-			}
-			continue
-		}
-		data, err := src.read()
-		if err != nil {
-			st.Errors = append(st.Errors, fmt.Sprintf("%s: %v", src.Path, err))
-			continue
-		}
-		sha := hashText(data)
-		d := &docIndex{ID: src.ID, Path: src.Path, Title: src.Title, Scope: src.Scope, Owner: src.Owner, Size: src.Size, MTime: src.MTime, SHA: sha, Model: model}
-		if old != nil && old.SHA == sha && old.Model == model {
-			d.Pieces = old.Pieces // touched, not changed: keep the pieces
-		} else {
-			d.Pieces, err = buildPieces(ctx, ix.emb, string(data))
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(src docSource) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			n, changed, err := ix.updateOne(ctx, src, model)
+			mu.Lock()
+			defer mu.Unlock()
+			done++
 			if err != nil {
-				if errors.Is(err, errRefused) {
-					err = fmt.Errorf("%s", fillPairs(theLibrarySpec().Library.EmbedRefusedToken, "path", src.Path))
-				}
 				st.Errors = append(st.Errors, fmt.Sprintf("%s: %v", src.Path, err))
-				continue
+				return
 			}
-			st.Changed++
-		}
-		out, _ := json.Marshal(d)
-		if err := writeFileAtomic(ix.file(src.ID), out, 0o600); err != nil {
-			st.Errors = append(st.Errors, fmt.Sprintf("%s: %v", src.Path, err))
-			continue
-		}
-		ix.loaded = nil
-		st.Pieces += len(d.Pieces)
-		if progress != nil {
-			progress(i+1, len(sources), st.Pieces)
-		}
+			st.Pieces += n
+			if changed {
+				st.Changed++
+				ix.loaded = nil
+			}
+			if progress != nil {
+				progress(done, len(sources), st.Pieces)
+			}
+		}(src)
 	}
+	wg.Wait()
+	sort.Strings(st.Errors)
 	names, _ := filepath.Glob(filepath.Join(ix.dir, "*.json"))
 	for _, n := range names {
 		id := strings.TrimSuffix(filepath.Base(n), ".json")
@@ -490,6 +482,42 @@ func (ix *libIndex) update(ctx context.Context, sources []docSource, progress fu
 		}
 	}
 	return st
+}
+
+// updateOne brings one document's index file up to date; it says how
+// many pieces the document has and whether they were built anew.
+func (ix *libIndex) updateOne(ctx context.Context, src docSource, model string) (int, bool, error) {
+	old := ix.readDoc(src.ID)
+	if old != nil && old.Model == model && old.Size == src.Size && old.MTime == src.MTime && old.Path == src.Path && old.Title == src.Title {
+		return len(old.Pieces), false, nil
+	}
+	data, err := src.read()
+	if err != nil {
+		return 0, false, err
+	}
+	sha := hashText(data)
+	d := &docIndex{ID: src.ID, Path: src.Path, Title: src.Title, Scope: src.Scope, Owner: src.Owner, Size: src.Size, MTime: src.MTime, SHA: sha, Model: model}
+	changed := false
+	if old != nil && old.SHA == sha && old.Model == model {
+		d.Pieces = old.Pieces // touched, not changed: keep the pieces
+	} else {
+		d.Pieces, err = buildPieces(ctx, ix.emb, string(data))
+		if err != nil {
+			if errors.Is(err, errRefused) {
+				err = fmt.Errorf("%s", fillPairs(theLibrarySpec().Library.EmbedRefusedToken, "path", src.Path))
+			}
+			return 0, false, err
+		}
+		changed = true
+	}
+	out, _ := json.Marshal(d)
+	if err := writeFileAtomic(ix.file(src.ID), out, 0o600); err != nil {
+		return 0, false, err
+	}
+	if old != nil && !changed {
+		changed = old.Scope != d.Scope || old.Owner != d.Owner
+	}
+	return len(d.Pieces), changed, nil
 }
 
 // searchIndex is a collection loaded for searching: every piece, its BM25

@@ -233,6 +233,19 @@ func toolNotesSearch(e *engine, ctx context.Context, t *toolSpec, raw json.RawMe
 	return toolResult{Text: strings.Join(lines, "\n")}
 }
 
+// indexNotice tells the front ends when a search had to index changed
+// documents first (the person added or edited some since the last look).
+func (e *engine) indexNotice(st updateStats, emb embedder) {
+	if st.Changed == 0 && st.Removed == 0 && len(st.Errors) == 0 {
+		return
+	}
+	ls := theLibrarySpec().Library
+	e.send(event{Type: evNotice, Text: fillPairs(ls.ProgressDone, "files", st.Files, "changed", st.Changed, "removed", st.Removed, "pieces", st.Pieces, "how", howText(emb))})
+	for _, msg := range st.Errors {
+		e.send(event{Type: evNotice, Text: msg})
+	}
+}
+
 // bestPerDoc keeps each document's best piece, in rank order (a note is
 // found once).
 func bestPerDoc(hits []hit) []hit {
@@ -358,6 +371,7 @@ func toolKnowledgeSearch(e *engine, ctx context.Context, t *toolSpec, raw json.R
 	if err != nil {
 		return errResult(err.Error())
 	}
+	e.indexNotice(st, emb)
 	if st.Files == 0 {
 		return toolResult{Text: t.text("empty")}
 	}

@@ -225,6 +225,12 @@ func (r *repl) help() {
 			b = append(b, r.text("help_line", "name", c.Name, "hint", "", "description", c.Description))
 		}
 	}
+	if sk := skillCommands(r.e.perm.root); len(sk) > 0 {
+		b = append(b, r.text("help_skills"))
+		for _, s := range sk {
+			b = append(b, r.text("help_line", "name", s.Name, "hint", "", "description", s.Description))
+		}
+	}
 	b = append(b, r.text("help_keys"))
 	r.say("status", strings.Join(b, "\n"))
 }
