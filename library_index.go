@@ -532,10 +532,16 @@ type searchIndex struct {
 
 type searchPiece struct {
 	doc    *docIndex
-	n      int // the piece's number in its document, 1-based
-	length int // terms
+	n      int     // the piece's number in its document, 1-based
+	length int     // terms
+	norm   float64 // BM25's length normalisation, k1·(1 − b + b·length/avg)
 	vec    []float32
 }
+
+// rankDepth is how deep each ranking goes: reciprocal rank with k = 60
+// gives rank 200 a weight under a quarter of rank 1's, and no answer
+// shows more than max_limit pieces.
+const rankDepth = 200
 
 type posting struct {
 	piece int
@@ -584,6 +590,7 @@ func (ix *libIndex) load() *searchIndex {
 			if d.Model == si.model && p.Vec != "" {
 				sp.vec = decodeVec(p.Vec)
 			}
+			p.Vec = "" // the loaded copy keeps the vector decoded only
 			tf := map[string]int{}
 			for _, w := range terms(p.Text) {
 				tf[w]++
@@ -600,6 +607,10 @@ func (ix *libIndex) load() *searchIndex {
 	if len(si.pieces) > 0 {
 		si.avgLen = float64(total) / float64(len(si.pieces))
 	}
+	ls := theLibrarySpec().Library
+	for i := range si.pieces {
+		si.pieces[i].norm = ls.BM25K1 * (1 - ls.BM25B + ls.BM25B*float64(si.pieces[i].length)/si.avgLen)
+	}
 	ix.loaded = si
 	return si
 }
@@ -614,7 +625,7 @@ type hit struct {
 // bm25 ranks the pieces (those keep allows) by the query's words.
 func (si *searchIndex) bm25(query string, keep func(*docIndex) bool) []hit {
 	ls := theLibrarySpec().Library
-	scores := map[int]float64{}
+	scores := make([]float64, len(si.pieces))
 	N := float64(len(si.pieces))
 	seen := map[string]bool{}
 	for _, w := range terms(query) {
@@ -628,50 +639,87 @@ func (si *searchIndex) bm25(query string, keep func(*docIndex) bool) []hit {
 		}
 		idf := math.Log(1 + (N-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 		for _, p := range ps {
-			sp := &si.pieces[p.piece]
-			if keep != nil && !keep(sp.doc) {
-				continue
-			}
 			tf := float64(p.tf)
-			norm := ls.BM25K1 * (1 - ls.BM25B + ls.BM25B*float64(sp.length)/si.avgLen)
-			scores[p.piece] += idf * tf * (ls.BM25K1 + 1) / (tf + norm)
+			scores[p.piece] += idf * tf * (ls.BM25K1 + 1) / (tf + si.pieces[p.piece].norm)
 		}
 	}
-	return si.ranked(scores)
+	return si.top(scores, keep)
 }
 
 // cosine ranks the pieces that have vectors by their closeness to q.
 func (si *searchIndex) cosine(q []float32, keep func(*docIndex) bool) []hit {
-	scores := map[int]float64{}
+	scores := make([]float64, len(si.pieces))
 	for i := range si.pieces {
 		sp := &si.pieces[i]
-		if sp.vec == nil || len(sp.vec) != len(q) || (keep != nil && !keep(sp.doc)) {
+		if sp.vec == nil || len(sp.vec) != len(q) {
 			continue
 		}
 		var s float32
 		for j, x := range q {
 			s += x * sp.vec[j]
 		}
-		scores[i] = float64(s)
+		scores[i] = float64(s) + 2 // cosine is in [-1, 1]; 0 means "not scored"
 	}
-	return si.ranked(scores)
+	return si.top(scores, keep)
 }
 
-func (si *searchIndex) ranked(scores map[int]float64) []hit {
-	out := make([]hit, 0, len(scores))
-	for i, s := range scores {
-		out = append(out, hit{si.pieces[i].doc, si.pieces[i].n, s})
+// top is the best rankDepth pieces with a score, best first (ties by
+// document id and piece), those keep allows.
+func (si *searchIndex) top(scores []float64, keep func(*docIndex) bool) []hit {
+	less := func(a, b hit) bool { // a ranks below b
+		if a.score != b.score {
+			return a.score < b.score
+		}
+		if a.doc.ID != b.doc.ID {
+			return a.doc.ID > b.doc.ID
+		}
+		return a.n > b.n
 	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].score != out[b].score {
-			return out[a].score > out[b].score
+	var heap []hit // a min-heap of the best so far, worst at the root
+	down := func(i int) {
+		for {
+			l, m := 2*i+1, i
+			if l < len(heap) && less(heap[l], heap[m]) {
+				m = l
+			}
+			if r := l + 1; r < len(heap) && less(heap[r], heap[m]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			heap[i], heap[m] = heap[m], heap[i]
+			i = m
 		}
-		if out[a].doc.ID != out[b].doc.ID {
-			return out[a].doc.ID < out[b].doc.ID
+	}
+	for i, s := range scores {
+		if s <= 0 {
+			continue
 		}
-		return out[a].n < out[b].n
-	})
-	return out
+		sp := &si.pieces[i]
+		if keep != nil && !keep(sp.doc) {
+			continue
+		}
+		h := hit{sp.doc, sp.n, s}
+		if len(heap) < rankDepth {
+			heap = append(heap, h)
+			for j := len(heap) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !less(heap[j], heap[p]) {
+					break
+				}
+				heap[j], heap[p] = heap[p], heap[j]
+				j = p
+			}
+			continue
+		}
+		if less(heap[0], h) {
+			heap[0] = h
+			down(0)
+		}
+	}
+	sort.Slice(heap, func(a, b int) bool { return less(heap[b], heap[a]) })
+	return heap
 }
 
 // fuse joins rankings by reciprocal rank: each list adds 1/(k + rank).

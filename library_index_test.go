@@ -107,12 +107,13 @@ func TestLibraryIndexRefusingEmbedder(t *testing.T) {
 	if fe.refused.Load() == 0 || fe.longest > 40 {
 		t.Fatalf("refused %d, longest accepted %d", fe.refused.Load(), fe.longest)
 	}
-	for _, d := range ix.load().docs {
+	for _, loaded := range ix.load().docs {
+		d := ix.readDoc(loaded.ID) // the file, vectors and all
 		data, _ := os.ReadFile(d.Path)
 		toks := tokenize(string(data))
 		covered := make([]bool, len(toks))
 		for _, p := range d.Pieces {
-			if n := len(tokenize(p.Text)); n > 40 || p.vec == nil && p.Vec == "" {
+			if n := len(tokenize(p.Text)); n > 40 || len(decodeVec(p.Vec)) != fe.dim {
 				t.Errorf("%s: a piece of %d tokens, vector %v", d.Title, n, p.Vec != "")
 			}
 			for i, tk := range toks {
@@ -202,10 +203,10 @@ func TestLibraryIndexIncremental(t *testing.T) {
 	if emb != nil || st.Changed != 4 {
 		t.Errorf("no model: %v %+v", emb, st)
 	}
-	for _, d := range ix.load().docs {
-		for _, p := range d.Pieces {
+	for _, loaded := range ix.load().docs {
+		for _, p := range ix.readDoc(loaded.ID).Pieces {
 			if p.Vec != "" {
-				t.Errorf("%s keeps a vector", d.Title)
+				t.Errorf("%s keeps a vector", loaded.Title)
 			}
 		}
 	}
