@@ -23,7 +23,6 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -394,9 +393,8 @@ func instructionChanges(before map[string]string, now []instrFile) []string {
 // libraryState is what the library keeps for one engine: the instruction
 // files as the session's prompt saw them.
 type libraryState struct {
-	mu       sync.Mutex
-	instrAt  map[string]string // nil until first looked at
-	memoryFn func(root string) memoryBackend
+	mu      sync.Mutex
+	instrAt map[string]string // nil until first looked at
 }
 
 // lib returns the engine's library state, made on first use.
@@ -498,4 +496,3 @@ func hashText(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-var _ = fmt.Sprintf

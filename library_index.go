@@ -140,6 +140,17 @@ func (h *httpEmbedder) embed(ctx context.Context, texts []string) ([][]float32, 
 	default:
 		return nil, fmt.Errorf("embedding with %s: HTTP %d: %s", h.ref, resp.StatusCode, oneLine(string(data), 200))
 	}
+	vecs, err := parseEmbeddings(data, len(texts))
+	if err != nil {
+		return nil, fmt.Errorf("embedding with %s: %v", h.ref, err)
+	}
+	return vecs, nil
+}
+
+// parseEmbeddings reads an /embeddings answer for n inputs: every input
+// gets one vector, of one length for all, normalised; anything else is an
+// error, never a crash.
+func parseEmbeddings(data []byte, n int) ([][]float32, error) {
 	var out struct {
 		Data []struct {
 			Index     int       `json:"index"`
@@ -147,18 +158,21 @@ func (h *httpEmbedder) embed(ctx context.Context, texts []string) ([][]float32, 
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("embedding with %s: the answer is not JSON: %v", h.ref, err)
+		return nil, fmt.Errorf("the answer is not JSON: %v", err)
 	}
-	vecs := make([][]float32, len(texts))
+	vecs := make([][]float32, n)
 	for _, d := range out.Data {
-		if d.Index < 0 || d.Index >= len(texts) {
-			return nil, fmt.Errorf("embedding with %s: the answer has index %d for %d inputs", h.ref, d.Index, len(texts))
+		if d.Index < 0 || d.Index >= n {
+			return nil, fmt.Errorf("the answer has index %d for %d inputs", d.Index, n)
 		}
 		vecs[d.Index] = normalize(d.Embedding)
 	}
 	for i, v := range vecs {
 		if len(v) == 0 {
-			return nil, fmt.Errorf("embedding with %s: no vector for input %d", h.ref, i)
+			return nil, fmt.Errorf("no vector for input %d", i)
+		}
+		if len(v) != len(vecs[0]) {
+			return nil, fmt.Errorf("vectors of %d and %d numbers in one answer", len(vecs[0]), len(v))
 		}
 	}
 	return vecs, nil

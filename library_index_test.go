@@ -376,3 +376,53 @@ func FuzzParseFrontMatter(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseEmbeddings: whatever an embedding server answers, the parse
+// gives one vector per input of one length, or an error.
+func FuzzParseEmbeddings(f *testing.F) {
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[1,0]},{"index":1,"embedding":[0,2]}]}`), 2)
+	f.Add([]byte(`{"data":[{"index":5,"embedding":[1]}]}`), 1)
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":[1,2]}]}`), 2)
+	f.Add([]byte(`nope`), 1)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
+		if n < 0 || n > 64 {
+			t.Skip()
+		}
+		vecs, err := parseEmbeddings(data, n)
+		if err != nil {
+			return
+		}
+		if len(vecs) != n {
+			t.Fatalf("%d vectors for %d inputs", len(vecs), n)
+		}
+		for _, v := range vecs {
+			if len(v) == 0 || len(v) != len(vecs[0]) {
+				t.Fatalf("vector lengths %d, %d", len(v), len(vecs[0]))
+			}
+		}
+	})
+}
+
+// FuzzInstructionImports: any instruction file text, with imports of
+// itself and of a neighbour, stacks without a crash or a loop, and never
+// pulls in a file from outside the project.
+func FuzzInstructionImports(f *testing.F) {
+	f.Add("@AGENTS.md\n@b.md", "@AGENTS.md")
+	f.Add("@../outside.md", "x")
+	f.Add("@b.md\n@b.md", "@b.md")
+	f.Add("@~/x", "@/etc/passwd")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		base := t.TempDir()
+		root := filepath.Join(base, "p")
+		os.MkdirAll(root, 0o755)
+		os.WriteFile(filepath.Join(base, "outside.md"), []byte("OUTSIDE-SECRET"), 0o644)
+		os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(a), 0o644)
+		os.WriteFile(filepath.Join(root, "b.md"), []byte(b), 0o644)
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(base, "cfg"))
+		t.Setenv("XDG_STATE_HOME", filepath.Join(base, "state"))
+		out := renderInstructions(instructionStack(root))
+		if strings.Contains(out, "OUTSIDE-SECRET") && !strings.Contains(a+b, "OUTSIDE-SECRET") {
+			t.Fatalf("pulled in a file outside the project:\n%s", out)
+		}
+	})
+}
