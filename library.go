@@ -495,4 +495,3 @@ func hashText(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
-
