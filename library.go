@@ -409,9 +409,8 @@ func (e *engine) library() *libraryState {
 
 // libraryNotes is what the session note must say for the library: each
 // instruction file changed since the prompt was made. The first look takes
-// the snapshot (a new session's prompt was made a moment before; a resumed
-// one's in an earlier process, whose snapshot is not kept — a change made
-// between two runs is not noted).
+// the snapshot: for a new session the files as they are (its prompt was
+// made a moment before), for a resumed one as its stored prompt shows them.
 func (e *engine) libraryNotes() []string {
 	l := e.library()
 	l.mu.Lock()
@@ -419,7 +418,23 @@ func (e *engine) libraryNotes() []string {
 	now := instructionStack(e.perm.root)
 	if l.instrAt == nil {
 		l.instrAt = instructionSnapshot(now)
-		return nil
+		if len(e.sess.Messages) == 0 {
+			return nil
+		}
+		// A session made in an earlier run: what its prompt showed of
+		// each file is in the prompt itself. A file whose head and
+		// opening are not there changed (or came) since; one that went
+		// cannot be told from the prompt alone and is not noted.
+		in := theLibrarySpec().Instructions
+		for _, f := range now {
+			head := fillPairs(in.FileHead, "file", f.Shown) + "\n"
+			switch {
+			case !strings.Contains(e.sess.System, head):
+				delete(l.instrAt, f.Shown) // added
+			case !strings.Contains(e.sess.System, head+cutUTF8(f.Text, 512)):
+				l.instrAt[f.Shown] = "" // changed: no file's text is empty
+			}
+		}
 	}
 	notes := instructionChanges(l.instrAt, now)
 	l.instrAt = instructionSnapshot(now)

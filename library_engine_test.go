@@ -325,3 +325,25 @@ func TestLibraryReplMemory(t *testing.T) {
 		t.Errorf("still there: %+v", recs)
 	}
 }
+
+// TestLibraryInstructionChangeBetweenRuns: a session resumed in a new
+// process (a fresh engine state) notes a file that changed since its
+// prompt was made, and says nothing when none did.
+func TestLibraryInstructionChangeBetweenRuns(t *testing.T) {
+	libEnv(t, nil)
+	f := newFakeModel(t)
+	f.push(textReply("one"), textReply("two"), textReply("three"))
+	e, _ := newTestEngine(t, f, "manual", map[string]string{"AGENTS.md": "Use tabs.\n"})
+	e.runTurn(context.Background(), "first")
+	e.lib = nil // the next run of the same session
+	e.runTurn(context.Background(), "second")
+	if u := userWithNote(f.got()[1]); strings.Contains(u, "changed since") {
+		t.Errorf("unchanged file noted: %q", u)
+	}
+	writeTestFile(t, filepath.Join(e.perm.root, "AGENTS.md"), "Use spaces.\n")
+	e.lib = nil
+	e.runTurn(context.Background(), "third")
+	if u := userWithNote(f.got()[2]); !strings.Contains(u, "AGENTS.md changed since this session began") || !strings.Contains(u, "Use spaces.") {
+		t.Errorf("third prompt: %q", u)
+	}
+}

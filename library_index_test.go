@@ -426,3 +426,24 @@ func FuzzInstructionImports(f *testing.F) {
 		}
 	})
 }
+
+// TestLibraryProgressLine: on a terminal the progress is one line drawn
+// over itself and wiped at the end; on a pipe nothing but the closing line
+// (which cmdLibrary writes) appears.
+func TestLibraryProgressLine(t *testing.T) {
+	var b bytes.Buffer
+	p := &progressLine{w: &b, tty: true}
+	p.update(1, 3, 2)
+	p.update(3, 3, 7)
+	p.end()
+	if got := b.String(); got != "\rindexing 1/3 files · 2 pieces\x1b[K\rindexing 3/3 files · 7 pieces\x1b[K\r\x1b[K" {
+		t.Errorf("tty: %q", got)
+	}
+	b.Reset()
+	p = newProgressLine(&b)
+	p.update(1, 1, 1)
+	p.end()
+	if b.Len() != 0 {
+		t.Errorf("pipe: %q", b.String())
+	}
+}
