@@ -347,3 +347,35 @@ func TestLibraryInstructionChangeBetweenRuns(t *testing.T) {
 		t.Errorf("third prompt: %q", u)
 	}
 }
+
+// TestLibraryKnowledgeEndToEnd: the person adds a folder with the real
+// binary (embedding through config.yaml's embedding: model on the fake
+// embedder), then a -p run's model searches it and reads a passage.
+func TestLibraryKnowledgeEndToEnd(t *testing.T) {
+	fe := newFakeEmbedder(t, 120)
+	cfg, st := libEnv(t, fe)
+	fm := newFakeModel(t)
+	fm.push(callsReply(fakeCall{"knowledge_search", map[string]any{"query": "mite drop on a sticky board"}}), textReply("found it"))
+	proj := copyProject(t, "basic")
+	env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + st, "XDG_CONFIG_HOME=" + cfg}
+	corpus, _ := filepath.Abs(filepath.Join("testdata", "library", "corpus"))
+	r := runLembas(t, env, proj, "", "library", "add", corpus)
+	if r.code != 0 || !strings.Contains(r.stderr, "indexed 12 files (12 changed, 0 removed)") || !strings.Contains(r.stderr, "words and meaning (emb/hashbag)") {
+		t.Fatalf("library add: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if fe.refused.Load() == 0 {
+		t.Errorf("no piece was long enough to be refused and split")
+	}
+	r = runLembas(t, env, proj, "", "--model", "openai/mock", "-p", "what about varroa?")
+	if r.code != 0 || len(fm.got()) != 2 {
+		t.Fatalf("-p: %d, %d requests\n%s", r.code, len(fm.got()), r.stderr)
+	}
+	res := toolResults(fm.got()[1])
+	if len(res) != 1 || !strings.Contains(res[0], "beekeeping.md") || !strings.Contains(res[0], "words and meaning") {
+		t.Errorf("knowledge_search result: %q", res)
+	}
+	rows := strings.Split(res[0], "\n- ")
+	if len(rows) < 2 || !strings.Contains(rows[1], "beekeeping.md") || !strings.Contains(rows[1], "sticky board") {
+		t.Errorf("beekeeping.md is not first, or its snippet misses the words: %q", res[0])
+	}
+}

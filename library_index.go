@@ -783,13 +783,15 @@ func (ix *libIndex) search(ctx context.Context, query string, keep func(*docInde
 	return fuse(theLibrarySpec().Library.RRFK, words, si.cosine(vecs[0], keep)), nil
 }
 
-// snippet is a short piece of text around the first query word in it.
+// snippet is a short piece of text around the query's longest word that
+// is in it (the longest is the likeliest to be the point of the query,
+// where "on" or "the" would be anywhere).
 func snippet(text, query string, n int) string {
 	lower := strings.ToLower(text)
-	at := -1
+	at, best := -1, 0
 	for _, w := range terms(query) {
-		if i := strings.Index(lower, w); i >= 0 && (at < 0 || i < at) {
-			at = i
+		if i := strings.Index(lower, w); i >= 0 && len(w) > best {
+			at, best = i, len(w)
 		}
 	}
 	start := 0

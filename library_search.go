@@ -83,7 +83,7 @@ func searchSessions(st *store, project, exclude, query string) ([]sessionHit, er
 		if s.Project != project || s.ID == exclude {
 			continue
 		}
-		if len(s.Messages) == 0 && len(s.Turns) > 0 {
+		if len(s.Messages) == 0 {
 			if full, err := st.read(s.ID); err == nil {
 				s = full
 			}
