@@ -467,6 +467,9 @@ func availableCommands(root string) []map[string]any {
 			add(strings.TrimSuffix(filepath.Base(n), ".md"), commandDescription(n), "", "custom")
 		}
 	}
+	for _, sk := range skillCommands(root) {
+		add(sk.Name, sk.Description, "", "skill")
+	}
 	if out == nil {
 		out = []map[string]any{}
 	}

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -28,6 +27,9 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 		"instructions": projectInstructions(root),
 		"plan_context": planContext(p),
 		"mode_text":    strings.TrimSpace(sp.Prompts["modes/"+mode+".md"]),
+		"skills":       skillsPrompt(root),
+		"memory":       memoryPrompt(root),
+		"library":      libraryBlock(),
 	}
 	s, err := fill(sp.Prompts["system/default.md"], vars)
 	if err != nil {
@@ -36,31 +38,13 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 	return strings.TrimSpace(s), nil
 }
 
-// projectInstructions is the project's instruction file for the system
-// prompt: the first of loop.json's files at the project root (AGENTS.md,
-// else CLAUDE.md), cut at max_bytes — or nothing in a folder the person
-// said not to trust. A folder never asked about is used: a script or an
-// editor runs where its person chose to run it; the REPL asks before the
-// prompt is made.
+// projectInstructions is the instruction files for the system prompt,
+// stacked from the boundary down to the project (library.go) — none from a
+// folder the person said not to trust. A folder never asked about is used:
+// a script or an editor runs where its person chose to run it; the REPL
+// asks before the prompt is made.
 func projectInstructions(root string) string {
-	if trusted, known := trustOf(root); known && !trusted {
-		return ""
-	}
-	in := theSpec().Loop.Context.Instructions
-	for _, name := range in.Files {
-		data, err := os.ReadFile(filepath.Join(root, name))
-		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
-			continue
-		}
-		text := strings.TrimSpace(string(data))
-		cut := ""
-		if len(text) > in.MaxBytes {
-			text = cutUTF8(text, in.MaxBytes)
-			cut = "\n" + fillPairs(in.Cut, "file", name, "max", in.MaxBytes)
-		}
-		return fillPairs(in.Head, "file", name) + "\n" + text + cut
-	}
-	return ""
+	return stackedInstructions(root)
 }
 
 // resultID is a result's id: its number in the session, in hex, at least
@@ -194,6 +178,7 @@ func (e *engine) withNote(prompt string, now time.Time) string {
 			"mode_text", strings.TrimSpace(theSpec().Prompts["modes/"+e.perm.mode+".md"])))
 		e.sess.NoteMode = e.perm.mode
 	}
+	parts = append(parts, e.libraryNotes()...)
 	parts = append(parts, e.sess.Notes...)
 	e.sess.Notes = nil
 	if len(parts) == 0 {

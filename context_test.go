@@ -486,9 +486,9 @@ func TestProjectInstructions(t *testing.T) {
 	if err != nil || !strings.Contains(sys, "Run make test.") || strings.Contains(sys, "Use tabs.") {
 		t.Errorf("AGENTS.md first: %v\n%s", err, sys)
 	}
-	big := strings.Repeat("x", theSpec().Loop.Context.Instructions.MaxBytes+10)
+	big := strings.Repeat("x", theLibrarySpec().Instructions.MaxBytes+10)
 	os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(big), 0o644)
-	if got := projectInstructions(root); !strings.Contains(got, "was cut at") || len(got) > len(big)+200 {
+	if got := projectInstructions(root); !strings.Contains(got, "cut at") || len(got) > len(big)+200 {
 		t.Errorf("not cut: %d bytes", len(got))
 	}
 	setTrust(root, false)

@@ -7,6 +7,8 @@
 //	lembas models
 //	lembas sessions list|show|delete|prune
 //	lembas config get|set|list|path
+//	lembas memory list|show|rm               the records the model keeps across sessions
+//	lembas library add|list|rm|reindex       the knowledge documents the model searches
 //	lembas permissions check [--mode M] [--cwd DIR] -- COMMAND... | --tool read|write --path P
 //	lembas sandbox check [--cwd DIR] [--mode M]
 //
@@ -38,6 +40,12 @@
 // config.yaml lives in $XDG_CONFIG_HOME/lembas (~/.config/lembas); sessions
 // in $XDG_STATE_HOME/lembas/sessions (~/.local/state/lembas/sessions), one
 // append-only JSON Lines journal each (<id>.jsonl), compacted atomically.
+// Memory, notes and the library's index
+// are under the same state folder (memory/, library/); skills are folders
+// with a SKILL.md in the project's .agent/skills (also .agents/skills,
+// .claude/skills) and in ~/.config/lembas/skills; instruction files
+// (AGENTS.md, else CLAUDE.md) stack from the git root down to the project,
+// after ~/.config/lembas/AGENTS.md.
 //
 // # Exit status
 //

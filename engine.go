@@ -41,6 +41,9 @@ type engine struct {
 	extra   map[string]any // the effort level's request fields (levels.go)
 	asker   asker          // answers ask_user; nil: nobody can be asked (-p)
 	planner planReviewer   // answers plan_submit; nil: nobody can (-p)
+
+	libMu sync.Mutex
+	lib   *libraryState // instructions, skills, memory, notes (library.go); made on first use
 }
 
 // callRecord is one call of a turn, for -p's JSON output.

@@ -36,7 +36,7 @@ type expansion struct {
 	Attached []string    // project-relative paths that were attached
 	Read     []string    // absolute paths of text files attached: they count as read
 	Command  string      // the command's name when the text was one
-	Kind     string      // builtin or custom
+	Kind     string      // builtin, custom or skill
 	Action   string      // compact, undo or plan: an action that sends nothing
 	Args     string      // what followed the command's name
 	Mode     string      // the mode the command asks for (/plan, a custom command's mode:)
@@ -96,6 +96,9 @@ func expandWith(opts expandOptions, text string) (expansion, error) {
 		}
 		if c := findCustomCommand(opts, name); c != nil {
 			return expandCustom(opts, c, args)
+		}
+		if exp, ok := skillCommand(opts, name, args); ok {
+			return exp, nil // a skill is a command too (library_skills.go)
 		}
 	}
 	exp := expansion{Text: text}

@@ -315,7 +315,7 @@ func (x *fileIndex) query(q string, limit int, now time.Time) []string {
 		return out
 	}
 	sc := &pickerSpecOnce().Score
-	h := &hitHeap{}
+	h := &pickHeap{}
 	qm := letterMask(q)
 	scratch := make([]int, 2*len(q))
 	for i, lp := range lower {
@@ -330,26 +330,26 @@ func (x *fileIndex) query(q string, limit int, now time.Time) []string {
 			s += sc.FrecencyScale * x.frecency(list[i], now)
 		}
 		if h.Len() < limit {
-			heap.Push(h, hit{list[i], s})
-		} else if better(hit{list[i], s}, (*h)[0]) {
-			(*h)[0] = hit{list[i], s}
+			heap.Push(h, pickHit{list[i], s})
+		} else if betterPick(pickHit{list[i], s}, (*h)[0]) {
+			(*h)[0] = pickHit{list[i], s}
 			heap.Fix(h, 0)
 		}
 	}
 	out := make([]string, h.Len())
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(hit).path
+		out[i] = heap.Pop(h).(pickHit).path
 	}
 	return out
 }
 
-type hit struct {
+type pickHit struct {
 	path  string
 	score float64
 }
 
 // better orders hits: higher score, then the shorter path, then by name.
-func better(a, b hit) bool {
+func betterPick(a, b pickHit) bool {
 	if a.score != b.score {
 		return a.score > b.score
 	}
@@ -359,14 +359,14 @@ func better(a, b hit) bool {
 	return a.path < b.path
 }
 
-// hitHeap keeps the best hits with the worst on top.
-type hitHeap []hit
+// pickHeap keeps the best hits with the worst on top.
+type pickHeap []pickHit
 
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(v any)        { *h = append(*h, v.(hit)) }
-func (h *hitHeap) Pop() any {
+func (h pickHeap) Len() int           { return len(h) }
+func (h pickHeap) Less(i, j int) bool { return betterPick(h[j], h[i]) }
+func (h pickHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *pickHeap) Push(v any)        { *h = append(*h, v.(pickHit)) }
+func (h *pickHeap) Pop() any {
 	old := *h
 	v := old[len(old)-1]
 	*h = old[:len(old)-1]
@@ -499,13 +499,13 @@ func (x *fileIndex) frecency(rel string, now time.Time) float64 {
 
 // recent is the picked files that still exist, most frecent first.
 func (x *fileIndex) recent(now time.Time, limit int) []string {
-	var hs []hit
+	var hs []pickHit
 	for rel := range x.picks {
 		if x.has(rel) {
-			hs = append(hs, hit{rel, x.frecency(rel, now)})
+			hs = append(hs, pickHit{rel, x.frecency(rel, now)})
 		}
 	}
-	sort.Slice(hs, func(i, j int) bool { return better(hs[i], hs[j]) })
+	sort.Slice(hs, func(i, j int) bool { return betterPick(hs[i], hs[j]) })
 	out := []string{}
 	for i := 0; i < len(hs) && i < limit; i++ {
 		out = append(out, hs[i].path)

@@ -105,24 +105,17 @@ type loopSpec struct {
 			HeadLines int `json:"head_lines"`
 			TailLines int `json:"tail_lines"`
 		} `json:"output_cap"`
-		Elided       string            `json:"elided"`
-		ElidedChars  string            `json:"elided_chars"`
-		ResultHead   string            `json:"result_head"`
-		Hygiene      bool              `json:"hygiene"`
-		HygieneEnv   string            `json:"hygiene_env"`
-		ReadHead     string            `json:"read_head"`
-		HashDigits   int               `json:"hash_digits"`
-		DedupeTools  []string          `json:"dedupe_tools"`
-		Stubs        map[string]string `json:"stubs"`
-		Note         map[string]string `json:"note"`
-		Compaction   compactionSpec    `json:"compaction"`
-		Instructions struct {
-			About    string   `json:"about"`
-			Files    []string `json:"files"`
-			MaxBytes int      `json:"max_bytes"`
-			Head     string   `json:"head"`
-			Cut      string   `json:"cut"`
-		} `json:"instructions"`
+		Elided      string            `json:"elided"`
+		ElidedChars string            `json:"elided_chars"`
+		ResultHead  string            `json:"result_head"`
+		Hygiene     bool              `json:"hygiene"`
+		HygieneEnv  string            `json:"hygiene_env"`
+		ReadHead    string            `json:"read_head"`
+		HashDigits  int               `json:"hash_digits"`
+		DedupeTools []string          `json:"dedupe_tools"`
+		Stubs       map[string]string `json:"stubs"`
+		Note        map[string]string `json:"note"`
+		Compaction  compactionSpec    `json:"compaction"`
 	} `json:"context"`
 	StopReasons []string `json:"stop_reasons"`
 	Store       struct {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/token"
+	gotoken "go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -41,7 +41,7 @@ func TestStartupDoesNoWork(t *testing.T) {
 	}
 
 	names, _ := filepath.Glob("*.go")
-	fset := token.NewFileSet()
+	fset := gotoken.NewFileSet()
 	for _, n := range names {
 		if strings.HasSuffix(n, "_test.go") {
 			continue
@@ -52,7 +52,7 @@ func TestStartupDoesNoWork(t *testing.T) {
 		}
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.VAR {
+			if !ok || g.Tok != gotoken.VAR {
 				continue
 			}
 			ast.Inspect(g, func(x ast.Node) bool {

@@ -66,6 +66,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdSandbox(args[1:], stdout, stderr)
 		case sandboxHelperArg:
 			return sandboxHelper(args[1:]) // the Linux sandbox's helper (sandbox_linux.go)
+		case "memory":
+			err = cmdMemory(args[1:], stdout, stderr)
+		case "library":
+			err = cmdLibrary(args[1:], stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -115,6 +119,8 @@ Usage:
   lembas models                   list model refs (<connection>/<model>) and their sources
   lembas sessions list|show ID|delete ID|prune [--days N]
   lembas config get KEY|set KEY VALUE|list|path
+  lembas memory list|show [user|project]|rm user|project N|--all   the memory records
+  lembas library add FILE|DIR...|list|rm ID|PATH|reindex           the knowledge documents
   lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
   lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P

@@ -164,6 +164,8 @@ func (r *repl) terminalCommand(name, args string) {
 		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(r.spec.Themes.Order, ", ")))
 	case "sessions":
 		r.sessions(args)
+	case "memory":
+		r.replMemory(args)
 	case "new":
 		r.switchSession("")
 	case "delete":
@@ -221,6 +223,12 @@ func (r *repl) help() {
 		b = append(b, r.text("help_custom"))
 		for _, c := range cc {
 			b = append(b, r.text("help_line", "name", c.Name, "hint", "", "description", c.Description))
+		}
+	}
+	if sk := skillCommands(r.e.perm.root); len(sk) > 0 {
+		b = append(b, r.text("help_skills"))
+		for _, s := range sk {
+			b = append(b, r.text("help_line", "name", s.Name, "hint", "", "description", s.Description))
 		}
 	}
 	b = append(b, r.text("help_keys"))

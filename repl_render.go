@@ -635,6 +635,9 @@ func (r *repl) commandNames() []string {
 	for _, c := range customCommands(r.expandOptions()) {
 		names = append(names, c.Name)
 	}
+	for _, s := range skillCommands(r.e.perm.root) {
+		names = append(names, s.Name)
+	}
 	sort.Strings(names)
 	return names
 }

@@ -47,6 +47,10 @@ type toolFunc func(tb *toolbox, ctx context.Context, raw json.RawMessage) toolRe
 // toolImpls maps a tool's name to its implementation.
 var toolImpls = map[string]toolFunc{}
 
+// toolFacts give a tool's description variables that are facts of this
+// program rather than numbers (the library's tools, library.go).
+var toolFacts = map[string]func(tb *toolbox) map[string]string{}
+
 // fileStamp is what a read saw of a file, so write and edit can refuse to
 // overwrite a file the model has not seen, or that changed since.
 type fileStamp struct {
@@ -117,6 +121,11 @@ func (tb *toolbox) toolVars(t *toolSpec) map[string]string {
 	vars := map[string]string{"shell": filepath.Base(tb.shell)}
 	for k, v := range t.Limits {
 		vars[k] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if f := toolFacts[t.Name]; f != nil {
+		for k, v := range f(tb) {
+			vars[k] = v
+		}
 	}
 	return vars
 }
