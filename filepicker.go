@@ -21,7 +21,7 @@ func pickFiles(ctx context.Context, root, query string, limit int) ([]string, er
 	}
 	var hits []hit
 	q := strings.ToLower(query)
-	err := walkProject(root, "", func(rel string, d fs.DirEntry) error {
+	err := walkProject(root, root, func(rel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -62,6 +62,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdServe(args[1:], stdin, stdout, stderr)
 		case "permissions":
 			err = cmdPermissions(args[1:], stdout, stderr)
+		case "login":
+			err = cmdLogin(args[1:], stdin, stdout, stderr)
+		case "logins":
+			err = cmdLogins(args[1:], stdout)
+		case "logout":
+			err = cmdLogout(args[1:], stdout)
+		case "trust", "untrust":
+			err = cmdTrust(args[1:], args[0] == "trust", stdout)
+		case "service":
+			err = cmdService(args[1:], stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}

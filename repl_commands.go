@@ -175,6 +175,7 @@ func (r *repl) terminalCommand(name, args string) {
 				r.say("error", r.text("error", "text", err.Error()))
 				return
 			}
+			noteDeleted(old) // link_deletes.go
 			r.say("status", r.text("session_deleted", "id", old))
 			return
 		}
