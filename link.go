@@ -298,8 +298,11 @@ type linkService struct {
 	turns *turnBook
 	term  terminalHandler
 
-	// now and sleep are the clock, for tests that must not wait for real.
-	sleep func(ctx context.Context, d time.Duration) error
+	// sleep, pingEvery and deadAfter are the clock (link.json's backoff,
+	// ping_s, dead_s), for tests that must not wait for real.
+	sleep     func(ctx context.Context, d time.Duration) error
+	pingEvery time.Duration
+	deadAfter time.Duration
 
 	mu          sync.Mutex
 	disc        *discovery
@@ -316,7 +319,8 @@ type linkService struct {
 func newLinkService(login *loginRecord, log func(string)) *linkService {
 	sp := theLinkSpec()
 	svc := &linkService{sp: sp, login: login, log: log, http: &http.Client{Timeout: 30 * time.Second},
-		pipe: newLinkPipe(), turns: newTurnBook(), linkSess: map[string]*linkSession{}, sleep: sleepCtx}
+		pipe: newLinkPipe(), turns: newTurnBook(), linkSess: map[string]*linkSession{}, sleep: sleepCtx,
+		pingEvery: time.Duration(sp.WS.PingS) * time.Second, deadAfter: time.Duration(sp.WS.DeadS) * time.Second}
 	svc.agent = newACPAgent(context.Background(), svc.pipe, svc.pipe, log)
 	svc.conn = svc.agent.conn
 	for _, k := range linkKeys {
@@ -472,9 +476,9 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 // from which nothing came for dead_s as dead, and relinks when the limits
 // the link announced have changed and no session works.
 func (svc *linkService) watch(ctx context.Context, sock *linkSocket) error {
-	ping := time.NewTicker(time.Duration(svc.sp.WS.PingS) * time.Second)
+	ping := time.NewTicker(svc.pingEvery)
 	defer ping.Stop()
-	dead := time.Duration(svc.sp.WS.DeadS) * time.Second
+	dead := svc.deadAfter
 	for {
 		select {
 		case <-ctx.Done():
@@ -485,8 +489,7 @@ func (svc *linkService) watch(ctx context.Context, sock *linkSocket) error {
 			return err
 		case <-ping.C:
 			if time.Since(time.Unix(0, sock.seen.Load())) > dead {
-				svc.log(linkText("dead", "seconds", svc.sp.WS.DeadS))
-				sock.fail(errors.New(linkText("dead", "seconds", svc.sp.WS.DeadS)))
+				sock.fail(errors.New(linkText("dead", "seconds", dead.Seconds())))
 				continue
 			}
 			sock.ping()

@@ -25,7 +25,7 @@ import (
 )
 
 type fakeInstance struct {
-	t         *testing.T
+	t         testing.TB
 	model     *fakeModel
 	srv       *httptest.Server
 	token     string
@@ -35,6 +35,8 @@ type fakeInstance struct {
 	links     chan *instLink
 	cur       []*instLink
 	auths     []string
+	freeze    bool
+	unfreeze  chan struct{}
 	flow      []string // scripted token endpoint answers: "pending", "slow_down", "denied", "expired", "ok"
 	flowPosts []string
 }
@@ -43,8 +45,8 @@ type fakeInstance struct {
 // calls the run broken; it is a hang guard, never a speed assertion.
 const guard = 60 * time.Second
 
-func newFakeInstance(t *testing.T) *fakeInstance {
-	fi := &fakeInstance{t: t, model: newFakeModel(t), token: "tok-SECRET-123", protocols: []int{3}, links: make(chan *instLink, 100)}
+func newFakeInstance(t testing.TB) *fakeInstance {
+	fi := &fakeInstance{t: t, model: newFakeModel(t), token: "tok-SECRET-123", protocols: []int{3}, links: make(chan *instLink, 100), unfreeze: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/lembas.json", func(w http.ResponseWriter, r *http.Request) {
 		fi.mu.Lock()
@@ -117,6 +119,7 @@ func newFakeInstance(t *testing.T) *fakeInstance {
 	mux.Handle("/api/devices/link", ws)
 	fi.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
+		close(fi.unfreeze)
 		fi.kill()
 		fi.srv.CloseClientConnections()
 		fi.srv.Close()
@@ -144,7 +147,7 @@ func (fi *fakeInstance) restart() {
 
 // instLink is the instance's side of one link.
 type instLink struct {
-	t       *testing.T
+	t       testing.TB
 	ws      *websocket.Conn
 	mu      sync.Mutex
 	next    int
@@ -157,6 +160,13 @@ type instLink struct {
 }
 
 func (fi *fakeInstance) serveLink(ws *websocket.Conn) {
+	fi.mu.Lock()
+	freeze := fi.freeze
+	fi.mu.Unlock()
+	if freeze { // a hung instance: it reads nothing, so answers no ping
+		<-fi.unfreeze
+		return
+	}
 	l := &instLink{t: fi.t, ws: ws, pending: map[string]chan map[string]any{}, noteCh: make(chan struct{}, 1), closed: make(chan struct{})}
 	fi.mu.Lock()
 	fi.cur = append(fi.cur, l)
@@ -319,7 +329,7 @@ func isEvent(kind string) func(m map[string]any) bool {
 // linkEnv is a device: its own config and state, a trusted project inside
 // the roots, and a login to the fake instance.
 type linkEnv struct {
-	t      *testing.T
+	t      testing.TB
 	fi     *fakeInstance
 	root   string // remote.roots[0]
 	proj   string // a trusted project inside it
@@ -346,7 +356,7 @@ func (s *syncLog) text() string {
 	return strings.Join(s.lines, "\n")
 }
 
-func newLinkEnv(t *testing.T, remote string) *linkEnv {
+func newLinkEnv(t testing.TB, remote string) *linkEnv {
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"), "XDG_STATE_HOME": filepath.Join(home, "state"),
 		"OPENAI_BASE_URL": "", "LEMBAS_MODEL": "", "SHELL": "/bin/sh"} {
@@ -945,3 +955,49 @@ type captureWriter struct{ f func([]byte) }
 func (c *captureWriter) writeFrame(b []byte) error { c.f(append([]byte(nil), b...)); return nil }
 
 func utf8ValidBytes(b []byte) bool { return strings.ToValidUTF8(string(b), "") == string(b) }
+
+// TestLinkDeadAndBig: a link from which nothing comes is taken as dead
+// and dialled again (ping and dead times made short through the
+// service's clock fields); a message over the size limit is answered
+// -32600 and the link goes on.
+func TestLinkDeadAndBig(t *testing.T) {
+	e := newLinkEnv(t, "")
+	e.fi.freeze = true
+	l, err := findLogin("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = newLinkService(l, e.logs.add)
+	e.svc.sleep = func(ctx context.Context, d time.Duration) error { return sleepCtx(ctx, time.Millisecond) }
+	e.svc.pingEvery, e.svc.deadAfter = 20*time.Millisecond, 100*time.Millisecond
+	e.svc.sp = func() *linkSpec { c := *theLinkSpec(); c.WS.MaxMessageBytes = 4096; return &c }()
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan error, 1)
+	go func() { e.done <- e.svc.run(ctx) }()
+	t.Cleanup(e.stop)
+	deadline := time.Now().Add(guard)
+	for !strings.Contains(e.logs.text(), "taken as dead") {
+		if time.Now().After(deadline) {
+			t.Fatalf("a hung instance was never taken as dead; log:\n%s", e.logs.text())
+		}
+		sleepCtx(context.Background(), 10*time.Millisecond)
+	}
+	e.fi.mu.Lock()
+	e.fi.freeze = false
+	e.fi.mu.Unlock()
+	il := e.link()
+	ch := make(chan map[string]any, 1)
+	il.mu.Lock()
+	il.pending["<nil>"] = ch // too big to be read: answered with id null
+	il.mu.Unlock()
+	il.send(`{"jsonrpc":"2.0","id":1,"method":"x/big","params":{"pad":"` + strings.Repeat("z", 5000) + `"}}`)
+	select {
+	case m := <-ch:
+		if m["error"].(map[string]any)["code"] != float64(-32600) {
+			t.Errorf("an oversized message: %v", m)
+		}
+	case <-time.After(guard):
+		t.Fatal("an oversized message was never answered")
+	}
+	il.result("_lembas/session/status", map[string]any{"sessionId": "ses_none"})
+}
