@@ -232,7 +232,7 @@ func (svc *linkService) request(c *rpcCall) {
 func (svc *linkService) notification(method string, params json.RawMessage) {
 	switch method {
 	case "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
-		if svc.term != nil {
+		if lim, _ := readRemoteLimits(); svc.term != nil && svc.hasCap(lim, "terminal") {
 			svc.term.request(svc.agent.ctx, method, params)
 		}
 	default:

@@ -1001,3 +1001,84 @@ func TestLinkDeadAndBig(t *testing.T) {
 	}
 	il.result("_lembas/session/status", map[string]any{"sessionId": "ses_none"})
 }
+
+// fakeTerms is a terminalHandler that records what the link hands it and
+// answers open by sending output through notify.
+type fakeTerms struct {
+	mu     sync.Mutex
+	calls  []string
+	closed int
+	notify func(string, any) error
+	limits func() terminalLimits
+}
+
+func (f *fakeTerms) request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, method)
+	f.mu.Unlock()
+	if method == "_lembas/terminal/open" {
+		lim := f.limits()
+		if !lim.Enabled {
+			return nil, rpcErrorf(rpcInvalidParams, "terminals are off")
+		}
+		if err := f.notify("_lembas/terminal/output", map[string]string{"terminalId": "t1", "data": "aGk="}); err != nil {
+			return nil, err
+		}
+		return map[string]any{"terminalId": "t1", "cwd": lim.Roots[0], "integration": lim.Integration}, nil
+	}
+	return struct{}{}, nil
+}
+
+func (f *fakeTerms) closeAll() {
+	f.mu.Lock()
+	f.closed++
+	f.mu.Unlock()
+}
+
+// TestLinkTerminalSeam: with terminal code in the build and
+// remote.terminal on, the link lists terminal and shell, hands the
+// requests and notifications to the handler, sends what it notifies, fills
+// the limits, and closes every terminal when the link closes. Off, neither
+// capability is listed and the methods are unknown.
+func TestLinkTerminalSeam(t *testing.T) {
+	ft := &fakeTerms{}
+	old := newTerminalHandler
+	newTerminalHandler = func(notify func(string, any) error, limits func() terminalLimits) terminalHandler {
+		ft.notify, ft.limits = notify, limits
+		return ft
+	}
+	t.Cleanup(func() { newTerminalHandler = old })
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n  terminal: true\n  terminal_integration: false\n")
+	e.startService()
+	l := e.link()
+	init := l.result("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"lembas": map[string]any{"protocol": 3}}}})
+	caps := fmt.Sprint(init["_meta"].(map[string]any)["lembas"].(map[string]any)["capabilities"])
+	if !strings.Contains(caps, "terminal") || !strings.Contains(caps, "shell") {
+		t.Fatalf("capabilities %s", caps)
+	}
+	r := l.result("_lembas/terminal/open", map[string]any{"cols": 80, "rows": 24})
+	if r["cwd"] != e.root || r["integration"] != false {
+		t.Errorf("open %v", r)
+	}
+	l.waitNote("terminal output", func(m map[string]any) bool { return m["method"] == "_lembas/terminal/output" })
+	l.send(`{"jsonrpc":"2.0","method":"_lembas/terminal/input","params":{"terminalId":"t1","data":"bHM="}}`)
+	l.result("_lembas/terminal/resize", map[string]any{"terminalId": "t1", "cols": 100, "rows": 30})
+	e.fi.kill()
+	e.fi.restart()
+	l = e.link()
+	ft.mu.Lock()
+	calls, closed := strings.Join(ft.calls, " "), ft.closed
+	ft.mu.Unlock()
+	if calls != "_lembas/terminal/open _lembas/terminal/input _lembas/terminal/resize" || closed < 1 {
+		t.Errorf("handler saw %q, closeAll %d times", calls, closed)
+	}
+	// remote.terminal off: not listed, not handed over.
+	os.WriteFile(configPath(), []byte("remote:\n  roots: [~/work]\n"), 0o600)
+	init = l.result("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"lembas": map[string]any{"protocol": 3}}}})
+	if caps := fmt.Sprint(init["_meta"].(map[string]any)["lembas"].(map[string]any)["capabilities"]); strings.Contains(caps, "terminal") {
+		t.Errorf("terminal listed while off: %s", caps)
+	}
+	if er := l.rpcErr("_lembas/terminal/open", map[string]any{}); er["code"] != float64(-32601) {
+		t.Errorf("open while off: %v", er)
+	}
+}
