@@ -122,6 +122,9 @@ Usage:
   lembas sessions list|show ID|delete ID|prune [--days N]
   lembas config get KEY|set KEY VALUE|list|path
   lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
+  lembas login URL [--name NAME] [--token-stdin] | logins | logout [NAME]   a LLeMbas instance
+  lembas trust [DIR] | untrust DIR | trust --list                  the trust the REPL asks for
+  lembas service [--login NAME] | service install|uninstall|status   the device link
   lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
   lembas --version | --help
