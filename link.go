@@ -333,7 +333,8 @@ func newLinkService(login *loginRecord, log func(string)) *linkService {
 
 // linkKeys are the keys the link reads beyond those acp_agent.go does.
 var linkKeys = []string{"turnId", "lembas_model", "effort", "lembas", "system_prompt", "personalization",
-	"protocol", "path", "query", "limit", "title", "text", "messageId", "model", "_meta", "clientCapabilities"}
+	"protocol", "path", "query", "limit", "title", "text", "messageId", "model", "_meta", "clientCapabilities",
+	"personality", "personality_custom", "instructions", "enabled", "available"}
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -29,8 +29,9 @@ type linkSession struct {
 
 	mu         sync.Mutex
 	pending    []string          // turn ids in arrival order; the first runs
-	contexts   map[string]string // turn id → the instructions it brought (nil: none sent)
-	sentCtx    map[string]bool
+	contexts   map[string]instanceContext // turn id → the context it brought
+	system     string                     // the instance's instructions now in the prompt
+	person     *personalization
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
@@ -38,9 +39,25 @@ type linkSession struct {
 
 // linkPromptMeta is session/prompt's _meta.lembas (and session/new's).
 type linkContext struct {
-	TurnID          string          `json:"turnId"`
-	SystemPrompt    *string         `json:"system_prompt"`
-	Personalization json.RawMessage `json:"personalization"`
+	TurnID          string           `json:"turnId"`
+	SystemPrompt    *string          `json:"system_prompt"`
+	Personalization *personalization `json:"personalization"`
+}
+
+// personalization is the account's, as /v1/me/personalization gives it.
+type personalization struct {
+	Enabled           *bool  `json:"enabled,omitempty"`
+	Available         *bool  `json:"available,omitempty"`
+	Personality       string `json:"personality"`
+	PersonalityCustom string `json:"personality_custom"`
+	Instructions      string `json:"instructions"`
+}
+
+// instanceContext is what a prompt brought of the instance's context; a
+// field left nil keeps what the session had.
+type instanceContext struct {
+	system *string
+	person *personalization
 }
 
 type linkNewParams struct {
@@ -327,9 +344,7 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (any, 
 		return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}
 	ls := svc.adopt(e, cleanup)
-	if p.Meta.Lembas.SystemPrompt != nil {
-		ls.applyInstructions(*p.Meta.Lembas.SystemPrompt)
-	}
+	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization})
 	markGiven(ls.s.id)
 	res := map[string]any{
 		"sessionId": ls.s.id,
@@ -357,8 +372,8 @@ func nilIfEmpty(s string) any {
 // updates, approvals and queue) whose events also go out as _lembas/event.
 func (svc *linkService) adopt(e *engine, cleanup func()) *linkSession {
 	s := svc.agent.newSession(e, cleanup)
-	ls := &linkSession{svc: svc, s: s, contexts: map[string]string{}, sentCtx: map[string]bool{},
-		baseSystem: e.sess.System, lastTitle: e.sess.Title}
+	ls := &linkSession{svc: svc, s: s, contexts: map[string]instanceContext{},
+		baseSystem: baseSystemPrompt(e.sess.System), lastTitle: e.sess.Title}
 	acpEmit := e.emit
 	e.emit = func(ev event) {
 		ls.onEngineEvent(ev)
@@ -374,17 +389,35 @@ func (svc *linkService) adopt(e *engine, cleanup func()) *linkSession {
 	return ls
 }
 
-// applyInstructions puts the instance's instructions after the session's
-// own prompt, the newer replacing the older. Called where no request is
-// being built: before the first turn, or on the engine's own goroutine.
-func (ls *linkSession) applyInstructions(text string) {
+// applyContext puts the instance's instructions, and the account's
+// personalization, after the session's own prompt, the newer replacing
+// the older. Called where no request is being built: before the first
+// turn, or on the engine's own goroutine.
+func (ls *linkSession) applyContext(c instanceContext) {
+	if c.system != nil {
+		ls.system = *c.system
+	}
+	if c.person != nil {
+		ls.person = c.person
+	}
 	sys := ls.baseSystem
-	if strings.TrimSpace(text) != "" {
+	if strings.TrimSpace(ls.system) != "" {
 		name := ls.svc.login.Name
 		if d := ls.svc.disc; d != nil && d.Name != "" {
 			name = d.Name
 		}
-		sys += "\n\n" + linkText("instructions_heading", "instance", name) + "\n\n" + strings.TrimSpace(text)
+		sys += "\n\n" + linkText("instructions_heading", "instance", name) + "\n\n" + strings.TrimSpace(ls.system)
+	}
+	if p := ls.person; p != nil && (p.Enabled == nil || *p.Enabled) {
+		var parts []string
+		for _, t := range []string{p.PersonalityCustom, p.Instructions} {
+			if t = strings.TrimSpace(t); t != "" {
+				parts = append(parts, t)
+			}
+		}
+		if len(parts) > 0 {
+			sys += "\n\n" + linkText("personalization_heading") + "\n\n" + strings.Join(parts, "\n\n")
+		}
 	}
 	ls.s.e.sess.System = sys
 }
@@ -399,12 +432,12 @@ func (ls *linkSession) onEngineEvent(ev event) {
 		tid = ls.pending[0]
 		ls.running = tid
 	}
-	text, hasCtx := ls.contexts[tid]
+	ctx, hasCtx := ls.contexts[tid]
 	ls.mu.Unlock()
 	id := ls.s.id
 	if ev.Type == evPrompt {
 		if hasCtx {
-			ls.applyInstructions(text)
+			ls.applyContext(ctx)
 		}
 		ls.svc.turns.running(id, tid, len(ls.s.e.sess.Turns))
 		ls.svc.event(id, map[string]any{"type": "task", "state": "start", "turnId": tid})
@@ -536,8 +569,8 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	}
 	ls.mu.Lock()
 	ls.pending = append(ls.pending, tid)
-	if sp := p.Meta.Lembas.SystemPrompt; sp != nil {
-		ls.contexts[tid] = *sp
+	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil {
+		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization}
 	}
 	ls.mu.Unlock()
 	sw, _ := c.to.(*socketWriter)
@@ -1027,4 +1060,17 @@ func stopAnswer(reason string, unsent []string) map[string]any {
 		a["_meta"] = map[string]any{"lembas": map[string]any{"unsent": unsent}}
 	}
 	return a
+}
+
+// baseSystemPrompt is a stored session's system prompt without the
+// instance's context a link added to it (a session opened from the store
+// gets that context again from its next prompt).
+func baseSystemPrompt(sys string) string {
+	for _, key := range []string{"instructions_heading", "personalization_heading"} {
+		head := strings.SplitN(theLinkSpec().Texts[key], "{{", 2)[0]
+		if i := strings.Index(sys, "\n\n"+head); i >= 0 {
+			sys = sys[:i]
+		}
+	}
+	return sys
 }

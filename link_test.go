@@ -496,8 +496,19 @@ func TestLinkTurnEndToEnd(t *testing.T) {
 	if fmt.Sprint(r2) != fmt.Sprint(r) || len(e.fi.model.got()) != 2 {
 		t.Fatalf("a known turn id ran again: %v, %d requests", r2, len(e.fi.model.got()))
 	}
+	// A newer context replaces the older.
+	e.fi.model.push(textReply("Aye."))
+	p2 := promptParams(sid, "again", "t-2")
+	p2["_meta"].(map[string]any)["lembas"].(map[string]any)["system_prompt"] = "Be brief."
+	p2["_meta"].(map[string]any)["lembas"].(map[string]any)["personalization"] = map[string]any{"personality": "", "personality_custom": "", "instructions": "Call me Sam."}
+	l.result("session/prompt", p2)
+	all := e.fi.model.got()
+	sys2 := all[len(all)-1].messages()[0]["content"].(string)
+	if !strings.Contains(sys2, "Be brief.") || strings.Contains(sys2, "pirate") || !strings.Contains(sys2, "Call me Sam.") {
+		t.Errorf("the newer context did not replace the older:\n%s", sys2)
+	}
 	st := l.result("_lembas/session/status", map[string]any{"sessionId": sid})
-	if st["lastTurnId"] != "t-1" || st["busy"] != false || st["held"] != "here" {
+	if st["lastTurnId"] != "t-2" || st["busy"] != false || st["held"] != "here" {
 		t.Errorf("status %v", st)
 	}
 	h := l.result("_lembas/session/history", map[string]any{"sessionId": sid})
