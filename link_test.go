@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,6 +36,7 @@ type fakeInstance struct {
 	links     chan *instLink
 	cur       []*instLink
 	auths     []string
+	puts      []string
 	freeze    bool
 	unfreeze  chan struct{}
 	flow      []string // scripted token endpoint answers: "pending", "slow_down", "denied", "expired", "ok"
@@ -96,6 +98,34 @@ func newFakeInstance(t testing.TB) *fakeInstance {
 		}
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]string{
 			{"id": "acme/chat-1", "kind": "chat"}, {"id": "acme/embed-1", "kind": "embedding"}, {"id": "plain-2"}, {"id": "acme/tts", "kind": "tts"}}})
+	})
+	mux.HandleFunc("/v1/usage", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"plan": nil, "balance": nil, "unit": "credits",
+			"month":  map[string]any{"from": "2026-12-01", "tokens_in": 1200, "tokens_out": 340, "cost": nil, "cost_by_currency": map[string]float64{"EUR": 1.5, "USD": 0.25}},
+			"device": map[string]any{"tokens_in": 100, "tokens_out": 20, "cost": nil, "cost_by_currency": map[string]float64{"EUR": 0.1}}})
+	})
+	mux.HandleFunc("/v1/me/personalization", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "PUT" {
+			b, _ := io.ReadAll(r.Body)
+			fi.mu.Lock()
+			fi.puts = append(fi.puts, string(b))
+			fi.mu.Unlock()
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			if _, ok := m["enabled"].(bool); !ok {
+				w.WriteHeader(422)
+				json.NewEncoder(w).Encode(map[string]any{"detail": "enabled must be a boolean"})
+				return
+			}
+			if m["instructions"] == "forbidden" {
+				w.WriteHeader(403)
+				json.NewEncoder(w).Encode(map[string]any{"detail": "personalization is not available on this instance"})
+				return
+			}
+			w.WriteHeader(204)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"enabled": true, "available": true, "personality": "", "personality_custom": "", "instructions": "Call me Sam."})
 	})
 	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+fi.token {
@@ -1091,5 +1121,33 @@ func TestLinkTerminalSeam(t *testing.T) {
 	}
 	if er := l.rpcErr("_lembas/terminal/open", map[string]any{}); er["code"] != float64(-32601) {
 		t.Errorf("open while off: %v", er)
+	}
+}
+
+// TestLoginAPI: /v1/usage in its protocol 3 shape (costs per currency,
+// never summed) and the personalization's GET and partial PUT, 403 and
+// 422 said plainly.
+func TestLoginAPI(t *testing.T) {
+	e := newLinkEnv(t, "")
+	lines := strings.Join(usageLines(), "\n")
+	if !strings.Contains(lines, "1200 tokens in, 340 out, €1.50 + $0.25") || !strings.Contains(lines, "this device: 100 tokens in, 20 out, €0.10") {
+		t.Errorf("usage lines:\n%s", lines)
+	}
+	l, _ := findLogin("test")
+	p, err := l.getPersonalization(context.Background())
+	if err != nil || p.Instructions != "Call me Sam." {
+		t.Fatalf("personalization %v %v", p, err)
+	}
+	if err := l.putPersonalization(context.Background(), "instructions", "Be kind."); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.fi.puts[len(e.fi.puts)-1]; got != `{"enabled":true,"instructions":"Be kind."}` {
+		t.Errorf("PUT sent %s", got)
+	}
+	if err := l.putPersonalization(context.Background(), "instructions", "forbidden"); err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Errorf("403: %v", err)
+	}
+	if err := l.putPersonalization(context.Background(), "colour", "x"); err == nil {
+		t.Errorf("an unknown field was sent")
 	}
 }
