@@ -1151,3 +1151,34 @@ func TestLoginAPI(t *testing.T) {
 		t.Errorf("an unknown field was sent")
 	}
 }
+
+// TestLinkReopen: a second service (the device restarted) opens a session
+// the instance names from the store, answers a known turn id from the
+// turns file without running it, and runs a new one.
+func TestLinkReopen(t *testing.T) {
+	e := newLinkEnv(t, "")
+	e.fi.model.push(textReply("one"))
+	e.startService()
+	l := e.link()
+	sid := e.newSession(l, e.proj, "edit")
+	r1 := l.result("session/prompt", promptParams(sid, "first", "r-1"))
+	e.stop()
+	e.startService()
+	l = e.link()
+	st := l.result("_lembas/session/status", map[string]any{"sessionId": sid})
+	if st["exists"] != true || st["held"] != "none" || st["lastTurnId"] != "r-1" {
+		t.Errorf("status of a stored session %v", st)
+	}
+	if r := l.result("session/prompt", promptParams(sid, "first", "r-1")); fmt.Sprint(r) != fmt.Sprint(r1) {
+		t.Errorf("a known turn after a restart answered %v, first %v", r, r1)
+	}
+	e.fi.model.push(textReply("two"))
+	l.result("session/prompt", promptParams(sid, "second", "r-2"))
+	if n := len(e.fi.model.got()); n != 2 {
+		t.Errorf("%d model requests, want 2", n)
+	}
+	h := l.result("_lembas/session/history", map[string]any{"sessionId": sid})
+	if turns := h["turns"].([]any); len(turns) != 4 || turns[2].(map[string]any)["turnId"] != "r-2" {
+		t.Errorf("history after the reopen %v", h)
+	}
+}
