@@ -32,6 +32,7 @@ type linkSession struct {
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
+	compacting bool // a compaction runs: prompts wait for none, they are refused
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
@@ -549,6 +550,13 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 		return
 	}
 	id := ls.s.id
+	ls.mu.Lock()
+	compacting := ls.compacting
+	ls.mu.Unlock()
+	if compacting {
+		c.reply(nil, linkErr("busy", "id", id))
+		return
+	}
 	fresh, answer, wait := svc.turns.claim(id, tid)
 	if !fresh {
 		if answer != nil {
@@ -780,10 +788,7 @@ func (svc *linkService) setTitle(raw json.RawMessage) (any, error) {
 	if ls == nil {
 		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
 	}
-	ls.s.mu.Lock()
-	busy := len(ls.s.queue) > 0
-	ls.s.mu.Unlock()
-	if busy {
+	if ls.busy() {
 		return nil, linkErr("busy", "id", p.SessionID)
 	}
 	ls.s.e.sess.Title = p.Title
@@ -807,16 +812,14 @@ func (svc *linkService) compact(raw json.RawMessage) (any, error) {
 	if ls == nil {
 		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
 	}
-	ls.s.mu.Lock()
-	busy := len(ls.s.queue) > 0
-	if !busy {
-		ls.s.active = true // holds prompts' updates apart while the summary is made
-	}
-	ls.s.mu.Unlock()
+	ls.mu.Lock()
+	busy := len(ls.pending) > 0 || ls.compacting
+	ls.compacting = !busy
+	ls.mu.Unlock()
 	if busy {
 		return nil, linkErr("busy", "id", p.SessionID)
 	}
-	defer func() { ls.s.mu.Lock(); ls.s.active = false; ls.s.mu.Unlock() }()
+	defer func() { ls.mu.Lock(); ls.compacting = false; ls.mu.Unlock() }()
 	if err := ls.s.e.compact(svc.agent.ctx); err != nil {
 		return nil, err
 	}
@@ -843,10 +846,7 @@ func (svc *linkService) rewind(raw json.RawMessage) (any, error) {
 	if ls == nil {
 		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
 	}
-	ls.s.mu.Lock()
-	busy := len(ls.s.queue) > 0
-	ls.s.mu.Unlock()
-	if busy {
+	if ls.busy() {
 		return nil, linkErr("busy", "id", p.SessionID)
 	}
 	n := 0
@@ -890,10 +890,7 @@ func (svc *linkService) configure(raw json.RawMessage) (any, error) {
 	if ls == nil {
 		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
 	}
-	ls.s.mu.Lock()
-	busy := len(ls.s.queue) > 0
-	ls.s.mu.Unlock()
-	if busy {
+	if ls.busy() {
 		return nil, linkErr("busy", "id", p.SessionID)
 	}
 	e := ls.s.e
@@ -1073,4 +1070,13 @@ func baseSystemPrompt(sys string) string {
 		}
 	}
 	return sys
+}
+
+// busy says whether a prompt of the link is queued or running in the
+// session. A turn leaves the list as its answer goes out, so a client that
+// has its answer may call between-turn methods at once.
+func (ls *linkSession) busy() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.pending) > 0 || ls.compacting
 }
