@@ -28,7 +28,7 @@ type linkSession struct {
 	s   *acpSession
 
 	mu         sync.Mutex
-	pending    []string          // turn ids in arrival order; the first runs
+	pending    []string                   // turn ids in arrival order; the first runs
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
