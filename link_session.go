@@ -516,7 +516,14 @@ func (svc *linkService) session(id string, lim remoteLimits) (*linkSession, *rpc
 		return other, nil
 	}
 	svc.mu.Unlock()
-	return svc.adopt(e, cleanup), nil
+	ls = svc.adopt(e, cleanup)
+	go func() {
+		ls.s.update(map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": availableCommands(ls.s.root)})
+		if e.sess.Plan != nil {
+			ls.s.update(planUpdate(e.sess.Plan))
+		}
+	}()
+	return ls, nil
 }
 
 // newTurnID makes a turn id for a prompt that brought none.

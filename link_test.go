@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -966,6 +967,36 @@ func TestServiceUnits(t *testing.T) {
 		if !strings.HasPrefix(path, "/home/u/") {
 			t.Errorf("%s path %s", goos, path)
 		}
+	}
+	// install, status, uninstall on this machine, in a home of the test's own.
+	e := newLinkEnv(t, "")
+	var out, errb strings.Builder
+	if code := run([]string{"service", "status"}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), "not linked") {
+		t.Errorf("status before any run: %q", out.String())
+	}
+	writeServiceStatus("test", "Test Instance", time.Now(), remoteLimits{Roots: []string{e.root}, MaxMode: "edit"})
+	out.Reset()
+	run([]string{"service", "status"}, nil, &out, &errb)
+	if !strings.Contains(out.String(), "linked to Test Instance since") || !strings.Contains(out.String(), e.root) {
+		t.Errorf("status while linked: %q", out.String())
+	}
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		return
+	}
+	out.Reset()
+	if code := run([]string{"service", "install", "--login", "test"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("install: %s", errb.String())
+	}
+	path, _, _ := serviceUnit(runtime.GOOS, "", "")
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "service --login test") {
+		t.Errorf("installed unit %q %v", b, err)
+	}
+	if runtime.GOOS == "linux" && !strings.Contains(out.String(), "loginctl enable-linger") {
+		t.Errorf("install says nothing of linger: %q", out.String())
+	}
+	run([]string{"service", "uninstall"}, nil, &out, &errb)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("uninstall left %s", path)
 	}
 }
 
