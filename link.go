@@ -474,12 +474,16 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 }
 
 // watch waits for the socket to end: it pings every ping_s, takes a link
-// from which nothing came for dead_s as dead, and relinks when the limits
+// that did not answer a ping as dead (so within dead_s of its last frame), and relinks when the limits
 // the link announced have changed and no session works.
 func (svc *linkService) watch(ctx context.Context, sock *linkSocket) error {
 	ping := time.NewTicker(svc.pingEvery)
 	defer ping.Stop()
 	dead := svc.deadAfter
+	// Checked at each tick: silent for longer than dead less one ping
+	// period means the last ping went unanswered, and a link that died just
+	// after a frame is noticed by dead at the latest, never a tick later.
+	silent := dead - svc.pingEvery
 	for {
 		select {
 		case <-ctx.Done():
@@ -489,7 +493,7 @@ func (svc *linkService) watch(ctx context.Context, sock *linkSocket) error {
 			err, _ := sock.reason()
 			return err
 		case <-ping.C:
-			if time.Since(time.Unix(0, sock.seen.Load())) > dead {
+			if time.Since(time.Unix(0, sock.seen.Load())) > silent {
 				sock.fail(errors.New(linkText("dead", "seconds", dead.Seconds())))
 				continue
 			}
