@@ -480,10 +480,11 @@ func (svc *linkService) watch(ctx context.Context, sock *linkSocket) error {
 	ping := time.NewTicker(svc.pingEvery)
 	defer ping.Stop()
 	dead := svc.deadAfter
-	// Checked at each tick: silent for longer than dead less one ping
-	// period means the last ping went unanswered, and a link that died just
+	// Checked at each tick: silent for longer than dead less half a ping
+	// period means the last ping went unanswered (half a period is the
+	// slack for a late pong or a late tick), and a link that died just
 	// after a frame is noticed by dead at the latest, never a tick later.
-	silent := dead - svc.pingEvery
+	silent := dead - svc.pingEvery/2
 	for {
 		select {
 		case <-ctx.Done():
