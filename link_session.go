@@ -703,7 +703,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 			out["plan"] = ls.s.e.sess.Plan
 		}
 	} else if validID(id) {
-		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil {
+		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil && svc.mayRead(sess) {
 			out["exists"], out["title"] = true, sess.Title
 			if sess.Plan != nil {
 				out["plan"] = sess.Plan
@@ -731,7 +731,9 @@ func (svc *linkService) history(raw json.RawMessage) (any, error) {
 	if ls != nil {
 		sess = ls.s.e.sess
 	} else if validID(p.SessionID) {
-		sess, _ = newStore(stateDir(), svc.log).read(p.SessionID)
+		if st, err := newStore(stateDir(), svc.log).read(p.SessionID); err == nil && svc.mayRead(st) {
+			sess = st
+		}
 	}
 	if sess == nil {
 		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
@@ -1086,4 +1088,20 @@ func (ls *linkSession) busy() bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	return len(ls.pending) > 0 || ls.compacting
+}
+
+// mayRead says whether the client may see a stored session it does not
+// hold: one it was given, or one whose project is inside the roots now
+// (the rule deletes follow). Any other is answered as if it were not there.
+func (svc *linkService) mayRead(sess *session) bool {
+	if wasGiven(sess.ID) {
+		return true
+	}
+	lim, _ := readRemoteLimits()
+	for _, r := range lim.Roots {
+		if within(r, evalExisting(sess.Project)) {
+			return true
+		}
+	}
+	return false
 }

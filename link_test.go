@@ -575,6 +575,19 @@ func TestLinkRefusals(t *testing.T) {
 			t.Errorf("session/new %s %s: %v", c.cwd, c.model, er)
 		}
 	}
+	// A stored session outside the roots, never given: not there for the client.
+	st := newStore(stateDir(), nil)
+	other, _ := st.create(outside)
+	st.unlock(other.ID)
+	if r := l.result("_lembas/session/status", map[string]any{"sessionId": other.ID}); r["exists"] != false {
+		t.Errorf("status shows a session outside the roots: %v", r)
+	}
+	if er := l.rpcErr("_lembas/session/history", map[string]any{"sessionId": other.ID}); er["code"] != float64(-32602) {
+		t.Errorf("history of a session outside the roots: %v", er)
+	}
+	if er := l.rpcErr("_lembas/session/delete", map[string]any{"sessionId": other.ID}); er["code"] != float64(-32602) {
+		t.Errorf("delete of a session outside the roots: %v", er)
+	}
 	d := l.result("_lembas/directories", map[string]any{})
 	if places := d["places"].([]any); len(places) != 1 || places[0].(map[string]any)["path"] != e.root {
 		t.Errorf("directories %v", d)
