@@ -8,10 +8,14 @@ package main
 // (newLinkService.run) in this process, over real loopback sockets.
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -1225,4 +1229,50 @@ func TestLinkReopen(t *testing.T) {
 	if turns := h["turns"].([]any); len(turns) != 4 || turns[2].(map[string]any)["turnId"] != "r-2" {
 		t.Errorf("history after the reopen %v", h)
 	}
+}
+
+// FuzzLinkSocket feeds arbitrary bytes, as the instance's side of an
+// upgraded connection, to the link's WebSocket frame reader: it must never
+// panic, never hang on a frame it cannot finish, and never give a message
+// over its limit.
+func FuzzLinkSocket(f *testing.F) {
+	text := func(p string) []byte { return append([]byte{0x81, byte(len(p))}, p...) }
+	f.Add(text(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
+	f.Add([]byte{0x89, 0x00, 0x8a, 0x00, 0x88, 0x02, 0x11, 0x30}) // ping, pong, close 4400
+	f.Add([]byte{0x81, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0x01, 0x03, 'a', 'b', 'c', 0x80, 0x01, 'd'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		client, server := net.Pipe()
+		defer client.Close()
+		go func() {
+			defer server.Close()
+			req, err := http.ReadRequest(bufio.NewReader(server))
+			if err != nil {
+				return
+			}
+			h := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+			fmt.Fprintf(server, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n", base64.StdEncoding.EncodeToString(h[:]))
+			server.Write(data)
+			go io.Copy(io.Discard, server) // pongs and the close the reader sends
+		}()
+		cfg, _ := websocket.NewConfig("ws://127.0.0.1/api/devices/link", "http://127.0.0.1")
+		ws, err := websocket.NewClient(cfg, client)
+		if err != nil {
+			return
+		}
+		s := newLinkSocket(ws, 256, 4, time.Second)
+		defer s.fail(errLinkClosed)
+		for i := 0; i < 64; i++ {
+			b, err := s.readFrame()
+			if err == errFrameTooBig {
+				continue
+			}
+			if err != nil {
+				return
+			}
+			if len(b) > 256 {
+				t.Fatalf("a message of %d bytes over the 256 limit", len(b))
+			}
+		}
+	})
 }
