@@ -1046,9 +1046,15 @@ type linkApprover struct {
 }
 
 func (a *linkApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(a.svc.approvalTimeout())*time.Second)
+	tctx, cancel := context.WithTimeout(ctx, time.Duration(a.svc.approvalTimeout())*time.Second)
 	defer cancel()
-	return a.s.approve(ctx, req)
+	ans := a.s.approve(tctx, req)
+	if tctx.Err() != nil && req.CallID != "" {
+		// No longer waited for (the time ran out, the turn was cancelled):
+		// the client takes the card down.
+		a.svc.conn.notify("_lembas/permission/settled", map[string]string{"sessionId": a.s.id, "toolCallId": req.CallID})
+	}
+	return ans
 }
 
 // refused says whether this link's client was refused for its protocol.

@@ -1276,3 +1276,27 @@ func FuzzLinkSocket(f *testing.F) {
 		}
 	})
 }
+
+// TestLinkApprovalTimeout: an approval nobody answers within
+// remote.approval_timeout is a denial, and the card is settled.
+func TestLinkApprovalTimeout(t *testing.T) {
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n  approval_timeout: 1\n")
+	e.fi.model.push(callsReply(fakeCall{"bash", map[string]any{"command": "expr 2 + 2 > four.txt"}}), textReply("denied, then."))
+	e.startService()
+	l := e.link()
+	never := make(chan struct{})
+	t.Cleanup(func() { close(never) })
+	l.answer = func(m map[string]any) any { <-never; return nil }
+	sid := e.newSession(l, e.proj, "edit")
+	r := l.result("session/prompt", promptParams(sid, "write four", "p-1"))
+	if r["stopReason"] != "end_turn" {
+		t.Errorf("prompt %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(e.proj, "four.txt")); !os.IsNotExist(err) {
+		t.Errorf("the command ran without an answer")
+	}
+	m := l.waitNote("settled", func(m map[string]any) bool { return m["method"] == "_lembas/permission/settled" })
+	if m["params"].(map[string]any)["sessionId"] != sid {
+		t.Errorf("settled %v", m)
+	}
+}
