@@ -162,6 +162,7 @@ type rpcCall struct {
 	Method string
 	Params json.RawMessage
 	once   sync.Once
+	to     frameWriter // where the answer goes; nil: the connection's writer
 }
 
 // reply answers the request: a handler's result (nil becomes {}, since
@@ -188,7 +189,7 @@ func (r *rpcCall) reply(result any, err error) {
 				m.Result = b
 			}
 		}
-		r.c.send(m)
+		r.c.sendTo(r.to, m)
 	})
 }
 
@@ -246,13 +247,20 @@ func foldKey(s string) string {
 
 // send writes one message; a write failure means the peer is gone, which
 // the read loop will see as well, so it is only logged.
-func (c *rpcConn) send(m rpcMessage) {
+func (c *rpcConn) send(m rpcMessage) { c.sendTo(nil, m) }
+
+// sendTo writes one message to w, or to the connection's writer when w is
+// nil (the link answers a request only on the socket it came on).
+func (c *rpcConn) sendTo(w frameWriter, m rpcMessage) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		c.log(fmt.Sprintf("encoding a message: %v", err))
 		return
 	}
-	if err := c.out.writeFrame(b); err != nil {
+	if w == nil {
+		w = c.out
+	}
+	if err := w.writeFrame(b); err != nil {
 		c.log(fmt.Sprintf("writing a message: %v", err))
 	}
 }
@@ -343,7 +351,7 @@ func (c *rpcConn) handle(frame []byte) {
 	switch {
 	case m.Method != "" && m.ID != nil:
 		if c.onRequest == nil {
-			c.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: rpcErrorf(rpcMethodNotFound, "unknown method %s", m.Method)})
+			c.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: rpcErrorf(rpcMethodNotFound, "unknown method %s", methodForError(m.Method))})
 			return
 		}
 		c.onRequest(&rpcCall{c: c, ID: m.ID, Method: m.Method, Params: m.Params})
@@ -404,7 +412,9 @@ func parseFrame(frame []byte, lim rpcLimits, keys map[string]string) (rpcMessage
 	var m rpcMessage
 	if id, ok := raw["id"]; ok {
 		switch jsonKind(id) {
-		case 's', 'n', '0':
+		case 's':
+			m.ID = validUTF8ID(id) // every frame sent back must be valid UTF-8
+		case 'n', '0':
 			m.ID = id
 		default:
 			return rpcMessage{}, rpcErrorf(rpcInvalidRequest, "the id must be a string, a number or null")

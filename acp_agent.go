@@ -262,7 +262,7 @@ func (a *acpAgent) request(c *rpcCall) {
 		}
 		c.reply(map[string]any{"commands": availableCommands(root)}, nil)
 	default:
-		c.reply(nil, &rpcError{Code: rpcMethodNotFound, Message: loopText(a.sp.Errors, "unknown_method", "method", c.Method)})
+		c.reply(nil, &rpcError{Code: rpcMethodNotFound, Message: loopText(a.sp.Errors, "unknown_method", "method", methodForError(c.Method))})
 	}
 }
 
@@ -292,6 +292,9 @@ func (a *acpAgent) session(id string) *acpSession {
 // initialize answers with what this agent does; the client's fs
 // capabilities decide whether the file tools read through the editor.
 func (a *acpAgent) initialize(raw json.RawMessage) (any, error) {
+	if err := checkProtocolVersion(raw); err != nil {
+		return nil, err
+	}
 	var p acpInitParams
 	if err := decodeParams("initialize", raw, &p); err != nil {
 		return nil, err

@@ -274,11 +274,11 @@ func (s *acpSession) runTurn(t *acpTurn) {
 	case t.ctx.Err() != nil || out.StopReason == "cancelled":
 		t.call.reply(cancelled, nil)
 	case acpStopReasons[out.StopReason]:
-		t.call.reply(map[string]string{"stopReason": out.StopReason}, nil)
+		t.call.reply(stopAnswer(out.StopReason, out.Unsent), nil)
 	case out.Err != nil:
 		t.call.reply(nil, &rpcError{Code: rpcInternalError, Message: out.Err.Error()})
 	default:
-		t.call.reply(map[string]string{"stopReason": "end_turn"}, nil)
+		t.call.reply(stopAnswer("end_turn", out.Unsent), nil)
 	}
 }
 

@@ -70,6 +70,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdMemory(args[1:], stdout, stderr)
 		case "library":
 			err = cmdLibrary(args[1:], stdout, stderr)
+		case "login":
+			err = cmdLogin(args[1:], stdin, stdout, stderr)
+		case "logins":
+			err = cmdLogins(args[1:], stdout)
+		case "logout":
+			err = cmdLogout(args[1:], stdout)
+		case "trust", "untrust":
+			err = cmdTrust(args[1:], args[0] == "trust", stdout)
+		case "service":
+			err = cmdService(args[1:], stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -122,6 +132,9 @@ Usage:
   lembas memory list|show [user|project]|rm user|project N|--all   the memory records
   lembas library add FILE|DIR...|list|rm ID|PATH|reindex           the knowledge documents
   lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
+  lembas login URL [--name NAME] [--token-stdin] | logins | logout [NAME]   a LLeMbas instance
+  lembas trust [DIR] | untrust DIR | trust --list                  the trust the REPL asks for
+  lembas service [--login NAME] | service install|uninstall|status   the device link
   lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
   lembas sandbox check [--cwd DIR] [--mode M]   which OS sandbox commands run in, and what it allows

@@ -79,6 +79,7 @@ func connections(cfg *config, getenv func(string) string) []*connection {
 		out = append(out, &connection{Name: "openai", BaseURL: strings.TrimRight(base, "/"),
 			APIKey: getenv("OPENAI_API_KEY"), KeyHint: "$OPENAI_API_KEY", Source: "env", http: client})
 	}
+	out = append(out, loginConnections(client, out)...) // login.go: each instance login is a connection
 	return out
 }
 

@@ -143,6 +143,9 @@ func (r *repl) terminalCommand(name, args string) {
 			u.add(t.Usage)
 		}
 		r.say("status", r.text("usage", "turns", len(e.sess.Turns), "in", u.Input, "out", u.Output, "cached", u.Cached))
+		for _, line := range usageLines() { // login_api.go: each instance's /v1/usage
+			r.say("status", line)
+		}
 	case "settings":
 		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
 			on := strings.TrimSpace(v) == "on"
@@ -177,6 +180,7 @@ func (r *repl) terminalCommand(name, args string) {
 				r.say("error", r.text("error", "text", err.Error()))
 				return
 			}
+			noteDeleted(old) // link_deletes.go
 			r.say("status", r.text("session_deleted", "id", old))
 			return
 		}

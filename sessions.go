@@ -51,6 +51,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) error {
 		if err := st.remove(args[1]); err != nil {
 			return err
 		}
+		noteDeleted(args[1]) // link_deletes.go: the instance hears of it on the next link
 		fmt.Fprintf(stdout, "deleted %s\n", args[1])
 		return nil
 	case "prune":
@@ -63,6 +64,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) error {
 		gone, err := st.prune(*days)
 		if err != nil {
 			return err
+		}
+		for _, id := range gone {
+			noteDeleted(id) // link_deletes.go
 		}
 		fmt.Fprintf(stdout, "pruned %d session(s)\n", len(gone))
 		return nil

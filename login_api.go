@@ -1,0 +1,181 @@
+package main
+
+// The instance's HTTP API a login uses beyond the model endpoints (acp.md,
+// The HTTP API; protocol 3 shapes): GET /v1/usage for /usage, and
+// GET/PUT /v1/me/personalization. Each is optional on an instance: a 404
+// means it has none, and nothing is shown.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// instanceUsage is /v1/usage at protocol 3: costs per currency, never
+// summed across currencies; the credit fields are null.
+type instanceUsage struct {
+	Month struct {
+		From           string             `json:"from"`
+		TokensIn       int64              `json:"tokens_in"`
+		TokensOut      int64              `json:"tokens_out"`
+		CostByCurrency map[string]float64 `json:"cost_by_currency"`
+	} `json:"month"`
+	Device struct {
+		TokensIn       int64              `json:"tokens_in"`
+		TokensOut      int64              `json:"tokens_out"`
+		CostByCurrency map[string]float64 `json:"cost_by_currency"`
+	} `json:"device"`
+}
+
+// apiRequest makes one request of the instance's API with the login's token.
+func (l *loginRecord) apiRequest(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var rd *bytes.Reader
+	if body != nil {
+		rd = bytes.NewReader(rawJSON(body))
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(l.URL, "/")+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+l.Token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return nil, errors.New(redactToken(err.Error(), l.Token))
+	}
+	return resp, nil
+}
+
+// usage reads /v1/usage; nil, nil when the instance has none (404).
+func (l *loginRecord) usage(ctx context.Context) (*instanceUsage, error) {
+	resp, err := l.apiRequest(ctx, "GET", "/v1/usage", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == 404 {
+		return nil, nil
+	}
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("reading the usage from %s: %s", l.Name, resp.Status)
+	}
+	var u instanceUsage
+	if err := json.NewDecoder(limitBody(resp.Body)).Decode(&u); err != nil {
+		return nil, fmt.Errorf("reading the usage from %s: %v", l.Name, err)
+	}
+	return &u, nil
+}
+
+// money is costs per currency, each in its own sign, never summed.
+func money(by map[string]float64) string {
+	if len(by) == 0 {
+		return linkText("usage_no_cost")
+	}
+	signs := map[string]string{"EUR": "€", "USD": "$", "GBP": "£"}
+	var cur []string
+	for c := range by {
+		cur = append(cur, c)
+	}
+	sort.Strings(cur)
+	var parts []string
+	for _, c := range cur {
+		if s, ok := signs[c]; ok {
+			parts = append(parts, fmt.Sprintf("%s%.2f", s, by[c]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%.2f %s", by[c], c))
+		}
+	}
+	return strings.Join(parts, " + ")
+}
+
+// usageLines are /usage's lines for every login whose instance has usage.
+func usageLines() []string {
+	ctx := context.Background()
+	var out []string
+	for _, l := range readLogins() {
+		u, err := l.usage(ctx)
+		if err != nil {
+			out = append(out, err.Error())
+			continue
+		}
+		if u == nil {
+			continue
+		}
+		out = append(out, linkText("usage_month", "login", l.Name, "from", u.Month.From, "in", u.Month.TokensIn, "out", u.Month.TokensOut,
+			"cost", money(u.Month.CostByCurrency)))
+		out = append(out, linkText("usage_device", "in", u.Device.TokensIn, "out", u.Device.TokensOut, "cost", money(u.Device.CostByCurrency)))
+	}
+	return out
+}
+
+// getPersonalization reads the account's personalization.
+func (l *loginRecord) getPersonalization(ctx context.Context) (*personalization, error) {
+	resp, err := l.apiRequest(ctx, "GET", "/v1/me/personalization", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == 404 {
+		return nil, nil
+	}
+	if err := personalizationStatus(resp); err != nil {
+		return nil, err
+	}
+	var p personalization
+	if err := json.NewDecoder(limitBody(resp.Body)).Decode(&p); err != nil {
+		return nil, fmt.Errorf("reading the personalization from %s: %v", l.Name, err)
+	}
+	return &p, nil
+}
+
+// putPersonalization writes one changed field back, with enabled: true and
+// nothing else, so the instance keeps what it has of the others.
+func (l *loginRecord) putPersonalization(ctx context.Context, field, value string) error {
+	switch field {
+	case "personality", "personality_custom", "instructions":
+	default:
+		return fmt.Errorf("%s is not a personalization field; use personality, personality_custom or instructions", field)
+	}
+	resp, err := l.apiRequest(ctx, "PUT", "/v1/me/personalization", map[string]any{field: value, "enabled": true})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return personalizationStatus(resp)
+}
+
+// personalizationStatus says a 403 or 422 plainly: the instance's detail
+// when it gives one.
+func personalizationStatus(resp *http.Response) error {
+	if resp.StatusCode == 200 || resp.StatusCode == 204 {
+		return nil
+	}
+	var body struct {
+		Detail any `json:"detail"`
+	}
+	json.NewDecoder(limitBody(resp.Body)).Decode(&body)
+	detail := ""
+	if s, ok := body.Detail.(string); ok {
+		detail = oneLine(s, 200)
+	}
+	switch resp.StatusCode {
+	case 403:
+		if detail == "" {
+			detail = linkText("personalization_403")
+		}
+		return errors.New(detail)
+	case 422:
+		return errors.New(linkText("personalization_422", "detail", detail))
+	}
+	return fmt.Errorf("the personalization: %s", resp.Status)
+}
