@@ -348,7 +348,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // errStop4400 is the 4400 close: not redialled.
-var errStop4400 = errors.New(theLinkSpecText("protocol_4400"))
+// Its text is the link spec's, read when it is shown, so that start-up
+// parses nothing.
+var errStop4400 error = stop4400{}
+
+type stop4400 struct{}
+
+func (stop4400) Error() string { return theLinkSpecText("protocol_4400") }
 
 func theLinkSpecText(key string) string { return theLinkSpec().Texts[key] }
 
