@@ -31,6 +31,7 @@ type fakeTermLink struct {
 	cond   *sync.Cond
 	out    map[string][]byte // output so far (its last tailMax bytes in tail mode)
 	total  map[string]int64  // output bytes, all told
+	cut    map[string]int    // bytes dropped from the front of out (tail mode)
 	exits  map[string]int
 	paused bool
 	tail   bool // keep only the end of the output (floods)
@@ -42,7 +43,7 @@ type fakeTermLink struct {
 const tailMax = 1 << 16
 
 func newFakeTermLink(roots ...string) *fakeTermLink {
-	f := &fakeTermLink{out: map[string][]byte{}, total: map[string]int64{}, exits: map[string]int{},
+	f := &fakeTermLink{out: map[string][]byte{}, total: map[string]int64{}, cut: map[string]int{}, exits: map[string]int{},
 		lim: terminalLimits{Enabled: true, Integration: true, Roots: roots}}
 	f.cond = sync.NewCond(&f.mu)
 	return f
@@ -64,8 +65,9 @@ func (f *fakeTermLink) notify(method string, params any) error {
 			return err
 		}
 		f.out[p.TerminalID] = append(f.out[p.TerminalID], b...)
-		if f.tail && len(f.out[p.TerminalID]) > tailMax {
-			f.out[p.TerminalID] = append([]byte(nil), f.out[p.TerminalID][len(f.out[p.TerminalID])-tailMax/2:]...)
+		if o := f.out[p.TerminalID]; f.tail && len(o) > tailMax {
+			f.cut[p.TerminalID] += len(o) - tailMax/2
+			f.out[p.TerminalID] = append([]byte(nil), o[len(o)-tailMax/2:]...)
 		}
 		f.total[p.TerminalID] += int64(len(b))
 		f.calls++
@@ -160,15 +162,16 @@ func (ts *terminals) openT(t testing.TB, link *fakeTermLink, params string) *ter
 	return &termSession{t: t, ts: ts, link: link, id: r.TerminalID, res: r}
 }
 
-// expect waits for want in the output after what expect saw last.
+// expect waits for want in the output after what expect saw last (marks
+// count from the start of all output, tail mode or not).
 func (s *termSession) expect(want string) string {
 	s.t.Helper()
 	var got string
 	s.link.waitFor(s.t, fmt.Sprintf("%q in the output of %s; it printed %q", want, s.id, s.tailOut()), func() bool {
-		all := string(s.link.out[s.id])
-		if i := strings.Index(all[s.mark:], want); i >= 0 {
-			got = all[s.mark : s.mark+i+len(want)]
-			s.mark += i + len(want)
+		all, from := string(s.link.out[s.id]), max(s.mark-s.link.cut[s.id], 0)
+		if i := strings.Index(all[from:], want); i >= 0 {
+			got = all[from : from+i+len(want)]
+			s.mark = s.link.cut[s.id] + from + i + len(want)
 			return true
 		}
 		return false
@@ -182,15 +185,15 @@ func (s *termSession) expectRe(re *regexp.Regexp) []string {
 	s.t.Helper()
 	var m []string
 	s.link.waitFor(s.t, fmt.Sprintf("%s in the output of %s; it printed %q", re, s.id, s.tailOut()), func() bool {
-		all := string(s.link.out[s.id])
-		loc := re.FindStringSubmatchIndex(all[s.mark:])
+		all, from := string(s.link.out[s.id]), max(s.mark-s.link.cut[s.id], 0)
+		loc := re.FindStringSubmatchIndex(all[from:])
 		if loc == nil {
 			return false
 		}
 		for i := 0; i < len(loc); i += 2 {
-			m = append(m, all[s.mark+loc[i]:s.mark+loc[i+1]])
+			m = append(m, all[from+loc[i]:from+loc[i+1]])
 		}
-		s.mark += loc[1]
+		s.mark = s.link.cut[s.id] + from + loc[1]
 		return true
 	})
 	return m
