@@ -100,8 +100,8 @@ func (p *ptyProc) resize(cols, rows int) error {
 // foreground, which a shell passes on to its other jobs.
 func (p *ptyProc) hangup() {
 	pid := p.cmd.Process.Pid
-	if pid <= 0 {
-		return
+	if pid <= 0 || p.exited() {
+		return // gone: its pid may be another's by now
 	}
 	if fg, err := unix.IoctlGetInt(int(p.master.Fd()), unix.TIOCGPGRP); err == nil && fg > 1 {
 		unix.Kill(-fg, unix.SIGHUP)
@@ -113,8 +113,18 @@ func (p *ptyProc) hangup() {
 // kill ends the session's process group for good, after a hangup it
 // ignored.
 func (p *ptyProc) kill() {
-	if pid := p.cmd.Process.Pid; pid > 0 {
+	if pid := p.cmd.Process.Pid; pid > 0 && !p.exited() {
 		unix.Kill(-pid, unix.SIGKILL)
+	}
+}
+
+// exited says whether the process has been waited for.
+func (p *ptyProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -184,3 +184,13 @@ func ptyDefaultShell() string {
 	}
 	return `C:\Windows\System32\cmd.exe`
 }
+
+// exited says whether the process has been waited for.
+func (p *ptyProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}

@@ -331,8 +331,17 @@ func (ts *terminals) openTerminal(p terminalOpenParams) (any, error) {
 func (t *terminal) readLoop() {
 	f := t.ts.sp.Flow
 	buf := make([]byte, f.ReadBytes)
+	drain := time.Duration(t.ts.sp.DrainMS) * time.Millisecond
 	for {
+		began := time.Now()
 		n, err := t.p.Read(buf)
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && time.Since(began) < drain/2 {
+			// The drain deadline passed while the reader was stopped at
+			// high water, not while it waited for output: what is still
+			// in the PTY is read before the reader gives up.
+			t.p.drainBy(time.Now().Add(drain))
+			continue
+		}
 		if n > 0 {
 			t.mu.Lock()
 			t.pending = append(t.pending, append([]byte(nil), buf[:n]...))
@@ -381,7 +390,7 @@ func (t *terminal) sendLoop() {
 			k++
 		}
 		t.pending = t.pending[k:]
-		dropped := t.dropped
+		dropped := t.dropped || t.ts.isClosed()
 		t.mu.Unlock()
 		if !dropped && t.ts.notify("_lembas/terminal/output", terminalData{TerminalID: t.id, Data: base64.StdEncoding.EncodeToString(out)}) != nil {
 			t.mu.Lock()
@@ -410,7 +419,7 @@ func (t *terminal) run() {
 	<-sent
 	<-t.p.done
 	t.mu.Lock()
-	dropped := t.dropped
+	dropped := t.dropped || t.ts.isClosed()
 	t.mu.Unlock()
 	if !dropped {
 		t.ts.notify("_lembas/terminal/exit", terminalExit{TerminalID: t.id, Code: t.p.code})
@@ -469,8 +478,16 @@ func (t *terminal) hangup() {
 	})
 }
 
+// isClosed says whether the link has closed: nothing is sent after that.
+func (ts *terminals) isClosed() bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.closed
+}
+
 // closeAll hangs up every terminal of the link and waits until each has
-// ended; no terminal opens after it.
+// ended; no terminal opens after it, and nothing more is notified (the
+// link is going).
 func (ts *terminals) closeAll() {
 	ts.mu.Lock()
 	ts.closed = true

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -123,6 +124,11 @@ func fishQuote(s string) string {
 func shellLaunchFor(sh string, integrate bool, env []string, sp *terminalSpec) (ln shellLaunch, err error) {
 	ln = shellLaunch{path: sh, kind: shellKind(sh), env: setEnv(env, "TERM", sp.Term)}
 	base := filepath.Base(sh)
+	if runtime.GOOS == "windows" {
+		// No login shells and no integration there yet: the shell as it is.
+		ln.argv = []string{sh}
+		return ln, nil
+	}
 	ln.argv = []string{"-" + base} // a leading dash: a login shell, to every shell
 	if !integrate || ln.kind == "other" {
 		return ln, nil
