@@ -103,7 +103,9 @@ func (p *ptyProc) hangup() {
 	if pid <= 0 || p.exited() {
 		return // gone: its pid may be another's by now
 	}
-	if fg, err := unix.IoctlGetInt(int(p.master.Fd()), unix.TIOCGPGRP); err == nil && fg > 1 {
+	// Once each: a second SIGHUP arriving while the shell runs its HUP
+	// trap can stop the trap from finishing.
+	if fg, err := unix.IoctlGetInt(int(p.master.Fd()), unix.TIOCGPGRP); err == nil && fg > 1 && fg != pid {
 		unix.Kill(-fg, unix.SIGHUP)
 	}
 	unix.Kill(-pid, unix.SIGHUP)
