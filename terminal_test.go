@@ -606,3 +606,34 @@ func TestTerminalBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// The integration changes nothing in the shell's environment: env in an
+// integrated shell is env in the same shell started as a plain login shell.
+func TestTerminalEnvUnchanged(t *testing.T) {
+	for _, name := range integratedShells {
+		t.Run(name, func(t *testing.T) {
+			sh := needShell(t, name)
+			home := resolvedTemp(t)
+			ts, link := newTestTerminals(t, sh, home, home)
+			for i, integrate := range []bool{true, false} {
+				link.mu.Lock()
+				link.lim.Integration = integrate
+				link.mu.Unlock()
+				s := ts.openT(t, link, `{}`)
+				if s.res.Integration != integrate {
+					t.Fatalf("integration %v, asked %v", s.res.Integration, integrate)
+				}
+				s.expect("# ") // root's prompt in each shell (tests run as root here and in CI)
+				s.typeIn(fmt.Sprintf("env | grep -v '^_=' | sort > ~/env-%d; echo env-done-%d\r", i, i+1))
+				s.expect(fmt.Sprintf("env-done-%d\r\n", i+1))
+				s.typeIn("exit\r")
+				s.waitExit()
+			}
+			with, _ := os.ReadFile(filepath.Join(home, "env-0"))
+			without, _ := os.ReadFile(filepath.Join(home, "env-1"))
+			if len(with) == 0 || string(with) != string(without) {
+				t.Errorf("env with the integration:\n%s\nwithout:\n%s", with, without)
+			}
+		})
+	}
+}
