@@ -389,6 +389,7 @@ func (t *terminal) sendLoop() {
 			out = append(out, t.pending[k]...)
 			k++
 		}
+		clear(t.pending[:k]) // the sent chunks are not kept alive by the queue's array
 		t.pending = t.pending[k:]
 		dropped := t.dropped || t.ts.isClosed()
 		t.mu.Unlock()

@@ -51,6 +51,7 @@ func benchTerminalCat(b *testing.B, withJSON bool) {
 	link.lim.Integration = false
 	var mu sync.Mutex
 	var tail []byte
+	var msgs int
 	want := ""
 	found := make(chan struct{}, 1)
 	ts.notify = func(method string, params any) error {
@@ -70,6 +71,7 @@ func benchTerminalCat(b *testing.B, withJSON bool) {
 		d, _ := base64.StdEncoding.DecodeString(m.Data)
 		mu.Lock()
 		defer mu.Unlock()
+		msgs++
 		tail = append(tail, d...)
 		if want != "" && bytes.Contains(tail, []byte(want)) {
 			want = ""
@@ -98,6 +100,10 @@ func benchTerminalCat(b *testing.B, withJSON bool) {
 		s.typeIn(fmt.Sprintf("cat %s; echo; echo cat-done-$((%d+1))\r", file, i))
 		<-found
 	}
+	b.StopTimer()
+	mu.Lock()
+	b.ReportMetric(float64(msgs)/float64(b.N), "msgs/op")
+	mu.Unlock()
 }
 
 // BenchmarkPTYCatDirect: the same cat on a PTY read directly, no handler.

@@ -355,6 +355,9 @@ func TestTerminalPromptHookKeepsMarks(t *testing.T) {
 			s.expect("\x1b]133;A\x07rebuilt$ \x1b]133;B\x07")
 			s.typeIn("echo hi\r")
 			s.expect("\x1b]133;A\x07rebuilt$ \x1b]133;B\x07")
+			s.typeIn("false\r") // the hooks before ours leave the status as it was
+			s.expect("\x1b]133;D;1\x07")
+			s.expect("\x1b]133;A\x07rebuilt$ \x1b]133;B\x07")
 		})
 	}
 }
