@@ -367,7 +367,7 @@ func TestTerminalPromptHookKeepsMarks(t *testing.T) {
 func TestTerminalBashLoginFiles(t *testing.T) {
 	sh := needShell(t, "bash")
 	home := resolvedTemp(t)
-	os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("echo read-bash-profile\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("echo read-bash-profile\ntrap 'echo own > ~/own-exit-trap' EXIT\n"), 0o644)
 	os.WriteFile(filepath.Join(home, ".profile"), []byte("echo read-profile\n"), 0o644)
 	os.WriteFile(filepath.Join(home, ".bash_logout"), []byte("echo bye > ~/logged-out\n"), 0o644)
 	ts, link := newTestTerminals(t, sh, home, home)
@@ -386,6 +386,9 @@ func TestTerminalBashLoginFiles(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(home, "logged-out")); string(b) != "bye\n" {
 		t.Errorf("~/.bash_logout did not run: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "own-exit-trap")); string(b) != "own\n" {
+		t.Errorf("the user's own EXIT trap did not run: %q", b)
 	}
 }
 
@@ -638,5 +641,24 @@ func TestTerminalEnvUnchanged(t *testing.T) {
 				t.Errorf("env with the integration:\n%s\nwithout:\n%s", with, without)
 			}
 		})
+	}
+}
+
+// A shell that cannot start is an error that names it, and its place is
+// given back: four terminals still open afterwards.
+func TestTerminalStartFails(t *testing.T) {
+	home := resolvedTemp(t)
+	ts, link := newTestTerminals(t, filepath.Join(home, "no-such-shell"), home, home)
+	link.lim.Integration = false
+	for i := 0; i < 5; i++ {
+		_, err := ts.request(t.Context(), "_lembas/terminal/open", json.RawMessage(`{}`))
+		var re *rpcError
+		if !errors.As(err, &re) || !strings.Contains(re.Message, "starting "+filepath.Join(home, "no-such-shell")) {
+			t.Fatalf("open with a missing shell: %v", err)
+		}
+	}
+	ts.shell = func() string { return "/bin/sh" }
+	for i := 0; i < 4; i++ {
+		ts.openT(t, link, `{}`)
 	}
 }

@@ -16,8 +16,16 @@ unset __lembas_f
 
 # A login shell's logout and ~/.bash_logout, which bash keeps for login
 # shells and this one is not one to bash.
+# An EXIT trap the user's files set runs first.
 logout() { exit "$@"; }
-trap '__lembas_status=$?; if [ -r ~/.bash_logout ]; then . ~/.bash_logout; fi; exit $__lembas_status' EXIT
+__lembas_user_exit=
+if __lembas_t=$(trap -p EXIT) && [ -n "$__lembas_t" ]; then
+	eval "set -- $__lembas_t"
+	__lembas_user_exit=$3
+	set --
+fi
+unset __lembas_t
+trap '__lembas_status=$?; eval "$__lembas_user_exit"; if [ -r ~/.bash_logout ]; then . ~/.bash_logout; fi; exit $__lembas_status' EXIT
 
 __lembas_host={{host}}
 __lembas_ran=
