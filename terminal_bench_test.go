@@ -236,8 +236,9 @@ func BenchmarkTerminalEchoLoopback(b *testing.B) {
 // whose client first stops reading, then reads it all.
 func BenchmarkTerminalFloodRSS(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		growth, got := floodPaused(b, 100_000_000)
+		growth, peak, got := floodPausedPeak(b, 100_000_000)
 		b.ReportMetric(float64(growth)/(1<<20), "MiB-rss-growth")
+		b.ReportMetric(float64(peak)/(1<<20), "MiB-rss-peak")
 		b.ReportMetric(float64(got)/1e6, "MB-delivered")
 	}
 }

@@ -535,6 +535,12 @@ func rssBytes(t testing.TB) int64 {
 // reading, checks the reader stopped at high water, lets the client read,
 // and returns the largest RSS growth seen and the bytes the client got.
 func floodPaused(t testing.TB, size int64) (rssGrowth, got int64) {
+	growth, _, got := floodPausedPeak(t, size)
+	return growth, got
+}
+
+// floodPausedPeak is floodPaused, also returning the peak RSS seen.
+func floodPausedPeak(t testing.TB, size int64) (rssGrowth, rssPeak, got int64) {
 	sh := needShell(t, "bash")
 	home := resolvedTemp(t)
 	ts, link := newTestTerminals(t, sh, home, home)
@@ -575,7 +581,7 @@ func floodPaused(t testing.TB, size int64) (rssGrowth, got int64) {
 	link.mu.Lock()
 	got = link.total[s.id]
 	link.mu.Unlock()
-	return peak - base, got
+	return peak - base, peak, got
 }
 
 // A 100 MB flood with a client that stops reading keeps RSS bounded, and
