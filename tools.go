@@ -116,6 +116,9 @@ func (tb *toolbox) toolVars(t *toolSpec) map[string]string {
 	for k, v := range t.Limits {
 		vars[k] = strconv.FormatFloat(v, 'f', -1, 64)
 	}
+	if t.Name == "task" {
+		taskVars(vars) // subagents.go: loop.json's numbers
+	}
 	return vars
 }
 

@@ -106,8 +106,9 @@ func (b *boundedBuffer) String() string {
 
 func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
 	var a struct {
-		Command string `json:"command"`
-		Timeout int    `json:"timeout"`
+		Command    string `json:"command"`
+		Timeout    int    `json:"timeout"`
+		Background bool   `json:"background"`
 	}
 	json.Unmarshal(raw, &a)
 	t := tb.spec.Tools["bash"]
@@ -124,6 +125,9 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	var live io.Writer
 	if send := liveFrom(ctx); send != nil {
 		live = &liveWriter{keep: t.limit("live_tail_bytes"), every: time.Duration(t.limit("live_interval_ms")) * time.Millisecond, send: send}
+	}
+	if e := jobsEngine(ctx); e != nil {
+		return bashWithJobs(e, tb, ctx, t, a.Command, timeout, a.Background, live)
 	}
 	out, code, how := runShell(ctx, tb.shell, a.Command, tb.root, time.Duration(timeout)*time.Second,
 		time.Duration(t.limit("kill_grace_ms"))*time.Millisecond, live)
