@@ -53,9 +53,9 @@ type jobsState struct {
 	machine  bool  // the running turn was started by lembas (a job ended), not the person
 	subUsage usage // subagents' usage, for the parent's turn
 	sub      *subagentInfo
-	wake     func() // the front end's: run a machine turn when idle (nil: nobody wakes)
+	wake     func()                                                    // the front end's: run a machine turn when idle (nil: nobody wakes)
 	models   func(ctx context.Context, name string) (*modelRef, error) // finds a model a task names (nil: the session's connection only)
-	busy     bool   // a turn is running
+	busy     bool                                                      // a turn is running
 	progress progressState
 }
 
@@ -66,18 +66,19 @@ type job struct {
 	Title   string    `json:"title"`
 	Started time.Time `json:"started"`
 
-	mgr   *jobManager
-	owner *engine
-	mu    sync.Mutex
-	state string // running, done, failed, stopped
-	code  int
-	coded bool // code is an exit status
-	ended time.Time
-	out   jobBuffer
-	wait  chan struct{} // closed when output or state changes; nil while nobody waits
-	stop  func()        // ends it (a process group, a subagent's context)
-	quiet bool          // its end is not marked: a foreground task's answer is its call's result
-	sub   *subagentRun  // a subagent job's run
+	mgr     *jobManager
+	owner   *engine
+	mu      sync.Mutex
+	state   string // running, done, failed, stopped
+	code    int
+	coded   bool // code is an exit status
+	ended   time.Time
+	out     jobBuffer
+	wait    chan struct{} // closed when output or state changes; nil while nobody waits
+	stop    func()        // ends it (a process group, a subagent's context)
+	settled bool          // its end is fully told (marks queued)
+	quiet   bool          // its end is not marked: a foreground task's answer is its call's result
+	sub     *subagentRun  // a subagent job's run
 }
 
 // jobInfo is a job as events carry it (evJob): to front ends, stream-json
@@ -284,8 +285,15 @@ func (j *job) finish(state string, code int, coded bool) {
 	}
 	j.state, j.code, j.coded, j.ended = state, code, coded, time.Now()
 	quiet := j.quiet
-	j.changedLocked()
 	j.mu.Unlock()
+	// Whoever waits for the job (job_output's wait, job_stop) is woken
+	// last, so the mark is queued by the time they go on.
+	defer func() {
+		j.mu.Lock()
+		j.settled = true
+		j.changedLocked()
+		j.mu.Unlock()
+	}()
 	m := j.mgr
 	m.mu.Lock()
 	onEnd, exiting := m.onEnd, m.stopped
@@ -509,16 +517,25 @@ func (p *shellProc) adopt(j *job, grace time.Duration) {
 	p.guard = guardGroup(p.cmd)
 	j.emitJob()
 	stopped := make(chan struct{})
+	exited := make(chan struct{})
 	var once sync.Once
 	j.stop = func() {
 		once.Do(func() {
 			close(stopped)
-			stopGroup(p.cmd, grace, p.done)
+			terminateGroup(p.cmd)
+			timer := time.NewTimer(grace)
+			defer timer.Stop()
+			select {
+			case <-exited:
+			case <-timer.C:
+			}
+			killGroup(p.cmd) // what ignored the signal, or is left in the group
 		})
 		<-j.doneCh()
 	}
 	go func() {
-		err := <-p.done
+		err := <-p.done // the only reader once adopted
+		close(exited)
 		killGroup(p.cmd) // what it left behind in its group
 		p.guard.release()
 		select {
@@ -635,7 +652,7 @@ func toolJobOutput(e *engine, ctx context.Context, t *toolSpec, raw json.RawMess
 // writes or ends. Only this call's timer runs meanwhile.
 func (j *job) waitChange(ctx context.Context, d time.Duration) {
 	j.mu.Lock()
-	if j.state != "running" || j.out.end() > j.out.read {
+	if j.settled || (j.state == "running" && j.out.end() > j.out.read) {
 		j.mu.Unlock()
 		return
 	}

@@ -497,7 +497,7 @@ func (j *job) restart(message string) bool {
 		j.mu.Unlock()
 		return false
 	}
-	j.state, j.coded, j.quiet = "running", false, false
+	j.state, j.coded, j.quiet, j.settled = "running", false, false, false
 	j.changedLocked()
 	j.mu.Unlock()
 	go j.sub.runOnce(j.mgr.base, message)
