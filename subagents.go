@@ -75,7 +75,9 @@ func (r *subagentRun) lastAnswer() string {
 	return r.answer
 }
 
-func subText(key string, kv ...any) string { return loopText(theSpec().Loop.Subagents.Texts, key, kv...) }
+func subText(key string, kv ...any) string {
+	return loopText(theSpec().Loop.Subagents.Texts, key, kv...)
+}
 func subRefusal(key string, kv ...any) string {
 	return loopText(theSpec().Loop.Subagents.Refusals, key, kv...)
 }
@@ -144,7 +146,9 @@ func personNamed(said []string, names ...string) bool {
 
 // isModelRune is a rune that belongs to a model's name: a word is not
 // ended by a hyphen or underscore (qwen3 is not qwen3-coder).
-func isModelRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' }
+func isModelRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_'
+}
 
 func wordRuneBefore(s string, at int) bool {
 	if at == 0 {
