@@ -370,20 +370,28 @@ func (e *engine) pendingMarks() bool {
 	return len(e.jx.marks) > 0
 }
 
-// runMachineTurn runs a turn started by lembas because background work
-// ended while nobody was typing: its prompt is the marks, wrapped in
-// marks.machine, and the turn is recorded as the machine's. With no marks
-// waiting it does nothing.
-func (e *engine) runMachineTurn(ctx context.Context) (outcome, bool) {
+// takeMachinePrompt takes the waiting marks as the prompt of a turn of
+// lembas's own (marks.machine) and marks the next turn as the machine's;
+// false when no mark waits.
+func (e *engine) takeMachinePrompt() (string, bool) {
 	e.jx.mu.Lock()
 	marks := e.jx.marks
 	e.jx.marks = nil
 	e.jx.machine = len(marks) > 0
 	e.jx.mu.Unlock()
 	if len(marks) == 0 {
+		return "", false
+	}
+	return fillPairs(theSpec().Loop.Jobs.Marks["machine"], "marks", strings.Join(marks, "\n")), true
+}
+
+// runMachineTurn runs a turn started by lembas because background work
+// ended while nobody was typing. With no marks waiting it does nothing.
+func (e *engine) runMachineTurn(ctx context.Context) (outcome, bool) {
+	prompt, ok := e.takeMachinePrompt()
+	if !ok {
 		return outcome{}, false
 	}
-	prompt := fillPairs(theSpec().Loop.Jobs.Marks["machine"], "marks", strings.Join(marks, "\n"))
 	return e.runTurn(ctx, prompt), true
 }
 
@@ -436,6 +444,23 @@ func (m *jobManager) stopAll() {
 		}
 	}
 	wg.Wait()
+}
+
+// resetJobs stops the session's jobs and starts a new manager: the
+// engine now works on another session (/new, /resume).
+func (e *engine) resetJobs() {
+	e.stopJobs()
+	e.jx.mu.Lock()
+	old := e.jx.mgr
+	e.jx.mgr, e.jx.marks = nil, nil
+	e.jx.mu.Unlock()
+	if old != nil {
+		m := e.jobs()
+		old.mu.Lock()
+		onEnd := old.onEnd
+		old.mu.Unlock()
+		m.onEnd = onEnd
+	}
 }
 
 // stopJobs ends the session's jobs (when it closes); safe with none.

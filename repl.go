@@ -74,6 +74,7 @@ type repl struct {
 	after     []string    // commands typed during a turn, run when it ends
 	quiet     map[string]bool
 	size      func() int // the terminal's width now (nil: fixed)
+	wakeCh    chan struct{} // a job ended while idle: run the machine's turn (repl_jobs.go)
 }
 
 // replIO is where a REPL reads and writes, and whether that is a terminal.
@@ -112,6 +113,7 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 	e.asker = r
 	e.planner = r
 	e.emit = r.onEvent
+	r.hookJobs()
 	return r
 }
 
@@ -211,6 +213,8 @@ func (r *repl) run(first string) error {
 				break
 			}
 			r.handle(line)
+		case <-r.wakeCh:
+			r.machineTurn()
 		case <-r.quitCh:
 		}
 		for len(r.after) > 0 && !r.quitting() {

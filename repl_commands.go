@@ -164,6 +164,10 @@ func (r *repl) terminalCommand(name, args string) {
 		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(r.spec.Themes.Order, ", ")))
 	case "sessions":
 		r.sessions(args)
+	case "jobs":
+		r.jobsCommand()
+	case "agents":
+		r.agentsCommand(args)
 	case "new":
 		r.switchSession("")
 	case "delete":
@@ -323,6 +327,7 @@ func (r *repl) switchSession(id string) {
 		return
 	}
 	old := e.sess.ID
+	e.resetJobs() // the old session's jobs end with it
 	e.sess = sess
 	sess.Model, sess.Mode = e.ref.String(), e.perm.mode
 	e.st.save(sess)

@@ -61,6 +61,10 @@ func (r *repl) onEvent(ev event) {
 			r.writeLinesLocked(body)
 		}
 		r.setProgressLocked(r.text("progress_wait"))
+	case evProgress:
+		if ev.Progress != nil && ev.Agent == "" {
+			r.setProgressLocked(ev.Progress.Text)
+		}
 	case evNotice:
 		r.sayLocked("notice", ev.Text)
 	case evRetry:
@@ -360,6 +364,9 @@ func (r *repl) approve(ctx context.Context, req approvalRequest) approvalAnswer 
 	var b strings.Builder
 	if p := r.planAbove(); p != "" {
 		b.WriteString(r.paint("plan", p) + "\n")
+	}
+	if req.Agent != "" {
+		b.WriteString(r.paint("card", "┌ "+subText("card", "name", req.Agent)) + "\n") // a subagent asks (subagents.go)
 	}
 	b.WriteString(r.paint("card", "┌ "+r.text("card_head", "tool", req.Tool, "risk", req.Risk, "reason", req.Reason)) + "\n")
 	for _, l := range r.cardBody(req) {
