@@ -264,6 +264,8 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,
 		hygiene: hygieneOn(os.Getenv), extra: extra}
-	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) { return chooseModel(ctx, cfg, name, os.Getenv) }
+	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
+		return chooseModel(ctx, cfg, name, os.Getenv)
+	}
 	return e, func() { e.stopJobs(); st.close() }, nil
 }

@@ -74,7 +74,8 @@ type repl struct {
 	after     []string    // commands typed during a turn, run when it ends
 	quiet     map[string]bool
 	size      func() int // the terminal's width now (nil: fixed)
-	wakeCh    chan struct{} // a job ended while idle: run the machine's turn (repl_jobs.go)
+
+	wakeCh chan struct{} // a job ended while idle: run the machine's turn (repl_jobs.go)
 }
 
 // replIO is where a REPL reads and writes, and whether that is a terminal.
