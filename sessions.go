@@ -43,7 +43,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		showSession(stdout, s)
-		return nil
+		return showSubagents(stdout, st, s.ID) // subagents.go
 	case "delete":
 		if len(args) != 2 {
 			return usageError{"sessions delete takes one session id\n" + sessionsUsage}

@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -630,4 +631,26 @@ func taskVars(vars map[string]string) {
 	vars["agents"] = strings.Join(agents, "; ")
 	vars["max_steps"] = fmt.Sprint(sp.MaxSteps)
 	vars["max_running"] = fmt.Sprint(sp.MaxRunning)
+}
+
+// showSubagents prints, under a session, the transcripts of its subagents
+// (lembas sessions show): each is a session of its own, read the same way.
+func showSubagents(w io.Writer, st *store, id string) error {
+	all, err := st.list()
+	if err != nil {
+		return err
+	}
+	for i := len(all) - 1; i >= 0; i-- { // oldest first
+		kid := all[i]
+		if kid.Parent != id {
+			continue
+		}
+		status := ""
+		if n := len(kid.Turns); n > 0 {
+			status = kid.Turns[n-1].Status
+		}
+		fmt.Fprintln(w, "\n"+subText("show_head", "agent", kid.Agent, "session", kid.ID, "status", status, "title", kid.Title))
+		showSession(w, kid)
+	}
+	return nil
 }
