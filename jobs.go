@@ -131,12 +131,25 @@ type jobBuffer struct {
 	read  int64 // offset the last read ended at
 }
 
+// write keeps up to twice keep bytes and trims back to keep only then, so
+// a flood costs one copy per keep bytes rather than one per write; what
+// is read is always at most the last keep bytes (view).
 func (b *jobBuffer) write(p []byte) {
 	b.data = append(b.data, p...)
-	if over := len(b.data) - b.keep; over > 0 {
-		b.data = append(b.data[:0], b.data[over:]...)
+	if over := len(b.data) - b.keep; over > b.keep {
+		n := copy(b.data, b.data[over:])
+		b.data = b.data[:n]
 		b.start += int64(over)
 	}
+}
+
+// view is the kept output: the last keep bytes, and the offset of its
+// first byte.
+func (b *jobBuffer) view() ([]byte, int64) {
+	if over := len(b.data) - b.keep; over > 0 {
+		return b.data[over:], b.start + int64(over)
+	}
+	return b.data, b.start
 }
 
 func (b *jobBuffer) end() int64 { return b.start + int64(len(b.data)) }
@@ -144,27 +157,29 @@ func (b *jobBuffer) end() int64 { return b.start + int64(len(b.data)) }
 // next takes up to max bytes the model has not read; dropped is how many
 // unread bytes were no longer kept.
 func (b *jobBuffer) next(max int) (text string, dropped int64, more bool) {
-	if b.read < b.start {
-		dropped = b.start - b.read
-		b.read = b.start
+	data, start := b.view()
+	if b.read < start {
+		dropped = start - b.read
+		b.read = start
 	}
-	from := int(b.read - b.start)
-	to := len(b.data)
+	from := int(b.read - start)
+	to := len(data)
 	if max > 0 && to-from > max {
 		to = from + max
-		for to > from && to < len(b.data) && b.data[to]&0xC0 == 0x80 {
+		for to > from && to < len(data) && data[to]&0xC0 == 0x80 {
 			to-- // not inside a UTF-8 sequence
 		}
 		more = true
 	}
-	b.read = b.start + int64(to)
-	return string(b.data[from:to]), dropped, more
+	b.read = start + int64(to)
+	return string(data[from:to]), dropped, more
 }
 
 // tail is the last n lines kept; it counts as read.
 func (b *jobBuffer) tail(n int) string {
+	data, _ := b.view()
 	b.read = b.end()
-	s := strings.TrimRight(string(b.data), "\n")
+	s := strings.TrimRight(string(data), "\n")
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

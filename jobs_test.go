@@ -354,3 +354,32 @@ func TestJobBuffer(t *testing.T) {
 		t.Errorf("after tail %q, want nothing new", s)
 	}
 }
+
+// FuzzJobBuffer: any writes and reads keep the buffer's promises — never
+// more than keep bytes shown, offsets that add up, no panic.
+func FuzzJobBuffer(f *testing.F) {
+	f.Add([]byte("hello\nworld\n"), uint8(4), uint8(3))
+	f.Add([]byte("\xe2\x82\xac\xe2\x82\xac"), uint8(1), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, keep, max uint8) {
+		b := jobBuffer{keep: int(keep) + 1}
+		var read int64
+		for i := 0; i < len(data); i += 7 {
+			end := i + 7
+			if end > len(data) {
+				end = len(data)
+			}
+			b.write(data[i:end])
+			s, dropped, _ := b.next(int(max))
+			if len(s) > b.keep {
+				t.Fatalf("read %d bytes, keep %d", len(s), b.keep)
+			}
+			read += int64(len(s)) + dropped
+			if read != b.read {
+				t.Fatalf("read offsets %d != %d", read, b.read)
+			}
+		}
+		if tl := b.tail(3); len(tl) > b.keep {
+			t.Fatalf("tail of %d bytes, keep %d", len(tl), b.keep)
+		}
+	})
+}

@@ -301,3 +301,17 @@ func TestSubagentReport(t *testing.T) {
 		t.Errorf("parent's messages %q, want the report %q", users, want)
 	}
 }
+
+// FuzzPersonNamed: the person's text and a model's name are outside input;
+// any of them answers without a panic, and a name alone is always named.
+func FuzzPersonNamed(f *testing.F) {
+	f.Add("use qwen3.", "qwen3")
+	f.Add("ünïcode qwen3-coder", "qwen3")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, said, name string) {
+		personNamed([]string{said}, name)
+		if n := strings.TrimSpace(name); n != "" && strings.ToLower(n) == n && !strings.ContainsAny(n, ".:/") && !personNamed([]string{n}, n) {
+			t.Fatalf("%q alone does not name itself", n)
+		}
+	})
+}
