@@ -23,6 +23,16 @@
 // also runs edits; auto runs everything; plan only reads. In -p nobody can
 // be asked, so a call that would be asked is refused and the model told why.
 //
+// # Background jobs and subagents
+//
+// bash with background: true, or a command still running at its timeout,
+// becomes a job (j1, j2, …); task gives work to a subagent, a fresh
+// conversation with the parent's permissions or fewer. job_list,
+// job_output, job_stop and job_send work on both. A job that ends tells
+// the model at its next step, or runs a turn of lembas's own when the
+// session is idle. Jobs die with lembas; with -p they are stopped when the
+// answer is done. /jobs and /agents show them in the interactive session.
+//
 // # Files
 //
 // config.yaml lives in $XDG_CONFIG_HOME/lembas (~/.config/lembas); sessions
