@@ -168,7 +168,10 @@ func TestSubagentRefusals(t *testing.T) {
 		{"model not named", map[string]any{"description": "d", "prompt": "p", "model": "big-coder"}, nil, rf["model_not_named"]},
 		{"one at a time", map[string]any{"description": "d", "prompt": "p"}, func(e *engine) { e.ref.Meta.Parallel = 1 }, rf["one_at_a_time"]},
 		{"same one-model server", map[string]any{"description": "d", "prompt": "p", "model": "big-coder"},
-			func(e *engine) { e.ref.Conn.Name = "llamacpp"; e.sess.Turns = append(e.sess.Turns, turn{Prompt: "use big-coder for helpers"}) },
+			func(e *engine) {
+				e.ref.Conn.Name = "llamacpp"
+				e.sess.Turns = append(e.sess.Turns, turn{Prompt: "use big-coder for helpers"})
+			},
 			rf["same_server"]},
 	}
 	for _, c := range cases {
