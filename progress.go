@@ -80,7 +80,9 @@ func (e *engine) progressFor(ev event) {
 	case evText:
 		e.setPhase("writing", nil)
 	case evToolStart:
-		if ev.Tool != nil {
+		// A call that never ran (refused, bad arguments) is announced
+		// after the fact without its risk (engine.storeResult): no phase.
+		if ev.Tool != nil && ev.Tool.Risk != "" {
 			e.setPhase("running_tool", map[string]any{"tool": ev.Tool.Name})
 		}
 	case evRetry:
@@ -138,6 +140,9 @@ func (e *engine) setPhase(name string, data map[string]any) {
 // waitingForPerson sets the phase while an approval card waits, and gives
 // the function that puts the previous phase back.
 func (e *engine) waitingForPerson(tool string) func() {
+	if nobodyAsked(e.ask) {
+		return func() {} // -p: the answer is at once, and nobody waits
+	}
 	e.jx.mu.Lock()
 	prev, data := e.jx.progress.cur, e.jx.progress.data
 	e.jx.mu.Unlock()
@@ -147,4 +152,16 @@ func (e *engine) waitingForPerson(tool string) func() {
 			e.setPhase(prev, data)
 		}
 	}
+}
+
+// nobodyAsked says whether an approver answers without a person (-p), a
+// subagent's included.
+func nobodyAsked(a approver) bool {
+	switch x := a.(type) {
+	case headlessApprover:
+		return true
+	case subApprover:
+		return x.inner == nil || nobodyAsked(x.inner)
+	}
+	return false
 }

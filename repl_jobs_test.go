@@ -29,6 +29,7 @@ func TestReplJobs(t *testing.T) {
 	h.expect("/help for commands")
 	h.typ("start the server in the background")
 	h.expect("Waiting for you") // the progress line while the card waits, not the model
+	h.expect("n deny · e edit")
 	h.key("y")
 	h.expect("Started the server.")
 	h.turnDone()
