@@ -57,6 +57,7 @@ type jobsState struct {
 	models   func(ctx context.Context, name string) (*modelRef, error) // finds a model a task names (nil: the session's connection only)
 	busy     bool                                                      // a turn is running
 	progress progressState
+	askMu    sync.Mutex // one approval card at a time in a tree (progress.go waitingForPerson)
 }
 
 // job is one background command or subagent.

@@ -137,17 +137,23 @@ func (e *engine) setPhase(name string, data map[string]any) {
 	e.emit(ev)
 }
 
-// waitingForPerson sets the phase while an approval card waits, and gives
-// the function that puts the previous phase back.
+// waitingForPerson sets the phase while an approval card waits, holds the
+// tree's card lock, and gives the function that lets it go and puts the
+// previous phase back.
 func (e *engine) waitingForPerson(tool string) func() {
 	if nobodyAsked(e.ask) {
 		return func() {} // -p: the answer is at once, and nobody waits
 	}
+	// One card at a time in a tree: a background subagent may ask while
+	// its parent does, and a front end shows one card.
+	root := e.rootEngine()
+	root.jx.askMu.Lock()
 	e.jx.mu.Lock()
 	prev, data := e.jx.progress.cur, e.jx.progress.data
 	e.jx.mu.Unlock()
 	e.setPhase("waiting_for_person", map[string]any{"tool": tool})
 	return func() {
+		root.jx.askMu.Unlock()
 		if prev != "" && prev != "waiting_for_person" {
 			e.setPhase(prev, data)
 		}

@@ -213,6 +213,9 @@ func (r *repl) run(first string) error {
 				r.quit()
 				break
 			}
+			if r.answerCard(line) {
+				continue // a background subagent's card was waiting for it (repl_jobs.go)
+			}
 			r.handle(line)
 		case <-r.wakeCh:
 			r.machineTurn()

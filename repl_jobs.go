@@ -70,3 +70,18 @@ func (r *repl) agentsCommand(args string) {
 	}
 	r.say("status", strings.Join(rows, "\n"))
 }
+
+// answerCard gives a line typed between turns to a card that waits for
+// one — a background subagent's approval asks while no turn runs — so it
+// is answered, not taken as a prompt (and never left to time out).
+func (r *repl) answerCard(line string) bool {
+	r.mu.Lock()
+	w := r.waiter
+	r.waiter = nil
+	r.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	w <- line
+	return true
+}

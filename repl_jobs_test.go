@@ -1,6 +1,11 @@
 package main
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -54,5 +59,51 @@ func TestReplJobs(t *testing.T) {
 	h.exit()
 	if data, _ := os.ReadFile(filepath.Join(h.proj, "notes.txt")); string(data) != "n\n" {
 		t.Errorf("notes.txt = %q", data)
+	}
+}
+
+// TestReplBackgroundSubagentAsksWhileIdle: a background subagent's card
+// drawn while no turn runs takes the next line as its answer (not as a
+// prompt), and its end runs the machine's turn.
+func TestReplBackgroundSubagentAsksWhileIdle(t *testing.T) {
+	fm := newFakeModel(t)
+	f2 := newFakeModel(t, "helper")
+	fm.push(
+		callsReply(fakeCall{"task", map[string]any{"description": "notes", "prompt": "Write notes.txt.", "model": "helper", "background": true}}),
+		textReply("It runs in the background."),
+		textReply("The notes are written."),
+	)
+	f2.push(callsReply(fakeCall{"write", map[string]any{"path": "notes.txt", "content": "n\n"}}), textReply("wrote notes.txt"))
+	// The subagent's first request waits until the parent's turn is over,
+	// so its card comes while no turn runs.
+	release := make(chan struct{})
+	target, _ := url.Parse(f2.srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gate.Close)
+	h := startRepl(t, fm, "manual", false, yes())
+	h.r.e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
+		return newModelRef(&connection{Name: "two", BaseURL: gate.URL + "/v1", http: newHTTPClient()}, "helper"), nil
+	}
+	h.expect("/help for commands")
+	h.typ("let helper write the notes in the background")
+	h.expect("It runs in the background.")
+	h.turnDone()
+	close(release)
+	h.expect("┌ " + subText("card", "name", "j1 general"))
+	h.expect("n deny")
+	h.typ("y")
+	h.expect("job j1 done: notes")
+	h.expect("The notes are written.")
+	h.turnDone()
+	h.exit()
+	if data, _ := os.ReadFile(filepath.Join(h.proj, "notes.txt")); string(data) != "n\n" {
+		t.Errorf("notes.txt = %q", data)
+	}
+	if n := len(fm.got()); n != 3 {
+		t.Errorf("%d requests to the main model, want 3 (the y was not a prompt)", n)
 	}
 }
