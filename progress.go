@@ -109,6 +109,14 @@ func (e *engine) setPhase(name string, data map[string]any) {
 	if e.emit == nil {
 		return
 	}
+	if data == nil { // the common case, once per streamed piece: no allocation
+		e.jx.mu.Lock()
+		same := e.jx.progress.key == name
+		e.jx.mu.Unlock()
+		if same {
+			return
+		}
+	}
 	var b strings.Builder
 	b.WriteString(name)
 	for _, k := range []string{"tool", "attempt", "count", "name"} {

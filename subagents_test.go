@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -317,4 +320,59 @@ func FuzzPersonNamed(f *testing.F) {
 			t.Fatalf("%q alone does not name itself", n)
 		}
 	})
+}
+
+// TestSubagentLimits: a fifth subagent while four run is refused with its
+// text; a subagent past its token budget is stopped and says so.
+func TestSubagentLimits(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	arrived := make(chan struct{}, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		arrived <- struct{}{}
+		<-release
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, textReply("done").body)
+	}))
+	t.Cleanup(srv.Close)
+	f := newFakeModel(t)
+	e, _ := newTestEngine(t, f, "auto", nil)
+	t.Cleanup(func() { e.stopJobs() })
+	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
+		return newModelRef(&connection{Name: "two", BaseURL: srv.URL + "/v1", http: newHTTPClient()}, "helper"), nil
+	}
+	e.sess.Turns = append(e.sess.Turns, turn{Prompt: "use helper"})
+	sp := theSpec().Loop.Subagents
+	args := json.RawMessage(`{"description":"d","prompt":"wait","model":"helper","background":true}`)
+	for i := 0; i < sp.MaxRunning; i++ {
+		if res := toolTask(e, context.Background(), theSpec().Tools["task"], args); res.IsError {
+			t.Fatal(res.Text)
+		}
+	}
+	for i := 0; i < sp.MaxRunning; i++ {
+		<-arrived
+	}
+	res := toolTask(e, context.Background(), theSpec().Tools["task"], args)
+	if want := fillPairs(sp.Refusals["too_many"], "max", sp.MaxRunning); res.Text != want {
+		t.Errorf("fifth subagent: %q, want %q", res.Text, want)
+	}
+	once.Do(func() { close(release) })
+	for _, j := range e.jobs().list() {
+		<-j.doneCh()
+	}
+
+	// The budget: the subagent's first request spends more than it has.
+	f.push(callsReply(fakeCall{"task", map[string]any{"description": "big", "prompt": "Read everything."}}),
+		callsReply(fakeCall{"list", map[string]any{}}), textReply("stopped it"))
+	old := theSpec().Loop.Subagents.MaxTokens
+	theSpec().Loop.Subagents.MaxTokens = 100
+	defer func() { theSpec().Loop.Subagents.MaxTokens = old }()
+	e.runTurn(context.Background(), "read it all")
+	got := toolResults(f.got()[2])
+	want := fillPairs(sp.Texts["budget"], "max", 100)
+	if r := got[len(got)-1]; !strings.Contains(r, "· stopped ·") || !strings.Contains(r, want) {
+		t.Errorf("over budget: %q, want stopped and %q", r, want)
+	}
 }
