@@ -376,3 +376,37 @@ func TestSubagentLimits(t *testing.T) {
 		t.Errorf("over budget: %q, want stopped and %q", r, want)
 	}
 }
+
+// TestJobSendToRunningSubagent: a message sent to a running subagent is
+// read at its next step.
+func TestJobSendToRunningSubagent(t *testing.T) {
+	f := newFakeModel(t)
+	f2 := newFakeModel(t, "helper")
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		f2.serve(w, r)
+	}))
+	t.Cleanup(gate.Close)
+	e, _ := newTestEngine(t, f, "auto", nil)
+	t.Cleanup(func() { e.stopJobs() })
+	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
+		return newModelRef(&connection{Name: "two", BaseURL: gate.URL + "/v1", http: newHTTPClient()}, "helper"), nil
+	}
+	f.push(callsReply(fakeCall{"task", map[string]any{"description": "count", "prompt": "Count files.", "model": "helper", "background": true}}),
+		callsReply(fakeCall{"job_send", map[string]any{"id": "j1", "message": "Count folders too."}}),
+		textReply("asked"))
+	f2.push(callsReply(fakeCall{"list", map[string]any{}}), textReply("0 files, 0 folders"))
+	e.runTurn(context.Background(), "have helper count files")
+	if res := toolResults(f.got()[2]); !strings.Contains(res[len(res)-1], "Sent to j1; it reads the message at its next step.") {
+		t.Errorf("job_send result %q", res)
+	}
+	once.Do(func() { close(release) })
+	<-e.jobs().get("j1").doneCh()
+	u := userTexts(f2.got()[1])
+	if len(u) != 2 || !strings.Contains(u[1], "Count folders too.") {
+		t.Errorf("the subagent's second request had %q; want the message", u)
+	}
+}
