@@ -248,7 +248,7 @@ func (m *jobManager) add(kind, title string, owner *engine) (*job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.stopped {
-		return nil, fmt.Errorf("%s", jobText("too_many", "max", 0))
+		return nil, fmt.Errorf("%s", jobText("closing"))
 	}
 	if len(m.jobs) >= m.spec.MaxPerSession {
 		return nil, fmt.Errorf("%s", jobText("session_full", "max", m.spec.MaxPerSession))
@@ -479,6 +479,16 @@ func (e *engine) resetJobs() {
 	}
 }
 
+// stopOwned stops the running jobs an engine started (a subagent whose run
+// ended: nobody would be told of their end).
+func (m *jobManager) stopOwned(owner *engine) {
+	for _, j := range m.list() {
+		if st, _, _ := j.status(); st == "running" && j.owner == owner && j.stop != nil {
+			j.stop()
+		}
+	}
+}
+
 // stopJobs ends the session's jobs (when it closes); safe with none.
 func (e *engine) stopJobs() []string {
 	e.jx.mu.Lock()
@@ -551,7 +561,8 @@ func startShellProc(shell, line, dir string, fg io.Writer, j *job, grace time.Du
 
 // adopt makes a running command a job: from now on its output goes to the
 // job, a watchdog kills its group if lembas dies, and its end is marked.
-func (p *shellProc) adopt(j *job, grace time.Duration) {
+func (p *shellProc) adopt(j *job) {
+	grace := time.Duration(j.mgr.spec.StopGraceMS) * time.Millisecond
 	p.mu.Lock()
 	p.fg, p.job = nil, j
 	p.mu.Unlock()
@@ -798,7 +809,7 @@ func bashWithJobs(e *engine, tb *toolbox, ctx context.Context, t *toolSpec, line
 			j.finish("failed", -1, false)
 			return errResult(err.Error())
 		}
-		p.adopt(j, grace)
+		p.adopt(j)
 		return toolResult{Text: t.text("started_job", "id", j.ID, "title", oneLine(line, 120))}
 	}
 	buf := &boundedBuffer{keep: 256 << 10}
@@ -821,7 +832,7 @@ func bashWithJobs(e *engine, tb *toolbox, ctx context.Context, t *toolSpec, line
 	case <-timer.C:
 		j, err := m.add("command", line, e)
 		if err == nil {
-			p.adopt(j, grace)
+			p.adopt(j)
 			text := strings.TrimRight(buf.String(), "\n")
 			if text != "" {
 				text += "\n"

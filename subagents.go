@@ -449,6 +449,7 @@ func (r *subagentRun) runOnce(ctx context.Context, prompt string) {
 	r.mu.Unlock()
 	defer cancel()
 	out := r.e.runTurn(ctx, prompt)
+	r.e.jobs().stopOwned(r.e) // its own background commands end with its run
 	parent := r.e.jx.sub.parent
 	parent.jx.mu.Lock()
 	parent.jx.subUsage.add(out.Usage)
