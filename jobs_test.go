@@ -383,3 +383,43 @@ func FuzzJobBuffer(f *testing.F) {
 		}
 	})
 }
+
+// TestPrintStopsLeftoverJobs: lembas -p does not wait for jobs; when the
+// answer is done, a job still running is stopped (tree and all), stderr
+// says which, and the run ends with its answer.
+func TestPrintStopsLeftoverJobs(t *testing.T) {
+	skipNoUnix(t)
+	f := newFakeModel(t)
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "sleep 300 & echo $! > pid; wait", "background": true}}),
+		callsReply(fakeCall{"job_list", map[string]any{}}),
+		textReply("Left it running."))
+	proj := copyProject(t, "basic")
+	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	r := runLembas(t, env, proj, "", "--mode", "auto", "--output-format", "stream-json", "-p", "start a sleeper")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := jobText("print_leftover", "n", 1, "ids", "j1")
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
+	}
+	b, _ := os.ReadFile(filepath.Join(proj, "pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 1 {
+		t.Fatalf("the job wrote no pid (%q)", b)
+	}
+	if left := waitGone([]int{pid}); len(left) > 0 {
+		exec.Command("kill", "-9", strconv.Itoa(pid)).Run()
+		t.Errorf("the job's sleep %d outlived lembas -p", pid)
+	}
+	var jobEvents []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev event
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == evJob && ev.Job != nil {
+			jobEvents = append(jobEvents, ev.Job.ID+":"+ev.Job.Status)
+		}
+	}
+	if got := strings.Join(jobEvents, " "); got != "j1:running" {
+		t.Errorf("stream-json job events %q, want j1:running (a job stopped at exit is not told)", got)
+	}
+}
