@@ -33,10 +33,7 @@ func (r *repl) onEvent(ev event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Type {
-	case evStep:
-		r.setProgressLocked(r.text("progress_wait"))
 	case evReasoning:
-		r.setProgressLocked(r.text("progress_think"))
 		if !r.settings.reasoningShown() {
 			return
 		}
@@ -52,17 +49,20 @@ func (r *repl) onEvent(ev event) {
 		}
 		r.progress = ""
 		r.streamLocked("text", ev.Text)
-	case evToolStart:
-		r.setProgressLocked(r.text("progress_tool", "tool", toolLine(ev.Tool, r.spec.Repl.Numbers.ToolLineChars)))
 	case evToolEnd:
 		r.inReason = false
 		r.sayLocked(r.toolRole(ev.Tool), toolLine(ev.Tool, r.spec.Repl.Numbers.ToolLineChars))
 		if body := r.foldResult(ev.Tool); body != "" {
 			r.writeLinesLocked(body)
 		}
-		r.setProgressLocked(r.text("progress_wait"))
 	case evProgress:
-		if ev.Progress != nil && ev.Agent == "" {
+		// The one source of the progress line (progress.go): the phase's
+		// text, whatever the turn does — a card waiting is "Waiting for you".
+		switch {
+		case ev.Progress == nil || ev.Agent != "":
+		case ev.Progress.Phase == "writing":
+			r.progress = "" // the streamed text is its own progress, as before
+		default:
 			r.setProgressLocked(ev.Progress.Text)
 		}
 	case evNotice:
