@@ -10,11 +10,12 @@ package main
 // happen (an approval card, subagents, a compaction). A phase is sent once
 // when it changes, never on a timer.
 //
-// Emitted today: waiting_for_model, thinking, writing, running_tool,
+// Emitted today: waiting_for_model, loading_model (a retry whose error says
+// the model is loading), thinking, writing, running_tool,
 // waiting_for_person, waiting_for_subagents, compacting, retrying,
-// stopped, failed. queued, loading_model and reading_prompt have their
-// texts but no source yet: lembas runs one turn per session at a time and
-// an OpenAI-style stream says nothing about loading or prompt reading.
+// stopped, failed. queued and reading_prompt have their texts but no
+// source yet: lembas runs one turn per session at a time, and an
+// OpenAI-style stream says nothing of how far the prompt has been read.
 
 import (
 	"strings"
@@ -23,9 +24,10 @@ import (
 
 // progressSpec is loop.json's progress.
 type progressSpec struct {
-	About  string            `json:"about"`
-	Line   string            `json:"line"`
-	Phases map[string]string `json:"phases"`
+	About        string            `json:"about"`
+	Line         string            `json:"line"`
+	LoadingMatch []string          `json:"loading_match"`
+	Phases       map[string]string `json:"phases"`
 }
 
 // phase is one progress event's body.
@@ -90,6 +92,13 @@ func (e *engine) progressFor(ev event) {
 		e.jx.progress.retries++
 		n := e.jx.progress.retries
 		e.jx.mu.Unlock()
+		low := strings.ToLower(ev.Text)
+		for _, m := range theSpec().Loop.Progress.LoadingMatch {
+			if strings.Contains(low, m) {
+				e.setPhase("loading_model", nil)
+				return
+			}
+		}
 		e.setPhase("retrying", map[string]any{"attempt": n + 1})
 	case evDone:
 		switch ev.StopReason {
