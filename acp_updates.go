@@ -27,6 +27,9 @@ func (s *acpSession) onEvent(ev event) {
 		s.jobUpdate(ev) // acp_jobs.go: a job outlives its turn
 		return
 	}
+	if ev.Agent != "" {
+		return // a subagent's own stream: plain ACP shows one conversation
+	}
 	s.mu.Lock()
 	active := s.active
 	s.mu.Unlock()

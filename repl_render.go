@@ -30,6 +30,9 @@ func pickTheme(name string) map[string]string {
 // onEvent draws one engine event. It is called from the engine's
 // goroutines, so everything it touches is under r.mu.
 func (r *repl) onEvent(ev event) {
+	if ev.Agent != "" {
+		return // a subagent's own stream (subagents.go): /agents shows its transcript
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Type {
@@ -59,7 +62,7 @@ func (r *repl) onEvent(ev event) {
 		// The one source of the progress line (progress.go): the phase's
 		// text, whatever the turn does — a card waiting is "Waiting for you".
 		switch {
-		case ev.Progress == nil || ev.Agent != "":
+		case ev.Progress == nil:
 		case ev.Progress.Phase == "writing":
 			r.progress = "" // the streamed text is its own progress, as before
 		default:

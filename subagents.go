@@ -405,7 +405,16 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	run := &subagentRun{e: child, job: j, desc: desc}
 	child.jx.sub = &subagentInfo{id: j.ID, agent: agent, parent: e, depth: depth, run: run}
 	child.jx.mgr = e.jobs()
-	child.emit = run.watch
+	up := e.emit
+	child.emit = func(ev event) {
+		run.watch(ev)
+		if up != nil {
+			if ev.Agent == "" {
+				ev.Agent = j.ID // its events go up the tree, marked (stream-json, the link); the REPL and ACP draw only their own
+			}
+			up(ev)
+		}
+	}
 	j.sub = run
 	j.stop = func() {
 		run.mu.Lock()
@@ -419,9 +428,10 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	return run, e.st.save(sess)
 }
 
-// watch is a subagent's event sink: it counts tokens against the budget
-// and stops the run when they are spent. Its stream stays in its own
-// transcript; the parent's front end sees its approvals and its end.
+// watch counts a subagent's tokens against its budget and stops the run
+// when they are spent. Its events then go up to the parent's front end
+// with agent set to its job id: stream-json prints them, the link forwards
+// them, and the REPL and ACP, which show one conversation, leave them out.
 func (r *subagentRun) watch(ev event) {
 	if ev.Type != evUsage || ev.Usage == nil {
 		return

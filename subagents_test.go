@@ -50,8 +50,14 @@ func TestSubagentReadOnlyTask(t *testing.T) {
 		callsReply(fakeCall{"read", map[string]any{"path": "a.txt"}}),
 		textReply("a.txt says hello"),
 		textReply("It says hello."))
-	e, _ := newTestEngine(t, f, "manual", map[string]string{"a.txt": "hello\n"})
+	e, evs := newTestEngine(t, f, "manual", map[string]string{"a.txt": "hello\n"})
 	out := e.runTurn(context.Background(), "what is in a.txt? ask a subagent")
+	var up []string
+	for _, ev := range *evs {
+		if ev.Agent == "j1" && (ev.Type == evToolEnd || ev.Type == evDone) {
+			up = append(up, ev.Type+":"+ev.Session)
+		}
+	}
 	if out.Err != nil || out.Answer != "It says hello." {
 		t.Fatalf("outcome %+v", out)
 	}
@@ -93,6 +99,9 @@ func TestSubagentReadOnlyTask(t *testing.T) {
 	}
 	if kid.Parent != e.sess.ID || kid.Agent != "j1 explore" || len(kid.Turns) != 1 || kid.Turns[0].Answer != "a.txt says hello" {
 		t.Errorf("child session parent %q agent %q turns %+v", kid.Parent, kid.Agent, kid.Turns)
+	}
+	if want := "tool_end:" + kid.ID + " done:" + kid.ID; strings.Join(up, " ") != want {
+		t.Errorf("the subagent's events that came up %q, want %q (marked with its job id and its own session)", up, want)
 	}
 	if latest, err := e.st.latest(e.tb.root); err != nil || latest.ID != e.sess.ID {
 		t.Errorf("latest is %v (%v), want the parent, never a subagent's transcript", latest, err)
