@@ -517,6 +517,9 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 	if always {
 		meta["always"] = req.Tool
 	}
+	if req.Agent != "" {
+		meta["subagent"] = req.Agent // a subagent asks (subagents.go)
+	}
 	return map[string]any{"sessionId": sessionID, "toolCall": call, "options": opts, "_meta": map[string]any{"lembas": meta}}
 }
 

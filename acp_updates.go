@@ -23,6 +23,13 @@ type acpTool struct {
 
 // onEvent is the session's engine's emit.
 func (s *acpSession) onEvent(ev event) {
+	if ev.Type == evJob {
+		s.jobUpdate(ev) // acp_jobs.go: a job outlives its turn
+		return
+	}
+	if ev.Agent != "" {
+		return // a subagent's own stream: plain ACP shows one conversation
+	}
 	s.mu.Lock()
 	active := s.active
 	s.mu.Unlock()

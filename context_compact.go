@@ -54,6 +54,7 @@ func (e *engine) autoCompact(ctx context.Context, midTurn bool) {
 		return
 	}
 	last := e.sess.Requests[len(e.sess.Requests)-1]
+	e.setPhase("compacting", nil)
 	if err := e.compactNow(ctx, midTurn); err != nil {
 		e.send(event{Type: evNotice, Text: err.Error()})
 		return

@@ -35,6 +35,16 @@
 // nothing. A call may ask to run unsandboxed, with a reason: the person is
 // always asked, and -p refuses it.
 //
+// # Background jobs and subagents
+//
+// bash with background: true, or a command still running at its timeout,
+// becomes a job (j1, j2, …); task gives work to a subagent, a fresh
+// conversation with the parent's permissions or fewer. job_list,
+// job_output, job_stop and job_send work on both. A job that ends tells
+// the model at its next step, or runs a turn of lembas's own when the
+// session is idle. Jobs die with lembas; with -p they are stopped when the
+// answer is done. /jobs and /agents show them in the interactive session.
+//
 // # Files
 //
 // config.yaml lives in $XDG_CONFIG_HOME/lembas (~/.config/lembas); sessions

@@ -208,13 +208,15 @@ func TestEndToEndHeadlessRefusal(t *testing.T) {
 	if len(res) != 1 || !strings.Contains(res[0], "needs the person's approval in manual mode") {
 		t.Errorf("refusal result %q", res)
 	}
-	var types []string
+	var types, phases []string
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var ev event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("stream-json line is not JSON: %q", line)
 		}
-		if ev.Type != evText && ev.Type != evReasoning {
+		if ev.Type == evProgress {
+			phases = append(phases, ev.Progress.Phase) // progress.go
+		} else if ev.Type != evText && ev.Type != evReasoning {
 			types = append(types, ev.Type)
 		}
 		if ev.Type == evToolEnd && ev.Tool.Status != "refused" {
@@ -223,6 +225,9 @@ func TestEndToEndHeadlessRefusal(t *testing.T) {
 	}
 	if got := strings.Join(types, " "); got != "prompt step usage tool_start tool_end step usage done" {
 		t.Errorf("events %s", got)
+	}
+	if got := strings.Join(phases, " "); got != "waiting_for_model writing" { // the refused call never ran
+		t.Errorf("progress phases %s", got)
 	}
 	// Text format: only the final answer on stdout.
 	f.push(textReply("Just this."))

@@ -44,6 +44,7 @@ type engine struct {
 
 	libMu sync.Mutex
 	lib   *libraryState // instructions, skills, memory, notes (library.go); made on first use
+	jx    jobsState     // background jobs, subagents, progress (jobs.go)
 }
 
 // callRecord is one call of a turn, for -p's JSON output.
@@ -72,6 +73,7 @@ func (e *engine) send(ev event) {
 	}
 	if e.emit != nil {
 		e.emit(ev)
+		e.progressFor(ev)
 	}
 }
 
@@ -93,6 +95,12 @@ func (e *engine) curTurn() *turn { return &e.sess.Turns[len(e.sess.Turns)-1] }
 func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart) (out outcome) {
 	lp := theSpec().Loop
 	e.sess.Turns = append(e.sess.Turns, turn{N: len(e.sess.Turns) + 1, Prompt: prompt, Started: time.Now(), Status: "running"})
+	by := ""
+	if e.turnStarted() {
+		by = "machine"
+		e.curTurn().By = by
+	}
+	defer e.turnEnded()
 	e.tb.snap = e.snapshot
 	if e.sess.Title == "" {
 		e.sess.Title = titleOf(prompt)
@@ -125,7 +133,7 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 	if err := e.appendMsg(message{Role: "user", Content: e.withNote(prompt, time.Now()), Kind: "prompt", Images: images}); err != nil {
 		return outcome{StopReason: "error", Err: err}
 	}
-	e.send(event{Type: evPrompt, Text: prompt})
+	e.send(event{Type: evPrompt, Text: prompt, By: by})
 	nudges := 0
 	wrapped := false
 	for step := 1; ; step++ {
@@ -145,6 +153,10 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		e.curTurn().Steps = step
 		if err := e.takeSteer(); err != nil {
+			out.StopReason, out.Err = "error", err
+			return out
+		}
+		if err := e.takeJobMarks(); err != nil {
 			out.StopReason, out.Err = "error", err
 			return out
 		}
@@ -196,6 +208,7 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		calls, err := e.runCalls(ctx, rep.Calls)
 		out.Calls = append(out.Calls, calls...)
+		out.Usage.add(e.takeSubUsage())
 		if err != nil {
 			out.StopReason, out.Err = "error", err
 			return out
@@ -323,6 +336,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 // askPerson puts one call to the person through the approver; no answer
 // within the approval timeout is a denial.
 func (e *engine) askPerson(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
+	defer e.waitingForPerson(t.Name)()
 	return approveWithin(ctx, e.ask, e.perm.request(callID, t, args, d), approvalTimeout())
 }
 
@@ -366,6 +380,7 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 	}
 	id, name, block := p.call.ID, p.t.Name, p.t.Block
 	ctx = withSandboxCall(ctx, e.perm.mode, p.bare)
+	ctx = withJobs(ctx, e)
 	ctx = withLive(ctx, func(tail string) {
 		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})
 	})

@@ -23,6 +23,8 @@ const (
 	evStep       = "step"        // a new model request starts (progress)
 	evSteered    = "steered"     // a steer message was given to the model at this step
 	evPlan       = "plan"        // the session's plan changed; Plan carries it whole
+	evJob        = "job"         // background work: a job started or ended (Job), or marks given to the model (Text)
+	evProgress   = "progress"    // what the turn is doing now (Progress; progress.go)
 )
 
 type event struct {
@@ -35,6 +37,10 @@ type event struct {
 	Usage      *usage     `json:"usage,omitempty"`
 	StopReason string     `json:"stop_reason,omitempty"`
 	Plan       *plan      `json:"plan,omitempty"`
+	Job        *jobInfo   `json:"job,omitempty"`
+	Progress   *phase     `json:"progress,omitempty"`
+	Agent      string     `json:"agent,omitempty"` // the subagent an event is about (its job id or name)
+	By         string     `json:"by,omitempty"`    // on prompt: "machine" when lembas started the turn
 	Time       time.Time  `json:"time"`
 }
 

@@ -121,6 +121,9 @@ type loopSpec struct {
 	Store       struct {
 		PruneDays int `json:"prune_days"`
 	} `json:"store"`
+	Jobs      jobsSpec      `json:"jobs"`      // jobs.go
+	Subagents subagentsSpec `json:"subagents"` // subagents.go
+	Progress  progressSpec  `json:"progress"`  // progress.go
 }
 
 // compactionSpec is loop.json's context.compaction: when a session is

@@ -141,6 +141,9 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 		}
 	}
 	out := e.runTurn(ctx, prompt)
+	if ids := e.stopJobs(); len(ids) > 0 {
+		fmt.Fprintln(stderr, "lembas: "+jobText("print_leftover", "n", len(ids), "ids", strings.Join(ids, ", ")))
+	}
 	if out.Calls == nil {
 		out.Calls = []callRecord{}
 	}
@@ -265,5 +268,8 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,
 		hygiene: hygieneOn(os.Getenv), extra: extra}
-	return e, st.close, nil
+	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
+		return chooseModel(ctx, cfg, name, os.Getenv)
+	}
+	return e, func() { e.stopJobs(); st.close() }, nil
 }

@@ -88,24 +88,24 @@ func hasString(list []string, s string) bool {
 	return false
 }
 
-// progressLine draws the indexing progress on one line of a terminal
+// indexProgress draws the indexing progress on one line of a terminal
 // (rewritten in place), and nothing on a pipe, where only the closing line
 // is written.
-type progressLine struct {
+type indexProgress struct {
 	w   io.Writer
 	tty bool
 	n   int
 }
 
-func newProgressLine(w io.Writer) *progressLine {
-	p := &progressLine{w: w}
+func newIndexProgress(w io.Writer) *indexProgress {
+	p := &indexProgress{w: w}
 	if f, ok := w.(*os.File); ok {
 		p.tty = term.IsTerminal(int(f.Fd()))
 	}
 	return p
 }
 
-func (p *progressLine) update(done, total, pieces int) {
+func (p *indexProgress) update(done, total, pieces int) {
 	if !p.tty {
 		return
 	}
@@ -114,7 +114,7 @@ func (p *progressLine) update(done, total, pieces int) {
 	p.n++
 }
 
-func (p *progressLine) end() {
+func (p *indexProgress) end() {
 	if p.tty && p.n > 0 {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
@@ -195,7 +195,7 @@ func cmdLibrary(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageError{ls.Usage}
 	}
-	pl := newProgressLine(stderr)
+	pl := newIndexProgress(stderr)
 	ix, emb, st, err := updateKnowledge(context.Background(), pl.update)
 	pl.end()
 	if err != nil {

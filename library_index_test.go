@@ -432,7 +432,7 @@ func FuzzInstructionImports(f *testing.F) {
 // (which cmdLibrary writes) appears.
 func TestLibraryProgressLine(t *testing.T) {
 	var b bytes.Buffer
-	p := &progressLine{w: &b, tty: true}
+	p := &indexProgress{w: &b, tty: true}
 	p.update(1, 3, 2)
 	p.update(3, 3, 7)
 	p.end()
@@ -440,7 +440,7 @@ func TestLibraryProgressLine(t *testing.T) {
 		t.Errorf("tty: %q", got)
 	}
 	b.Reset()
-	p = newProgressLine(&b)
+	p = newIndexProgress(&b)
 	p.update(1, 1, 1)
 	p.end()
 	if b.Len() != 0 {

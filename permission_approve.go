@@ -40,6 +40,8 @@ type approvalRequest struct {
 	Reason  string   `json:"reason"`
 	Rule    string   `json:"rule"`    // the rule or table entry that asked
 	Options []string `json:"options"` // once, session, project, deny
+
+	Agent string `json:"agent,omitempty"` // the subagent that asks (its job id and agent); "" the session's own
 }
 
 // approver is answered by the REPL, ACP, the link — or, headless, by nobody.

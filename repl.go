@@ -74,6 +74,8 @@ type repl struct {
 	after     []string    // commands typed during a turn, run when it ends
 	quiet     map[string]bool
 	size      func() int // the terminal's width now (nil: fixed)
+
+	wakeCh chan struct{} // a job ended while idle: run the machine's turn (repl_jobs.go)
 }
 
 // replIO is where a REPL reads and writes, and whether that is a terminal.
@@ -112,6 +114,7 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 	e.asker = r
 	e.planner = r
 	e.emit = r.onEvent
+	r.hookJobs()
 	return r
 }
 
@@ -210,7 +213,12 @@ func (r *repl) run(first string) error {
 				r.quit()
 				break
 			}
+			if r.answerCard(line) {
+				continue // a background subagent's card was waiting for it (repl_jobs.go)
+			}
 			r.handle(line)
+		case <-r.wakeCh:
+			r.machineTurn()
 		case <-r.quitCh:
 		}
 		for len(r.after) > 0 && !r.quitting() {

@@ -169,6 +169,10 @@ func (r *repl) terminalCommand(name, args string) {
 		r.sessions(args)
 	case "memory":
 		r.replMemory(args)
+	case "jobs":
+		r.jobsCommand()
+	case "agents":
+		r.agentsCommand(args)
 	case "new":
 		r.switchSession("")
 	case "delete":
@@ -335,6 +339,7 @@ func (r *repl) switchSession(id string) {
 		return
 	}
 	old := e.sess.ID
+	e.resetJobs() // the old session's jobs end with it
 	e.sess = sess
 	sess.Model, sess.Mode = e.ref.String(), e.perm.mode
 	e.st.save(sess)

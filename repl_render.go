@@ -30,13 +30,13 @@ func pickTheme(name string) map[string]string {
 // onEvent draws one engine event. It is called from the engine's
 // goroutines, so everything it touches is under r.mu.
 func (r *repl) onEvent(ev event) {
+	if ev.Agent != "" {
+		return // a subagent's own stream (subagents.go): /agents shows its transcript
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Type {
-	case evStep:
-		r.setProgressLocked(r.text("progress_wait"))
 	case evReasoning:
-		r.setProgressLocked(r.text("progress_think"))
 		if !r.settings.reasoningShown() {
 			return
 		}
@@ -52,15 +52,22 @@ func (r *repl) onEvent(ev event) {
 		}
 		r.progress = ""
 		r.streamLocked("text", ev.Text)
-	case evToolStart:
-		r.setProgressLocked(r.text("progress_tool", "tool", toolLine(ev.Tool, r.spec.Repl.Numbers.ToolLineChars)))
 	case evToolEnd:
 		r.inReason = false
 		r.sayLocked(r.toolRole(ev.Tool), toolLine(ev.Tool, r.spec.Repl.Numbers.ToolLineChars))
 		if body := r.foldResult(ev.Tool); body != "" {
 			r.writeLinesLocked(body)
 		}
-		r.setProgressLocked(r.text("progress_wait"))
+	case evProgress:
+		// The one source of the progress line (progress.go): the phase's
+		// text, whatever the turn does — a card waiting is "Waiting for you".
+		switch {
+		case ev.Progress == nil:
+		case ev.Progress.Phase == "writing":
+			r.progress = "" // the streamed text is its own progress, as before
+		default:
+			r.setProgressLocked(ev.Progress.Text)
+		}
 	case evNotice:
 		r.sayLocked("notice", ev.Text)
 	case evRetry:
@@ -360,6 +367,9 @@ func (r *repl) approve(ctx context.Context, req approvalRequest) approvalAnswer 
 	var b strings.Builder
 	if p := r.planAbove(); p != "" {
 		b.WriteString(r.paint("plan", p) + "\n")
+	}
+	if req.Agent != "" {
+		b.WriteString(r.paint("card", "┌ "+subText("card", "name", req.Agent)) + "\n") // a subagent asks (subagents.go)
 	}
 	b.WriteString(r.paint("card", "┌ "+r.text("card_head", "tool", req.Tool, "risk", req.Risk, "reason", req.Reason)) + "\n")
 	for _, l := range r.cardBody(req) {

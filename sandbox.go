@@ -416,6 +416,15 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) error {
 	return sandboxStart(cmd, r.pol)
 }
 
+// startsOnOwnThread says whether startCommand will start the command from
+// a thread it then throws away (Linux's sandbox without a namespace): a
+// child told to die with the thread that started it (Pdeathsig) would die
+// at once.
+func startsOnOwnThread(ctx context.Context) bool {
+	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
+	return r != nil && !r.bare && !r.pol.NS && runtime.GOOS == "linux"
+}
+
 // unsandboxedArg reads a bash call's unsandboxed reason.
 func unsandboxedArg(args json.RawMessage) string {
 	var a struct {
@@ -479,6 +488,9 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 // finish is what is added to a command's result: the git folder put back
 // if the command changed it, and a denial explained.
 func (r *sandboxRun) finish(out string, code int) string {
+	if r == nil {
+		return "" // a command run without a sandbox context (benchmarks)
+	}
 	var notes []string
 	if r.note != "" {
 		notes = append(notes, r.note)

@@ -31,6 +31,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, s := range all {
+			if s.Parent != "" {
+				continue // a subagent's transcript: sessions show <parent> prints it
+			}
 			fmt.Fprintf(stdout, "%s\t%s\t%d turns\t%s\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), len(s.Turns), s.Project, s.Title)
 		}
 		return nil
@@ -43,7 +46,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		showSession(stdout, s)
-		return nil
+		return showSubagents(stdout, st, s.ID) // subagents.go
 	case "delete":
 		if len(args) != 2 {
 			return usageError{"sessions delete takes one session id\n" + sessionsUsage}

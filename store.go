@@ -57,6 +57,7 @@ type turn struct {
 	Usage      usage     `json:"usage"`
 	Steps      int       `json:"steps"`
 	Undone     bool      `json:"undone,omitempty"` // taken back by /undo
+	By         string    `json:"by,omitempty"`     // machine: started by lembas when background work ended (jobs.go)
 }
 
 type session struct {
@@ -82,6 +83,8 @@ type session struct {
 	Quirks   []string        `json:"quirks,omitempty"`    // request quirks learned on this session's connection
 	Requests []requestRecord `json:"requests,omitempty"`  // usage of every model request
 	Plan     *plan           `json:"plan,omitempty"`
+	Parent   string          `json:"parent,omitempty"` // a subagent's transcript: the session that gave the task (subagents.go)
+	Agent    string          `json:"agent,omitempty"`  // a subagent's transcript: its job id and agent
 }
 
 // requestRecord is one model request: its usage (cached input tokens
@@ -474,7 +477,7 @@ func (s *store) latest(project string) (*session, error) {
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].updated.After(cands[j].updated) })
 	for _, c := range cands {
-		if sess, err := s.read(c.id); err == nil {
+		if sess, err := s.read(c.id); err == nil && sess.Parent == "" {
 			return sess, nil
 		}
 	}

@@ -109,6 +109,7 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 		Command     string `json:"command"`
 		Timeout     int    `json:"timeout"`
 		Unsandboxed string `json:"unsandboxed"`
+		Background  bool   `json:"background"`
 	}
 	json.Unmarshal(raw, &a)
 	t := tb.spec.Tools["bash"]
@@ -129,6 +130,9 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	ctx, sb, refused := tb.sandboxFor(ctx, raw)
 	if refused != "" {
 		return errResult(refused)
+	}
+	if e := jobsEngine(ctx); e != nil {
+		return bashWithJobs(e, tb, ctx, t, a.Command, timeout, a.Background, live, sb)
 	}
 	out, code, how := runShell(ctx, tb.shell, a.Command, tb.root, time.Duration(timeout)*time.Second,
 		time.Duration(t.limit("kill_grace_ms"))*time.Millisecond, live)
