@@ -543,3 +543,49 @@ func TestSandboxWorktree(t *testing.T) {
 		t.Errorf("the repository's config changed from a worktree:\n%s", after)
 	}
 }
+
+// TestSandboxJobs: a background job runs in the same sandbox as a
+// foreground command — it writes in the project, is refused outside it —
+// and on the restricted-thread path it is not killed when the thread that
+// started it is thrown away.
+func TestSandboxJobs(t *testing.T) {
+	for _, how := range []string{"helper", "thread"} {
+		t.Run(how, func(t *testing.T) {
+			_, proj, sib := sandboxFixture(t)
+			tb := sandboxToolbox(t, proj, sandboxConfig{})
+			if how == "thread" {
+				tb.sandbox.nsOnce.Do(func() {})
+			}
+			e := &engine{tb: tb, sess: &session{ID: "sandbox-jobs"}}
+			t.Cleanup(func() { e.jobs().stopAll() })
+			outside := filepath.Join(sib, "job.txt")
+			cmd := "sleep 0.3; echo in > job-in.txt; echo out > " + outside + "; echo finished"
+			raw, _ := json.Marshal(map[string]any{"command": cmd, "background": true})
+			ctx := withJobs(withSandboxCall(context.Background(), "auto", false), e)
+			if r := tb.run(ctx, tb.byName["bash"], raw); r.IsError || !strings.Contains(r.Text, "j1") {
+				t.Fatalf("starting the job: %q", r.Text)
+			}
+			j := e.jobs().get("j1")
+			select {
+			case <-j.doneCh():
+			case <-time.After(30 * time.Second):
+				t.Fatal("the job never ended")
+			}
+			j.mu.Lock()
+			out := string(j.out.data)
+			j.mu.Unlock()
+			if !strings.Contains(out, "finished") {
+				t.Errorf("the job did not run to its end (killed with its starting thread?): %q", out)
+			}
+			if _, err := os.Stat(filepath.Join(proj, "job-in.txt")); err != nil {
+				t.Errorf("the job could not write in the project: %v (%q)", err, out)
+			}
+			if _, err := os.Stat(outside); err == nil {
+				t.Errorf("the job wrote outside the project: %q", out)
+			}
+			if !strings.Contains(out, "Permission denied") && !strings.Contains(out, "Read-only") {
+				t.Errorf("no denial in the job's output: %q", out)
+			}
+		})
+	}
+}
