@@ -32,6 +32,8 @@ type runFlags struct {
 	sessionID string
 	repl      bool // -i: the interactive session even when stdin is not a terminal
 	effort    string
+
+	mcpServers []json.RawMessage // ACP session/new's, beside config.yaml's and the project's (mcp_config.go)
 }
 
 // parseRunFlags reads flags and positional words in any order.
@@ -261,5 +263,6 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,
 		hygiene: hygieneOn(os.Getenv), extra: extra}
-	return e, st.close, nil
+	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), warn)
+	return e, func() { tb.mcp.close(); st.close() }, nil
 }

@@ -1,0 +1,5 @@
+package main
+
+// mcpAlive is not checked on Windows: the fake stdio server's no-orphans test
+// skips there (no process groups to signal).
+func mcpAlive(pid int) bool { return false }
