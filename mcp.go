@@ -247,7 +247,7 @@ func (s *mcpServer) connect(ctx context.Context) {
 			reason = s.spec.text("startup_timeout", "seconds", s.cfg.StartupTimeout.Seconds())
 		}
 		select {
-		case <-tr.exited():
+		case <-conn.closed: // the server went away: how it ended says more
 			reason = s.exitReason()
 		default:
 		}

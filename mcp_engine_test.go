@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// writeMCPConfig writes config.yaml with one fake stdio server and the
+// given extra lines (permissions).
+func writeMCPConfig(t *testing.T, mode, log string, extra ...string) {
+	t.Helper()
+	dir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lembas")
+	os.MkdirAll(dir, 0o755)
+	y := "mcp:\n  fake:\n    command: " + strconv.Quote(os.Args[0]) + "\n    args: [\"-test.run=^TestFakeMCPProcess$\"]\n" +
+		"    env:\n      LEMBAS_FAKE_MCP: " + mode + "\n      LEMBAS_FAKE_MCP_LOG: " + strconv.Quote(log) + "\n" +
+		"      LEMBAS_FAKE_MCP_GATE: " + strconv.Quote(log+".gate") + "\n" + strings.Join(extra, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mcpEngine is a session engine on the basic project with config.yaml's
+// servers; headless refuses what would be asked.
+func mcpEngine(t *testing.T, fm *fakeModel, mode string, headless bool) *engine {
+	t.Helper()
+	proj := copyProject(t, "basic")
+	e, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: mode, cwd: proj}, headless, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	if headless {
+		e.ask = headlessApprover{}
+	}
+	return e
+}
+
+func requestTools(r fakeRequest) []string {
+	var names []string
+	for _, raw := range r.Body.Tools {
+		var d struct {
+			Function struct{ Name string } `json:"function"`
+		}
+		json.Unmarshal(raw, &d)
+		names = append(names, d.Function.Name)
+	}
+	return names
+}
+
+// TestMCPSessionEndToEnd: config.yaml's server joins the first request's
+// tools (after the built-in ones, sorted), a call runs, and a changed tool
+// list reaches the model as a session note at the next turn.
+func TestMCPSessionEndToEnd(t *testing.T) {
+	skipNoFork(t)
+	fm := newFakeModel(t)
+	replEnv(t, fm)
+	log := filepath.Join(t.TempDir(), "log")
+	writeMCPConfig(t, "wait", log)
+	e := mcpEngine(t, fm, "auto", false)
+	// The session is open while the server is still starting (it waits for
+	// its gate): a prompt could be typed now.
+	if st, _, _ := e.tb.mcp.servers[0].status(); st != "connecting" {
+		t.Fatalf("the slow server is %s before its gate opened; the session waited for it", st)
+	}
+	os.WriteFile(log+".gate", nil, 0o600)
+	fm.push(callsReply(fakeCall{"mcp__fake__echo", map[string]any{"text": "hi"}}),
+		callsReply(fakeCall{"mcp__fake__change", map[string]any{}}),
+		textReply("done"), textReply("ok"))
+	if out := e.runTurn(context.Background(), "use the echo tool"); out.Err != nil || out.Answer != "done" {
+		t.Fatalf("turn: %+v", out)
+	}
+	reqs := fm.got()
+	names := requestTools(reqs[0])
+	var mcp []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "mcp__") {
+			mcp = append(mcp, n)
+		}
+	}
+	if len(mcp) != len(fakeMCPTools) || !strings.HasPrefix(names[len(names)-len(mcp)], "mcp__") {
+		t.Fatalf("tools of the first request: %v", names)
+	}
+	if res := toolResults(reqs[1]); len(res) != 1 || !strings.Contains(res[0], "echo: hi") {
+		t.Errorf("the echo result: %v", res)
+	}
+	if out := e.runTurn(context.Background(), "again"); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	reqs = fm.got()
+	last := reqs[len(reqs)-1].messages()
+	if u, _ := last[len(last)-1]["content"].(string); !strings.Contains(u, "The tools of MCP server fake changed") {
+		t.Errorf("no session note of the change: %q", u)
+	}
+	if a, b := string(reqs[0].Body.Tools[0]), string(reqs[len(reqs)-1].Body.Tools[0]); a != b || len(reqs[0].Body.Tools) != len(reqs[len(reqs)-1].Body.Tools) {
+		t.Errorf("the tools changed within the session")
+	}
+}
+
+// TestMCPPermissions: an MCP call is asked in manual mode, so -p refuses it;
+// rules mcp__server, mcp__server__* and mcp__server__tool allow or deny it.
+func TestMCPPermissions(t *testing.T) {
+	skipNoFork(t)
+	cases := []struct {
+		mode  string
+		rules []string
+		want  string
+	}{
+		{"manual", nil, "nobody can answer"},
+		{"edit", nil, "nobody can answer"},
+		{"manual", []string{"permissions:", "  allow: [mcp__fake]"}, "echo: hi"},
+		{"manual", []string{"permissions:", "  allow: [\"mcp__fake__*\"]"}, "echo: hi"},
+		{"manual", []string{"permissions:", "  allow: [mcp__fake__echo]"}, "echo: hi"},
+		{"auto", nil, "echo: hi"},
+		{"auto", []string{"permissions:", "  deny: [mcp__fake__echo]"}, "refuses it"},
+		{"auto", []string{"permissions:", "  deny: [mcp__fake]"}, "refuses it"},
+		{"auto", []string{"permissions:", "  deny: [mcp__other]"}, "echo: hi"},
+	}
+	for _, c := range cases {
+		fm := newFakeModel(t)
+		replEnv(t, fm)
+		writeMCPConfig(t, "normal", filepath.Join(t.TempDir(), "log"), c.rules...)
+		e := mcpEngine(t, fm, c.mode, true)
+		fm.push(callsReply(fakeCall{"mcp__fake__echo", map[string]any{"text": "hi"}}), textReply("done"))
+		e.runTurn(context.Background(), "echo")
+		reqs := fm.got()
+		if len(reqs) < 2 {
+			t.Fatalf("%s %v: %d requests", c.mode, c.rules, len(reqs))
+		}
+		if res := toolResults(reqs[1]); len(res) != 1 || !strings.Contains(res[0], c.want) {
+			t.Errorf("%s %v: %v, want %q", c.mode, c.rules, res, c.want)
+		}
+	}
+}
+
+// TestMCPSearchTool: with a tiny context window the schemas go behind
+// mcp_tools, which finds a tool and calls it under the same permissions.
+func TestMCPSearchTool(t *testing.T) {
+	skipNoFork(t)
+	fm := newFakeModel(t)
+	replEnv(t, fm)
+	writeMCPConfig(t, "normal", filepath.Join(t.TempDir(), "log"))
+	e := mcpEngine(t, fm, "auto", true)
+	e.ref.Meta.Context = 2000
+	fm.push(callsReply(fakeCall{"mcp_tools", map[string]any{"query": "echo"}}),
+		callsReply(fakeCall{"mcp_tools", map[string]any{"name": "mcp__fake__echo", "arguments": map[string]any{"text": "found"}}}),
+		textReply("done"))
+	e.runTurn(context.Background(), "find echo")
+	reqs := fm.got()
+	names := requestTools(reqs[0])
+	if names[len(names)-1] != "mcp_tools" || strings.Contains(strings.Join(names, ","), "mcp__") {
+		t.Fatalf("tools: %v", names)
+	}
+	if res := toolResults(reqs[1]); len(res) != 1 || !strings.Contains(res[0], `"name":"mcp__fake__echo"`) {
+		t.Errorf("search: %v", res)
+	}
+	if res := toolResults(reqs[2]); len(res) != 2 || !strings.Contains(res[1], "echo: found") {
+		t.Errorf("call: %v", res)
+	}
+}
+
+// TestMCPFailedServerNotice: a server that fails is left out with a notice
+// naming it and why, and the others' tools are there.
+func TestMCPFailedServerNotice(t *testing.T) {
+	skipNoFork(t)
+	fm := newFakeModel(t)
+	replEnv(t, fm)
+	writeMCPConfig(t, "normal", filepath.Join(t.TempDir(), "log"),
+		"  broken:", "    command: "+strconv.Quote(os.Args[0]), "    args: [\"-test.run=^TestFakeMCPProcess$\"]",
+		"    env:", "      LEMBAS_FAKE_MCP: flood")
+	e := mcpEngine(t, fm, "auto", true)
+	var notices []string
+	e.emit = func(ev event) {
+		if ev.Type == evNotice {
+			notices = append(notices, ev.Text)
+		}
+	}
+	fm.push(textReply("hi"))
+	e.runTurn(context.Background(), "hello")
+	if len(notices) != 1 || !strings.Contains(notices[0], "MCP server broken left out: it exited (exit status 3)") {
+		t.Errorf("notices: %q", notices)
+	}
+	if n := len(requestTools(fm.got()[0])); n < len(fakeMCPTools) {
+		t.Errorf("%d tools", n)
+	}
+}
