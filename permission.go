@@ -349,6 +349,9 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 	if p.broken != nil {
 		return decision{Verdict: "deny", Rule: "config.yaml permissions", Reason: permText("rules_broken", "error", p.broken)}
 	}
+	if t.Name == "webfetch" {
+		return p.decideWeb(t, args) // judged by host (web.go)
+	}
 	if t.Name == theArityShellTool() {
 		var a struct {
 			Command string `json:"command"`
