@@ -62,6 +62,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdServe(args[1:], stdin, stdout, stderr)
 		case "permissions":
 			err = cmdPermissions(args[1:], stdout, stderr)
+		case "mcp":
+			err = cmdMCP(args[1:], stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -114,6 +116,7 @@ Usage:
   lembas serve --stdio            speak ACP (the Agent Client Protocol) to an editor on stdin/stdout
   lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
+  lembas mcp list [--cwd DIR]     the MCP servers a session here would have, their state and tools
   lembas --version | --help
 
 Flags:

@@ -188,3 +188,24 @@ func TestMCPFailedServerNotice(t *testing.T) {
 		t.Errorf("%d tools", n)
 	}
 }
+
+// TestMCPList: `lembas mcp list` starts the servers, waits, and shows each
+// with its state and tools; a token that is not set is shown as needed.
+func TestMCPList(t *testing.T) {
+	skipNoFork(t)
+	replEnv(t, newFakeModel(t))
+	os.Unsetenv("LEMBAS_TEST_NO_TOKEN")
+	writeMCPConfig(t, "normal", filepath.Join(t.TempDir(), "log"),
+		"  remote:", "    url: http://127.0.0.1:1/mcp", "    headers:", "      Authorization: Bearer ${LEMBAS_TEST_NO_TOKEN}",
+		"  off:", "    command: nothing", "    enabled: false")
+	var out, errb strings.Builder
+	if code := run([]string{"mcp", "list", "--cwd", t.TempDir()}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"MCP servers (3):", "fake (config, stdio): 12 tools", "    mcp__fake__echo",
+		"remote (config, http): failed: needs a token: set LEMBAS_TEST_NO_TOKEN", "off (config, stdio): disabled"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("mcp list lacks %q:\n%s", want, out.String())
+		}
+	}
+}
