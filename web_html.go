@@ -27,6 +27,21 @@ type mdWriter struct {
 	inLink int
 	space  bool // a space is pending before the next word
 	depth  int
+	plain  bool // text only: no markdown marks (format text)
+}
+
+// mark writes markdown syntax, which plain text leaves out.
+func (w *mdWriter) mark(s string) {
+	if !w.plain {
+		w.raw(s)
+	}
+}
+
+// closeMark ends a mark right after the text it wraps.
+func (w *mdWriter) closeMark(s string) {
+	if !w.plain {
+		w.b.WriteString(s)
+	}
 }
 
 // maxHTMLDepth bounds the recursion: below it, a subtree is written as its
@@ -115,6 +130,15 @@ func (w *mdWriter) raw(s string) {
 	w.b.WriteString(s)
 }
 
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 func attr(n *html.Node, key string) string {
 	for _, a := range n.Attr {
 		if a.Key == key {
@@ -159,7 +183,7 @@ func (w *mdWriter) node(n *html.Node) {
 	default:
 		return
 	}
-	if skipped[n.DataAtom] || attr(n, "hidden") != "" || attr(n, "aria-hidden") == "true" {
+	if skipped[n.DataAtom] || hasAttr(n, "hidden") || attr(n, "aria-hidden") == "true" {
 		return
 	}
 	if w.depth >= maxHTMLDepth {
@@ -171,7 +195,7 @@ func (w *mdWriter) node(n *html.Node) {
 	switch n.DataAtom {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		w.newline(2)
-		w.raw(strings.Repeat("#", int(n.Data[1]-'0')) + " ")
+		w.mark(strings.Repeat("#", int(n.Data[1]-'0')) + " ")
 		w.children(n)
 		w.newline(2)
 	case atom.Br:
@@ -179,35 +203,35 @@ func (w *mdWriter) node(n *html.Node) {
 		w.space = false
 	case atom.Hr:
 		w.newline(2)
-		w.raw("---")
+		w.mark("---")
 		w.newline(2)
 	case atom.Pre:
 		w.newline(2)
-		w.raw("```\n")
+		w.mark("```\n")
 		w.pre++
 		w.children(n)
 		w.pre--
 		if !w.atLineStart() {
 			w.b.WriteByte('\n')
 		}
-		w.b.WriteString("```")
+		w.closeMark("```")
 		w.newline(2)
 	case atom.Code:
 		if w.pre > 0 {
 			w.children(n)
 			return
 		}
-		w.raw("`")
-		w.space = false
+		w.mark("`")
+		w.space = w.space && w.plain
 		w.children(n)
-		w.b.WriteString("`")
+		w.closeMark("`")
 	case atom.Strong, atom.B:
 		w.wrap(n, "**")
 	case atom.Em, atom.I:
 		w.wrap(n, "*")
 	case atom.A:
 		href := attr(n, "href")
-		if href == "" || strings.HasPrefix(strings.ToLower(strings.TrimSpace(href)), "javascript:") || w.inLink > 0 {
+		if w.plain || href == "" || strings.HasPrefix(strings.ToLower(strings.TrimSpace(href)), "javascript:") || w.inLink > 0 {
 			w.children(n)
 			return
 		}
@@ -218,7 +242,9 @@ func (w *mdWriter) node(n *html.Node) {
 		w.inLink--
 		w.b.WriteString("](" + w.abs(href) + ")")
 	case atom.Img:
-		if alt := strings.TrimSpace(attr(n, "alt")); alt != "" {
+		if alt := strings.TrimSpace(attr(n, "alt")); alt != "" && w.plain {
+			w.text(alt)
+		} else if alt != "" {
 			w.raw("![" + strings.Join(strings.Fields(alt), " ") + "](" + w.abs(attr(n, "src")) + ")")
 		}
 	case atom.Ul, atom.Ol:
@@ -245,19 +271,25 @@ func (w *mdWriter) node(n *html.Node) {
 		w.newline(1)
 	case atom.Blockquote:
 		w.newline(2)
-		w.quote++
+		if !w.plain {
+			w.quote++
+			defer func() { w.quote-- }()
+		}
 		w.children(n)
-		w.quote--
 		w.newline(2)
 	case atom.Tr:
 		w.newline(1)
-		w.raw("|")
+		w.mark("|")
 		w.children(n)
 		w.newline(1)
 	case atom.Td, atom.Th:
 		w.space = true
 		w.children(n)
-		w.raw(" |")
+		if w.plain {
+			w.space = true
+		} else {
+			w.raw(" |")
+		}
 	case atom.Table:
 		w.newline(2)
 		w.children(n)
@@ -274,6 +306,10 @@ func (w *mdWriter) node(n *html.Node) {
 }
 
 func (w *mdWriter) wrap(n *html.Node, mark string) {
+	if w.plain {
+		w.children(n)
+		return
+	}
 	w.raw(mark)
 	w.space = false
 	w.children(n)
@@ -303,12 +339,22 @@ func itoa(n int) string {
 // htmlToMarkdown turns a page into markdown; base makes links absolute. The
 // page's title, when it has one, heads the result.
 func htmlToMarkdown(page string, base *url.URL) string {
+	return convertHTML(page, base, false)
+}
+
+// htmlToText is the page's readable text alone: the same walk without the
+// marks (lists keep their - and numbers, which are text as much as marks).
+func htmlToText(page string) string {
+	return convertHTML(page, nil, true)
+}
+
+func convertHTML(page string, base *url.URL, plain bool) string {
 	doc, err := html.Parse(strings.NewReader(page))
 	if err != nil {
 		return page
 	}
-	w := &mdWriter{base: base}
-	if t := findTitle(doc); t != "" {
+	w := &mdWriter{base: base, plain: plain}
+	if t := findTitle(doc); t != "" && !plain {
 		w.b.WriteString("Title: " + t + "\n\n")
 	}
 	for c := doc.FirstChild; c != nil; c = c.NextSibling {
@@ -319,59 +365,6 @@ func htmlToMarkdown(page string, base *url.URL) string {
 		out[i] = strings.TrimRight(out[i], " ")
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
-}
-
-// htmlToText is the page's readable text alone, a line per block, walked
-// without recursion.
-func htmlToText(page string) string {
-	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		return page
-	}
-	var b strings.Builder
-	type item struct {
-		n     *html.Node
-		close bool // the end of a block: a line break after it
-	}
-	stack := []item{{n: doc}}
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := it.n
-		if it.close {
-			b.WriteByte('\n')
-			continue
-		}
-		if n.Type == html.ElementNode && (skipped[n.DataAtom] || n.DataAtom == atom.Title) {
-			continue
-		}
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		if n.Type == html.ElementNode && (blocks[n.DataAtom] || n.DataAtom == atom.Br || n.DataAtom == atom.Li || n.DataAtom == atom.Tr ||
-			n.DataAtom == atom.H1 || n.DataAtom == atom.H2 || n.DataAtom == atom.H3 || n.DataAtom == atom.Pre) {
-			b.WriteByte('\n')
-			stack = append(stack, item{n: n, close: true})
-		}
-		for c := n.LastChild; c != nil; c = c.PrevSibling {
-			stack = append(stack, item{n: c})
-		}
-	}
-	var lines []string
-	blank := 0
-	for _, l := range strings.Split(b.String(), "\n") {
-		l = strings.Join(strings.Fields(l), " ")
-		if l == "" {
-			blank++
-			if blank > 1 || len(lines) == 0 {
-				continue
-			}
-		} else {
-			blank = 0
-		}
-		lines = append(lines, l)
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // findTitle is the text of the document's <title>.
