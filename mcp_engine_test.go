@@ -209,3 +209,60 @@ func TestMCPList(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPSources: a trusted project's .mcp.json adds its servers (names
+// made to fit, cwd the project's); an untrusted one adds none; config.yaml
+// wins a name both give; ${VAR:-default} expands.
+func TestMCPSources(t *testing.T) {
+	replEnv(t, newFakeModel(t))
+	dir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lembas")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("mcp:\n  shared:\n    url: http://127.0.0.1:9/mcp\n    _meta:\n      lembas:\n        scope: s1\n"), 0o600)
+	proj := t.TempDir()
+	os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers": {
+		"my tools": {"command": "${LEMBAS_TEST_CMD:-mytool}", "args": ["--flag"], "env": {"K": "v"}, "extraKey": 1},
+		"shared": {"command": "ignored"},
+		"remote": {"type": "http", "url": "http://127.0.0.1:9/other", "headers": {"X-Key": "${LEMBAS_TEST_KEY}"}}}}`), 0o600)
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := mcpServersFor(cfg, proj, nil, os.Getenv)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("an untrusted project: %v %+v", err, got)
+	}
+	if string(got[0].Meta) != `{"lembas":{"scope":"s1"}}` {
+		t.Errorf("_meta from config.yaml: %s", got[0].Meta)
+	}
+	setTrust(proj, true)
+	got, _, err = mcpServersFor(cfg, proj, nil, func(k string) string {
+		if k == "LEMBAS_TEST_KEY" {
+			return "k3y"
+		}
+		return ""
+	})
+	if err != nil || len(got) != 3 {
+		t.Fatalf("a trusted project: %v %+v", err, got)
+	}
+	byName := map[string]mcpServerConfig{}
+	for _, c := range got {
+		byName[c.Name] = c
+	}
+	if c := byName["my_tools"]; c.Command != "mytool" || c.Cwd != proj || c.Source != "project" || c.Env["K"] != "v" {
+		t.Errorf("my tools: %+v", c)
+	}
+	if c := byName["shared"]; c.Source != "config" {
+		t.Errorf("shared came from %s, want config", c.Source)
+	}
+	if c := byName["remote"]; c.Headers["X-Key"] != "k3y" || c.URL != "http://127.0.0.1:9/other" {
+		t.Errorf("remote: %+v", c)
+	}
+	// config.yaml is strict about its own keys and names
+	for _, bad := range []string{"mcp:\n  a__b:\n    command: x\n", "mcp:\n  a:\n    comand: x\n", "mcp:\n  a:\n    command: x\n    url: y\n"} {
+		os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(bad), 0o600)
+		cfg, _ := loadConfig()
+		if _, err := mcpFromConfig(cfg); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
