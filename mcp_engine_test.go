@@ -266,3 +266,20 @@ func TestMCPSources(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPReplCommand: /mcp shows the session's servers.
+func TestMCPReplCommand(t *testing.T) {
+	skipNoFork(t)
+	fm := newFakeModel(t)
+	replEnv(t, fm)
+	writeMCPConfig(t, "normal", filepath.Join(t.TempDir(), "log"))
+	e := mcpEngine(t, fm, "auto", false)
+	e.tb.mcp.wait(context.Background())
+	cfg, _ := loadConfig()
+	out := newSyncBuffer()
+	r := newRepl(context.Background(), e, &runFlags{mode: "auto"}, cfg, replIO{in: strings.NewReader(""), out: out, width: 100})
+	r.terminalCommand("mcp", "")
+	if got := out.String(); !strings.Contains(got, "fake (config, stdio): 12 tools") || !strings.Contains(got, "mcp__fake__structured") {
+		t.Errorf("/mcp printed:\n%s", got)
+	}
+}
