@@ -30,6 +30,7 @@ type mcpStdio struct {
 	mu      sync.Mutex
 	lines   []string // stderr's last lines
 	done    chan any
+	errDone chan any // stderr read to its end
 	waitErr error
 	once    sync.Once
 }
@@ -73,7 +74,7 @@ func startMCPStdio(cfg mcpServerConfig, sp *mcpSpec) (*mcpStdio, error) {
 	outW.Close()
 	errW.Close()
 	s := &mcpStdio{lineReader: newLineReader(outR, int(sp.num("max_message_bytes"))), lineWriter: &lineWriter{w: inW},
-		cmd: cmd, stdin: inW, out: outR, spec: sp, done: make(chan any)}
+		cmd: cmd, stdin: inW, out: outR, spec: sp, done: make(chan any), errDone: make(chan any)}
 	go s.readStderr(errR)
 	go func() {
 		err := cmd.Wait()
@@ -88,6 +89,7 @@ func startMCPStdio(cfg mcpServerConfig, sp *mcpSpec) (*mcpStdio, error) {
 // readStderr keeps the last stderr_lines lines, each cut at
 // stderr_line_bytes, so a server that floods stderr costs a fixed amount.
 func (s *mcpStdio) readStderr(r *os.File) {
+	defer close(s.errDone)
 	defer r.Close()
 	keep := int(s.spec.num("stderr_lines"))
 	width := int(s.spec.num("stderr_line_bytes"))
@@ -120,7 +122,17 @@ func (s *mcpStdio) readStderr(r *os.File) {
 	}
 }
 
+// tail is stderr's last lines; once the process has exited, what it
+// wrote last is read first (bounded: a child may hold stderr open).
 func (s *mcpStdio) tail() string {
+	select {
+	case <-s.done:
+		select {
+		case <-s.errDone:
+		case <-time.After(s.spec.ms("stdin_grace_ms")):
+		}
+	default:
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return strings.Join(s.lines, " | ")
