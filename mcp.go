@@ -112,7 +112,8 @@ type mcpServerConfig struct {
 	StartupTimeout time.Duration
 	CallTimeout    time.Duration
 	Risk           string          // interact unless the person says otherwise
-	Meta           json.RawMessage // _meta merged into every tools/call (the instance's library scope)
+	Meta           json.RawMessage // _meta merged into every tools/call
+	SessionScope   bool            // every tools/call carries _meta.lembas.scope: the lembas session's id (the instance's library)
 
 	missing []string // environment variables that ${VAR} named and are unset
 }
@@ -160,7 +161,8 @@ type mcpServer struct {
 	version string
 	ready   chan struct{} // closed when state leaves connecting
 
-	open func(ctx context.Context) (mcpTransport, error) // the transport's dialer
+	open  func(ctx context.Context) (mcpTransport, error) // the transport's dialer
+	scope func() string                                   // the session's id, for SessionScope (set by the session)
 }
 
 // mcpSessionGone is the code an HTTP transport answers a request with when
@@ -469,8 +471,8 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 	if len(bytes.TrimSpace(args)) == 0 {
 		params["arguments"] = map[string]any{}
 	}
-	if len(s.cfg.Meta) > 0 {
-		params["_meta"] = s.cfg.Meta
+	if meta := s.callMeta(); meta != nil {
+		params["_meta"] = meta
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
@@ -500,6 +502,28 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 		return toolResult{Text: sp.text("call_failed", "server", s.cfg.Name, "tool", t.Name, "error", err), IsError: true, Status: "failed"}
 	}
 	return mcpResultOf(sp, s.cfg.Name, res, vision)
+}
+
+// callMeta is a call's _meta: the entry's own, with lembas.scope set to
+// the session's id for a server that scopes by session (the instance's
+// library keeps what a session stores apart by it). nil: none.
+func (s *mcpServer) callMeta() map[string]any {
+	var meta map[string]any
+	if len(s.cfg.Meta) > 0 {
+		json.Unmarshal(s.cfg.Meta, &meta)
+	}
+	if s.cfg.SessionScope && s.scope != nil {
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		l, _ := meta["lembas"].(map[string]any)
+		if l == nil {
+			l = map[string]any{}
+		}
+		l["scope"] = s.scope()
+		meta["lembas"] = l
+	}
+	return meta
 }
 
 // mcpResultOf turns a tools/call result into a tool result: text joined;

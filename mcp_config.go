@@ -4,7 +4,9 @@ package main
 // replace an earlier server of the same name):
 //
 //   - config.yaml mcp: — name → command/args/env/cwd or url/headers, enabled,
-//     tools: {allow, deny}, startup_timeout and call_timeout (seconds), risk;
+//     tools: {allow, deny}, startup_timeout and call_timeout (seconds), risk,
+//     _meta (sent with every call) and session_scope (the instance's library:
+//     every call carries _meta.lembas.scope, the session's id);
 //   - the project's .mcp.json ({"mcpServers": {name: {...}}}, the format other
 //     agents write), only in a folder the person said to trust, since it
 //     starts programs;
@@ -197,7 +199,7 @@ func mcpEntry(name, source string, e map[string]any, strict bool) (mcpServerConf
 	var err error
 	for k := range e {
 		switch k {
-		case "command", "args", "env", "cwd", "url", "headers", "enabled", "tools", "startup_timeout", "call_timeout", "risk", "type", "_meta":
+		case "command", "args", "env", "cwd", "url", "headers", "enabled", "tools", "startup_timeout", "call_timeout", "risk", "type", "_meta", "session_scope":
 		default:
 			if strict {
 				return bad("unknown key %s", k)
@@ -253,6 +255,13 @@ func mcpEntry(name, source string, e map[string]any, strict bool) (mcpServerConf
 	}
 	if c.Risk != "" && !contains([]string{"read", "write", "execute", "interact"}, c.Risk) {
 		return bad("risk %q: use read, write, execute or interact", c.Risk)
+	}
+	if v, ok := e["session_scope"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return bad("session_scope must be true or false")
+		}
+		c.SessionScope = b
 	}
 	if m, ok := e["_meta"]; ok {
 		c.Meta, _ = json.Marshal(m)

@@ -283,3 +283,35 @@ func TestMCPReplCommand(t *testing.T) {
 		t.Errorf("/mcp printed:\n%s", got)
 	}
 }
+
+// TestMCPLibraryScope: a server with session_scope gets the session's id
+// as _meta.lembas.scope on every call, beside the entry's own _meta, over
+// HTTP with a bearer token from the environment.
+func TestMCPLibraryScope(t *testing.T) {
+	fm := newFakeModel(t)
+	replEnv(t, fm)
+	web := newFakeHTTPMCP(t)
+	web.bearer = "lib-token"
+	t.Setenv("LEMBAS_TEST_LIB_TOKEN", "lib-token")
+	dir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lembas")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("mcp:\n  library:\n    url: "+web.srv.URL+"/mcp\n    session_scope: true\n"+
+		"    headers:\n      Authorization: Bearer ${LEMBAS_TEST_LIB_TOKEN}\n    _meta:\n      lembas:\n        kind: notes\n"), 0o600)
+	e := mcpEngine(t, fm, "auto", true)
+	fm.push(callsReply(fakeCall{"mcp__library__meta", map[string]any{}}), textReply("done"))
+	e.runTurn(context.Background(), "look it up")
+	want := `{"lembas":{"kind":"notes","scope":"` + e.sess.ID + `"}}`
+	if res := toolResults(fm.got()[1]); len(res) != 1 || !strings.Contains(res[0], want) {
+		t.Errorf("the call's _meta: %v, want %s", res, want)
+	}
+	// The token lives in the environment and in memory only: nothing lembas
+	// wrote (sessions, state) holds it.
+	filepath.Walk(os.Getenv("XDG_STATE_HOME"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "lib-token") {
+				t.Errorf("%s holds the token", p)
+			}
+		}
+		return nil
+	})
+}

@@ -193,6 +193,9 @@ func (e *engine) awaitMCP(ctx context.Context) {
 	m.mu.Unlock()
 	sp := theMCP()
 	if !fixed {
+		for _, s := range m.servers {
+			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
+		}
 		m.wait(ctx)
 		for _, n := range m.fix() {
 			e.send(event{Type: evNotice, Text: n})
