@@ -8,6 +8,7 @@
 //	lembas sessions list|show|delete|prune
 //	lembas config get|set|list|path
 //	lembas permissions check [--mode M] [--cwd DIR] -- COMMAND... | --tool read|write --path P
+//	lembas mcp list [--cwd DIR]
 //
 // # Models
 //
@@ -22,6 +23,16 @@
 // manual (the default) runs reads and asks before edits and commands; edit
 // also runs edits; auto runs everything; plan only reads. In -p nobody can
 // be asked, so a call that would be asked is refused and the model told why.
+//
+// # MCP servers and the web
+//
+// Servers listed under mcp: in config.yaml (command/args/env/cwd, or
+// url/headers; ${VAR} from the environment), in a trusted project's
+// .mcp.json, or given by an editor in ACP session/new join a session's
+// tools as mcp__<server>__<tool>. Their calls are asked in manual, edit
+// and plan unless a rule (mcp__server, mcp__server__tool) allows them.
+// webfetch reads one http(s) page as markdown, asked per host; loopback
+// and private addresses need a rule naming the host.
 //
 // # Files
 //
