@@ -197,6 +197,9 @@ func (e *engine) awaitMCP(ctx context.Context) {
 			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
 		}
 		m.wait(ctx)
+		if ctx.Err() != nil {
+			return // cancelled while waiting: the next turn waits again, the list not yet fixed
+		}
 		for _, n := range m.fix() {
 			e.send(event{Type: evNotice, Text: n})
 		}
