@@ -288,10 +288,12 @@ func (f *fakeHTTPMCP) serve(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		if method == "tools/call" { // hang: hold the stream open until the client goes
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
+		if method == "tools/call" { // hang: hold the answer (or the stream) until the client goes
+			if f.sse {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+			}
 			<-r.Context().Done()
 			return
 		}

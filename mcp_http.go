@@ -112,10 +112,10 @@ func (h *mcpHTTP) newRequest(method string, body []byte) (*http.Request, error) 
 	return req, nil
 }
 
-// writeFrame POSTs one message and reads its answer: a JSON body at once,
-// an SSE stream in the background (resumed if it ends before the answer).
-// A failure for a request becomes an error response to it, so the caller
-// waiting on it hears why rather than waiting for its timeout.
+// writeFrame POSTs one message. A request is posted in the background, so
+// the caller waits for its answer where it can give up (a timeout, a
+// cancel) rather than inside the POST; a notification or a response is
+// posted before writeFrame returns, keeping its place in the order.
 func (h *mcpHTTP) writeFrame(b []byte) error {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
@@ -123,6 +123,28 @@ func (h *mcpHTTP) writeFrame(b []byte) error {
 	}
 	json.Unmarshal(b, &env)
 	isRequest := env.Method != "" && len(env.ID) > 0
+	if !isRequest {
+		return h.post(b, env.ID, false)
+	}
+	select {
+	case <-h.done:
+		return io.ErrClosedPipe
+	default:
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.post(b, env.ID, true)
+	}()
+	return nil
+}
+
+// post sends one message and reads its answer: a JSON body at once, an SSE
+// stream in the background (resumed if it ends before the answer). A
+// failure for a request becomes an error response to it, so the caller
+// waiting on it hears why rather than waiting for its timeout.
+func (h *mcpHTTP) post(b []byte, id json.RawMessage, isRequest bool) error {
+	env := struct{ ID json.RawMessage }{id}
 	fail := func(code int, format string, args ...any) error {
 		err := fmt.Errorf(format, args...)
 		if isRequest {

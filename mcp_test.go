@@ -274,21 +274,27 @@ func TestMCPHTTPResume(t *testing.T) {
 	}
 }
 
+// TestMCPHTTPTimeoutSendsCancelled: a call whose answer never comes — no
+// headers at all (JSON), or a stream that stays silent (SSE) — ends at the
+// call timeout with notifications/cancelled, not at the HTTP timeouts.
 func TestMCPHTTPTimeoutSendsCancelled(t *testing.T) {
-	f := newFakeHTTPMCP(t)
-	f.sse = true
-	cfg := f.config("web")
-	cfg.CallTimeout = 200 * time.Millisecond
-	s := connected(t, cfg)
-	r := s.callTool(context.Background(), mcpTool{Server: "web", Name: "hang"}, nil, false)
-	if !r.IsError || !strings.Contains(r.Text, "did not answer") {
-		t.Fatalf("%+v", r)
-	}
-	mcpWaitFor(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.cancelled) == 1 })
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !strings.Contains(f.cancelled[0], `"requestId":3`) {
-		t.Errorf("notifications/cancelled: %v (tools/call was request 3)", f.cancelled)
+	for _, sse := range []bool{false, true} {
+		f := newFakeHTTPMCP(t)
+		f.sse = sse
+		cfg := f.config("web")
+		cfg.CallTimeout = 200 * time.Millisecond
+		s := connected(t, cfg)
+		r := s.callTool(context.Background(), mcpTool{Server: "web", Name: "hang"}, nil, false)
+		if !r.IsError || !strings.Contains(r.Text, "did not answer") {
+			t.Fatalf("sse %v: %+v", sse, r)
+		}
+		mcpWaitFor(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.cancelled) == 1 })
+		f.mu.Lock()
+		if !strings.Contains(f.cancelled[0], `"requestId":3`) {
+			t.Errorf("sse %v: notifications/cancelled: %v (tools/call was request 3)", sse, f.cancelled)
+		}
+		f.mu.Unlock()
+		s.close()
 	}
 }
 
