@@ -315,3 +315,42 @@ func TestMCPLibraryScope(t *testing.T) {
 		return nil
 	})
 }
+
+// TestMCPBinaryLeavesNoProcess: `lembas -p` with a stdio server whose tool
+// starts a child: when lembas exits, neither the server nor its child is
+// left running (a real process check).
+func TestMCPBinaryLeavesNoProcess(t *testing.T) {
+	skipNoFork(t)
+	fm := newFakeModel(t)
+	fm.push(callsReply(fakeCall{"mcp__fake__child", map[string]any{}}), textReply("done"))
+	cfgHome, state := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfgHome)
+	log := filepath.Join(t.TempDir(), "log")
+	writeMCPConfig(t, "normal", log)
+	env := []string{"OPENAI_BASE_URL=" + fm.url(), "OPENAI_API_KEY=x", "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + cfgHome}
+	r := runLembas(t, env, t.TempDir(), "", "--mode", "auto", "--output-format", "json", "-p", "start the child")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	res := toolResults(fm.got()[1])
+	if len(res) != 1 {
+		t.Fatalf("results: %v", res)
+	}
+	lines := strings.Split(strings.TrimSpace(res[0]), "\n")
+	child, err := strconv.Atoi(lines[len(lines)-1])
+	if err != nil || child <= 0 {
+		t.Fatalf("the child's pid from %q", res[0])
+	}
+	if mcpAlive(child) {
+		t.Errorf("the server's child %d outlived lembas -p", child)
+	}
+	// The server's own pid: the fake logs none, so look for any process
+	// still running this test binary as the fake server.
+	out, _ := os.ReadFile(log)
+	if !strings.Contains(string(out), `"name":"child"`) {
+		t.Fatalf("the server saw no call: %s", out)
+	}
+	if pids := fakeServerPids(t, log); len(pids) > 0 {
+		t.Errorf("fake MCP server processes still running after lembas exited: %v", pids)
+	}
+}

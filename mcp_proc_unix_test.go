@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 )
 
 // mcpAlive says whether a process exists and is not a zombie.
@@ -21,4 +22,22 @@ func mcpAlive(pid int) bool {
 	}
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// fakeServerPids lists running processes whose environment names the fake
+// server's log (Linux /proc; elsewhere none are found).
+func fakeServerPids(t *testing.T, log string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && strings.Contains(string(env), "LEMBAS_FAKE_MCP_LOG="+log) && mcpAlive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

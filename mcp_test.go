@@ -183,7 +183,8 @@ func TestMCPStartupTimeout(t *testing.T) {
 
 func TestMCPShutdownLeavesNoProcess(t *testing.T) {
 	skipNoFork(t)
-	s := connected(t, fakeStdioConfig(t, "fake", "normal", filepath.Join(t.TempDir(), "log")))
+	log := filepath.Join(t.TempDir(), "log")
+	s := connected(t, fakeStdioConfig(t, "fake", "normal", log))
 	r := s.callTool(context.Background(), mcpTool{Server: "fake", Name: "child"}, nil, false)
 	child, err := strconv.Atoi(strings.TrimSpace(r.Text))
 	if err != nil || child <= 0 {
@@ -193,11 +194,17 @@ func TestMCPShutdownLeavesNoProcess(t *testing.T) {
 	if !mcpAlive(leader) || !mcpAlive(child) {
 		t.Fatalf("before close: leader %d alive %v, child %d alive %v", leader, mcpAlive(leader), child, mcpAlive(child))
 	}
+	if runtime.GOOS == "linux" && len(fakeServerPids(t, log)) != 2 {
+		t.Fatalf("the process check sees %v, want the server and its child", fakeServerPids(t, log))
+	}
 	set := &mcpSet{servers: []*mcpServer{s}, cancel: func() {}}
 	set.close()
 	mcpWaitFor(t, func() bool { return !mcpAlive(child) })
 	if mcpAlive(leader) {
 		t.Errorf("the server %d outlived close", leader)
+	}
+	if pids := fakeServerPids(t, log); len(pids) > 0 {
+		t.Errorf("still running after close: %v", pids)
 	}
 }
 
