@@ -171,7 +171,7 @@ func TestMCPFailedServerNotice(t *testing.T) {
 	replEnv(t, fm)
 	writeMCPConfig(t, "normal", filepath.Join(t.TempDir(), "log"),
 		"  broken:", "    command: "+strconv.Quote(os.Args[0]), "    args: [\"-test.run=^TestFakeMCPProcess$\"]",
-		"    env:", "      LEMBAS_FAKE_MCP: flood")
+		"    startup_timeout: 60", "    env:", "      LEMBAS_FAKE_MCP: flood")
 	e := mcpEngine(t, fm, "auto", true)
 	var notices []string
 	e.emit = func(ev event) {

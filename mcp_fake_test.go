@@ -150,7 +150,7 @@ func TestFakeMCPProcess(t *testing.T) {
 	}
 	if mode == "flood" {
 		w := bufio.NewWriter(os.Stderr)
-		for i := 0; i < 200000; i++ {
+		for i := 0; i < 50000; i++ { // 2.5 MB, far past any pipe buffer
 			fmt.Fprintf(w, "noise line %d %s\n", i, strings.Repeat("x", 40))
 		}
 		fmt.Fprintln(w, "fatal: the last words")

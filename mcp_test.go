@@ -161,7 +161,9 @@ func TestMCPServerDiesMidCall(t *testing.T) {
 
 func TestMCPFloodedStderrAndExit(t *testing.T) {
 	skipNoFork(t)
-	s := connected(t, fakeStdioConfig(t, "flood", "flood", filepath.Join(t.TempDir(), "log")))
+	cfg := fakeStdioConfig(t, "flood", "flood", filepath.Join(t.TempDir(), "log"))
+	cfg.StartupTimeout = time.Minute // reading the flood is the work here, not the timeout
+	s := connected(t, cfg)
 	state, reason, _ := s.status()
 	if state != "failed" || !strings.Contains(reason, "exit status 3") || !strings.Contains(reason, "fatal: the last words") {
 		t.Fatalf("a server that floods stderr and exits: %s %q", state, reason)
