@@ -314,7 +314,7 @@ func (a *acpAgent) initialize(raw json.RawMessage) (any, error) {
 		"agentCapabilities": map[string]any{
 			"loadSession":        true,
 			"promptCapabilities": map[string]bool{"image": true, "audio": false, "embeddedContext": true},
-			"mcpCapabilities":    map[string]bool{"http": false, "sse": false},
+			"mcpCapabilities":    map[string]bool{"http": true, "sse": false},
 		},
 		"authMethods": []any{},
 		"agentInfo":   map[string]string{"name": a.sp.Agent.Name, "title": a.sp.Agent.Title, "version": version},
@@ -356,9 +356,6 @@ func (a *acpAgent) openSession(c *rpcCall) {
 		c.reply(nil, paramErr("cwd", "cwd", p.Cwd))
 		return
 	}
-	if len(p.McpServers) > 0 {
-		a.log(fmt.Sprintf("%s: %d MCP server(s) given and ignored; lembas does not connect to MCP servers yet", c.Method, len(p.McpServers)))
-	}
 	mode := "manual"
 	if p.Meta.Mode != "" {
 		m, err := normMode(p.Meta.Mode)
@@ -368,7 +365,7 @@ func (a *acpAgent) openSession(c *rpcCall) {
 		}
 		mode = m
 	}
-	f := &runFlags{cwd: p.Cwd, mode: mode, model: p.Meta.Model}
+	f := &runFlags{cwd: p.Cwd, mode: mode, model: p.Meta.Model, mcpServers: p.McpServers}
 	if load {
 		if !validID(p.SessionID) {
 			c.reply(nil, paramErr("no_session", "id", p.SessionID))

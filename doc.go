@@ -11,6 +11,7 @@
 //	lembas library add|list|rm|reindex       the knowledge documents the model searches
 //	lembas permissions check [--mode M] [--cwd DIR] -- COMMAND... | --tool read|write --path P
 //	lembas sandbox check [--cwd DIR] [--mode M]
+//	lembas mcp list [--cwd DIR]
 //
 // # Models
 //
@@ -44,6 +45,16 @@
 // the model at its next step, or runs a turn of lembas's own when the
 // session is idle. Jobs die with lembas; with -p they are stopped when the
 // answer is done. /jobs and /agents show them in the interactive session.
+//
+// # MCP servers and the web
+//
+// Servers listed under mcp: in config.yaml (command/args/env/cwd, or
+// url/headers; ${VAR} from the environment), in a trusted project's
+// .mcp.json, or given by an editor in ACP session/new join a session's
+// tools as mcp__<server>__<tool>. Their calls are asked in manual, edit
+// and plan unless a rule (mcp__server, mcp__server__tool) allows them.
+// webfetch reads one http(s) page as markdown, asked per host; loopback
+// and private addresses need a rule naming the host.
 //
 // # Files
 //

@@ -129,6 +129,7 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
 	}()
+	e.awaitMCP(ctx) // MCP tools join before the first request (mcp_tools.go)
 	e.autoCompact(ctx, false)
 	if err := e.appendMsg(message{Role: "user", Content: e.withNote(prompt, time.Now()), Kind: "prompt", Images: images}); err != nil {
 		return outcome{StopReason: "error", Err: err}
@@ -373,7 +374,7 @@ func (e *engine) runParallel(ctx context.Context, ps []*pendingCall) {
 
 func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 	e.send(event{Type: evToolStart, Tool: &toolEvent{ID: p.call.ID, Name: p.t.Name, Block: p.t.Block, Risk: p.t.Risk, Input: string(p.args)}})
-	if f := sessionTools[p.t.Name]; f != nil {
+	if f := sessionTool(p.t.Name); f != nil {
 		r := e.runSessionTool(ctx, f, p.t, p.args)
 		p.res = &r
 		return

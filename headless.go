@@ -32,6 +32,8 @@ type runFlags struct {
 	sessionID string
 	repl      bool // -i: the interactive session even when stdin is not a terminal
 	effort    string
+
+	mcpServers []json.RawMessage // ACP session/new's, beside config.yaml's and the project's (mcp_config.go)
 }
 
 // parseRunFlags reads flags and positional words in any order.
@@ -271,5 +273,6 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}
-	return e, func() { e.stopJobs(); st.close() }, nil
+	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), warn)
+	return e, func() { e.stopJobs(); tb.mcp.close(); st.close() }, nil
 }

@@ -80,6 +80,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdTrust(args[1:], args[0] == "trust", stdout)
 		case "service":
 			err = cmdService(args[1:], stdout, stderr)
+		case "mcp":
+			err = cmdMCP(args[1:], stdout, stderr)
 		default:
 			err = cmdRun(args, stdin, stdout, stderr)
 		}
@@ -138,6 +140,7 @@ Usage:
   lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...   what a session would decide
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
   lembas sandbox check [--cwd DIR] [--mode M]   which OS sandbox commands run in, and what it allows
+  lembas mcp list [--cwd DIR]     the MCP servers a session here would have, their state and tools
   lembas --version | --help
 
 Flags:

@@ -277,7 +277,7 @@ func protectedReason(id string) string {
 // covers says whether a rule's key names a tool: the tool itself, or a
 // group of defaults.json keys (edit: every writing tool).
 func ruleCovers(r permRule, tool string) bool {
-	if r.Tool == tool {
+	if r.Tool == tool || mcpRuleCovers(r.Tool, tool) {
 		return true
 	}
 	return contains(theDefaults().Keys.Groups[r.Tool], tool)
@@ -334,6 +334,9 @@ func theArityShellTool() string {
 
 // modeEntry is what the mode does with a tool's risk, and its table entry.
 func (p *permissions) modeEntry(t *toolSpec) (string, string) {
+	if v, rule, ok := mcpModeEntry(p.mode, t); ok {
+		return v, rule
+	}
 	v := theSpec().Modes.Modes[p.mode][t.Risk]
 	if v == "" {
 		v = "ask"
@@ -345,6 +348,9 @@ func (p *permissions) modeEntry(t *toolSpec) (string, string) {
 func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 	if p.broken != nil {
 		return decision{Verdict: "deny", Rule: "config.yaml permissions", Reason: permText("rules_broken", "error", p.broken)}
+	}
+	if t.Name == "webfetch" {
+		return p.decideWeb(t, args) // judged by host (web.go)
 	}
 	if t.Name == theArityShellTool() {
 		var a struct {

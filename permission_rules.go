@@ -145,6 +145,9 @@ func parseRule(s string) (permRule, error) {
 			ok = false
 		}
 	}
+	if !ok && mcpRuleKey(tool) {
+		ok = true // mcp__server, mcp__server__*, mcp__server__Tool-name (mcp_tools.go)
+	}
 	if !ok || (strings.Contains(s, ":") && pattern == "") {
 		return permRule{}, fmt.Errorf("rule %q: %s", s, a.Rules.Error)
 	}

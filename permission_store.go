@@ -71,7 +71,7 @@ func (p *permissions) loadProject() {
 // mode asked about: for bash the patterns of the decision, else the tool.
 func (p *permissions) remember(t *toolSpec, d decision, scope string) error {
 	var texts []string
-	if t.Name == theArityShellTool() {
+	if t.Name == theArityShellTool() || len(d.Patterns) > 0 { // bash's commands, webfetch's host
 		for _, pat := range d.Patterns {
 			texts = append(texts, t.Name+": "+pat)
 		}

@@ -165,6 +165,8 @@ func (r *repl) terminalCommand(name, args string) {
 			r.theme = pickTheme(args)
 		}
 		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(r.spec.Themes.Order, ", ")))
+	case "mcp":
+		r.write(mcpListText(e.tb.mcp))
 	case "sessions":
 		r.sessions(args)
 	case "memory":

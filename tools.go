@@ -76,6 +76,11 @@ type toolbox struct {
 	// a folder leaves such files out. nil: none are.
 	protected func(abs string) bool
 
+	// Tools of the session beyond the harness's (tools_extra.go): MCP
+	// servers' tools, added once before the first request.
+	mcp   *mcpSet
+	extra map[string]toolFunc
+
 	mu    sync.Mutex
 	reads map[string]fileStamp
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
@@ -223,7 +228,11 @@ func (tb *toolbox) run(ctx context.Context, t *toolSpec, args json.RawMessage) (
 	if err != nil {
 		return toolResult{Text: err.Error(), IsError: true, Status: "failed"}
 	}
-	res = toolImpls[t.Name](tb, ctx, fixed)
+	impl := toolImpls[t.Name]
+	if impl == nil {
+		impl = tb.extra[t.Name]
+	}
+	res = impl(tb, ctx, fixed)
 	if res.Status == "" {
 		res.Status = "completed"
 		if res.IsError {

@@ -63,7 +63,7 @@ func benchTree(b *testing.B) *toolbox {
 	return tb
 }
 
-func benchCall(b *testing.B, tb *toolbox, name string, args any) toolResult {
+func searchBenchCall(b *testing.B, tb *toolbox, name string, args any) toolResult {
 	raw, _ := json.Marshal(args)
 	r := tb.run(context.Background(), tb.lookup(name), raw)
 	if r.IsError {
@@ -82,7 +82,7 @@ func BenchmarkSearchGrep(b *testing.B) {
 		b.Run("go/"+pat, func(b *testing.B) {
 			b.Setenv("LEMBAS_NO_RG", "1")
 			loopCPU(b, func() {
-				benchCall(b, tb, "grep", args)
+				searchBenchCall(b, tb, "grep", args)
 			})
 		})
 		if rgPath() == "" {
@@ -91,7 +91,7 @@ func BenchmarkSearchGrep(b *testing.B) {
 		b.Run("auto/"+pat, func(b *testing.B) {
 			loopCPU(b, func() {
 				treeSizes.Delete(tb.root)
-				benchCall(b, tb, "grep", args)
+				searchBenchCall(b, tb, "grep", args)
 			})
 		})
 		b.Run("rg/"+pat, func(b *testing.B) {
@@ -114,12 +114,12 @@ func BenchmarkSearchGlob(b *testing.B) {
 	tb := benchTree(b)
 	b.Run("glob", func(b *testing.B) {
 		loopCPU(b, func() {
-			benchCall(b, tb, "glob", map[string]any{"pattern": "*_test.go"})
+			searchBenchCall(b, tb, "glob", map[string]any{"pattern": "*_test.go"})
 		})
 	})
 	b.Run("list", func(b *testing.B) {
 		loopCPU(b, func() {
-			benchCall(b, tb, "list", map[string]any{"depth": 3})
+			searchBenchCall(b, tb, "list", map[string]any{"depth": 3})
 		})
 	})
 	if rgPath() == "" {

@@ -19,6 +19,23 @@ type sessionToolFunc func(e *engine, ctx context.Context, t *toolSpec, args json
 // sessionTools maps a tool's name to its implementation inside the engine.
 var sessionTools = map[string]sessionToolFunc{}
 
+// sessionToolsNamed are engine-run tools whose names are the harness's;
+// the name is read on first use, so start-up parses nothing.
+var sessionToolsNamed []func() (string, sessionToolFunc)
+
+// sessionTool is the engine-run implementation of a tool, or nil.
+func sessionTool(name string) sessionToolFunc {
+	if f := sessionTools[name]; f != nil {
+		return f
+	}
+	for _, named := range sessionToolsNamed {
+		if n, f := named(); n == name {
+			return f
+		}
+	}
+	return nil
+}
+
 // argConverters turn the arguments of a former name that took other
 // arguments into the tool's own (todo → plan_write).
 var argConverters = map[string]func(json.RawMessage) json.RawMessage{}

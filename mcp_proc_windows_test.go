@@ -1,0 +1,9 @@
+package main
+
+import "testing"
+
+// mcpAlive is not checked on Windows: the fake stdio server's no-orphans test
+// skips there (no process groups to signal).
+func mcpAlive(pid int) bool { return false }
+
+func fakeServerPids(t *testing.T, log string) []int { return nil }

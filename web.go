@@ -1,0 +1,263 @@
+package main
+
+// webfetch: one page from the web, for the model to read. Safety first:
+// http(s) only; a host is asked about once (an "always" answer remembers the
+// host, as a rule webfetch: <host>); a loopback or private address is
+// refused unless a rule names the host — checked when the call is judged
+// and again on every connection the fetch makes, so a name that resolves
+// elsewhere by the time of the fetch is still refused. Redirects on the
+// same host are followed to a limit; one to another host is reported to
+// the model, which may fetch it (and be asked) on its own. The body is read
+// up to a cap, HTML is turned into markdown (web_html.go), and what is
+// returned is capped again and says where it came from.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+func init() { toolImpls["webfetch"] = toolWebFetch }
+
+// webTarget reads a call's URL: its parsed form and lower-case host.
+func webTarget(t *toolSpec, raw string) (*url.URL, string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, "", errors.New(t.text("bad_url", "url", raw))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, "", errors.New(t.text("bad_scheme", "url", raw))
+	}
+	if u.Host == "" {
+		return nil, "", errors.New(t.text("bad_url", "url", raw))
+	}
+	return u, strings.ToLower(u.Hostname()), nil
+}
+
+// privateIP says whether an address is one webfetch refuses by default:
+// loopback, private, link-local, unspecified, CGNAT, or IPv6 unique-local.
+func privateIP(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsUnspecified() || a.IsInterfaceLocalMulticast() || netip.MustParsePrefix("100.64.0.0/10").Contains(a)
+}
+
+// hostPrivate resolves a host and returns the first private address it
+// has, if any ("" when none, or when it does not resolve: the fetch will
+// say so).
+func hostPrivate(ctx context.Context, host string) string {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		if privateIP(a) {
+			return a.String()
+		}
+		return ""
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "127.0.0.1"
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if privateIP(a) {
+			return a.String()
+		}
+	}
+	return ""
+}
+
+// decideWeb judges a webfetch call by its host: deny rules, then ask
+// rules, then allow rules and always answers (webfetch: <host>, * in the
+// pattern standing for any text; webfetch alone for every host); a private
+// address needs an allow rule naming the host; otherwise auto runs it and
+// every other mode asks, once per host when the answer is "always".
+func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
+	var a struct {
+		URL string `json:"url"`
+	}
+	json.Unmarshal(args, &a)
+	_, host, err := webTarget(t, a.URL)
+	if err != nil {
+		return decision{Verdict: "allow", Rule: "webfetch: the tool answers a bad URL itself"}
+	}
+	match := func(r sourcedRule) bool {
+		return ruleCovers(r.permRule, t.Name) && (r.Pattern == "" || wildMatch(strings.ToLower(r.Pattern), host))
+	}
+	for _, r := range p.deny {
+		if match(r) {
+			return decision{Verdict: "deny", Rule: r.label("deny"), Reason: t.text("rule_denies", "rule", r.Text, "host", host)}
+		}
+	}
+	for _, r := range p.ask {
+		if match(r) {
+			return decision{Verdict: "ask", Rule: r.label("ask"), Reason: permText("rule_ask", "rule", r.Text)}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(t.limit("timeout_s"))*time.Second)
+	defer cancel()
+	if ip := hostPrivate(ctx, host); ip != "" {
+		for _, r := range p.allowRules() {
+			if ruleCovers(r.permRule, t.Name) && r.Pattern != "" && strings.ToLower(r.Pattern) == host {
+				return decision{Verdict: "allow", Rule: r.label("allow")}
+			}
+		}
+		return decision{Verdict: "deny", Rule: "webfetch private address", Reason: t.text("private", "host", host, "ip", ip)}
+	}
+	for _, r := range p.allowRules() {
+		if match(r) {
+			return decision{Verdict: "allow", Rule: r.label("allow")}
+		}
+	}
+	if p.mode == "auto" {
+		return decision{Verdict: "allow", Rule: "modes.json auto"}
+	}
+	return decision{Verdict: "ask", Rule: "webfetch: a new host", Reason: t.text("ask", "host", host), Remember: true, Patterns: []string{host}}
+}
+
+// webClient is the client of one fetch: every connection's address is
+// checked (a private one only for a host that is private by the rules'
+// leave), no redirect is followed by the client itself, and the whole
+// fetch is bounded by timeout_s.
+func webClient(t *toolSpec, privateOK bool) *http.Client {
+	d := &net.Dialer{Timeout: time.Duration(t.limit("timeout_s")) * time.Second,
+		Control: func(network, address string, c syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return err
+			}
+			if privateIP(ap.Addr()) && !privateOK {
+				return fmt.Errorf("%s is a loopback or private address", ap.Addr())
+			}
+			return nil
+		}}
+	return &http.Client{
+		Transport:     &http.Transport{DialContext: d.DialContext, Proxy: nil, TLSHandshakeTimeout: d.Timeout, ResponseHeaderTimeout: d.Timeout},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       time.Duration(t.limit("timeout_s")) * time.Second,
+	}
+}
+
+// toolWebFetch fetches one page.
+func toolWebFetch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	t := tb.spec.Tools["webfetch"]
+	var a struct {
+		URL    string `json:"url"`
+		Format string `json:"format"`
+	}
+	json.Unmarshal(raw, &a)
+	if a.Format == "" {
+		a.Format = "markdown"
+	}
+	u, host, err := webTarget(t, a.URL)
+	if err != nil {
+		return toolResult{Text: err.Error(), IsError: true}
+	}
+	// The permissions let a private host through only by a rule naming it.
+	privateOK := hostPrivate(ctx, host) != ""
+	client := webClient(t, privateOK)
+	defer client.CloseIdleConnections()
+	start := u.String()
+	var resp *http.Response
+	for hops := 0; ; hops++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return toolResult{Text: t.text("failed", "url", u, "error", err), IsError: true}
+		}
+		req.Header.Set("User-Agent", "lembas/"+version)
+		req.Header.Set("Accept", "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
+		resp, err = client.Do(req)
+		if err != nil {
+			return toolResult{Text: t.text("failed", "url", u, "error", err), IsError: true}
+		}
+		if resp.StatusCode < 300 || resp.StatusCode >= 400 || resp.Header.Get("Location") == "" {
+			break
+		}
+		resp.Body.Close()
+		next, err := u.Parse(resp.Header.Get("Location"))
+		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
+			return toolResult{Text: t.text("failed", "url", u, "error", "a redirect to "+resp.Header.Get("Location")), IsError: true}
+		}
+		if !strings.EqualFold(next.Hostname(), u.Hostname()) {
+			return toolResult{Text: t.text("cross_host", "from", u, "to", next)}
+		}
+		if hops+1 > t.limit("max_redirects") {
+			return toolResult{Text: t.text("too_many_redirects", "url", start, "max", t.limit("max_redirects")), IsError: true}
+		}
+		u = next
+	}
+	defer resp.Body.Close()
+	max := t.limit("max_read_bytes")
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+	if err != nil {
+		return toolResult{Text: t.text("failed", "url", u, "error", err), IsError: true}
+	}
+	cutBytes := len(body) > max
+	if cutBytes {
+		body = body[:max]
+	}
+	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ctype == "" {
+		ctype = http.DetectContentType(body)
+		ctype, _, _ = mime.ParseMediaType(ctype)
+	}
+	via := ""
+	if u.String() != start {
+		via = t.text("via", "from", start)
+	}
+	head := t.text("head", "url", u, "status", resp.Status, "type", ctype, "bytes", len(body), "via", via)
+	if resp.StatusCode >= 400 {
+		head += " " + t.text("status", "url", u, "status", resp.Status)
+	}
+	isHTML := ctype == "text/html" || ctype == "application/xhtml+xml"
+	textual := isHTML || strings.HasPrefix(ctype, "text/") || strings.Contains(ctype, "json") || strings.Contains(ctype, "xml") || strings.Contains(ctype, "javascript")
+	if !textual || !utf8.Valid(trimPartialRune(body)) {
+		return toolResult{Text: head + "\n\n" + t.text("binary", "url", u, "type", ctype, "bytes", len(body))}
+	}
+	content := string(trimPartialRune(body))
+	if isHTML {
+		switch a.Format {
+		case "markdown":
+			content = htmlToMarkdown(content, u)
+		case "text":
+			content = htmlToText(content)
+		}
+	}
+	var tail []string
+	if cutBytes {
+		tail = append(tail, t.text("cut_bytes", "max", max))
+	}
+	if n := utf8.RuneCountInString(content); n > t.limit("max_chars") {
+		r := []rune(content)
+		content = string(r[:t.limit("max_chars")])
+		tail = append(tail, t.text("cut_chars", "max", t.limit("max_chars"), "total", n))
+	}
+	out := head + "\n\n" + strings.TrimSpace(content)
+	if len(tail) > 0 {
+		out += "\n\n" + strings.Join(tail, "\n")
+	}
+	return toolResult{Text: out, IsError: resp.StatusCode >= 400}
+}
+
+// trimPartialRune drops a rune cut in half by the read cap.
+func trimPartialRune(b []byte) []byte {
+	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+		r, size := utf8.DecodeLastRune(b)
+		if r != utf8.RuneError || size != 1 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return b
+}
