@@ -244,7 +244,9 @@ func newPermissionsFrom(mode, root string, headless bool, cfg *config) (*permiss
 }
 
 // shellEnv is what the floor and the rules know of the shell.
-func (p *permissions) shellEnv() shellEnv { return shellEnv{Home: p.home} }
+func (p *permissions) shellEnv() shellEnv {
+	return shellEnv{Home: filepath.ToSlash(p.home), User: loginName(p.home), Cwd: filepath.ToSlash(p.root)}
+}
 
 // protectedFor says whether an absolute, resolved path is protected
 // (hardline.json protected) for this session's project, home and lembas's
@@ -457,12 +459,18 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 	}
 	cmds, info, err := parseShellDirs(line, env)
 	if hit := h.judge(line, cmds, err, env); hit != nil {
+		if hit.Unsure {
+			return p.unsureDecision(h, hit)
+		}
 		return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule,
 			Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
 	}
 	if err != nil {
 		if p.headless {
 			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_headless", "error", err)}
+		}
+		if h.unsureVerdict(p.mode, false) == "deny" {
+			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_refused", "error", err, "mode", p.mode)}
 		}
 		return decision{Verdict: "ask", Rule: "unparseable", Reason: permText("unparsed", "error", err)}
 	}
