@@ -288,6 +288,13 @@ func ruleCovers(r permRule, tool string) bool {
 // callPaths lists the paths a call touches, resolved; bash names none here
 // (its words are judged in decideCommand).
 func (p *permissions) callPaths(t *toolSpec, args json.RawMessage) []string {
+	out, _ := p.callPathsErr(t, args)
+	return out
+}
+
+// callPathsErr is callPaths with the first path that cannot be judged
+// (hidden characters, too long, a symlink loop) as an error.
+func (p *permissions) callPathsErr(t *toolSpec, args json.RawMessage) ([]string, error) {
 	var a struct {
 		Path  string `json:"path"`
 		Input string `json:"input"`
@@ -298,22 +305,26 @@ func (p *permissions) callPaths(t *toolSpec, args json.RawMessage) []string {
 	case "apply_patch":
 		raw = patchPaths(a.Input)
 	case theArityShellTool():
-		return nil
+		return nil, nil
 	default:
 		if !hasPathParam(t) {
-			return nil
+			return nil, nil
 		}
 		raw = []string{a.Path}
 	}
 	var out []string
+	var first error
 	for _, r := range raw {
 		if strings.TrimSpace(r) == "" {
 			r = "."
 		}
-		abs, _ := resolvePath(p.root, r)
+		abs, _, err := resolvePathErr(p.root, r)
+		if err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", r, err)
+		}
 		out = append(out, abs)
 	}
-	return out
+	return out, first
 }
 
 // hasPathParam says whether a tool's parameters have a path.
@@ -356,7 +367,10 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 		return p.decideCommand(t, a.Command)
 	}
 	mv, mrule := p.modeEntry(t)
-	paths := p.callPaths(t, args)
+	paths, perr := p.callPathsErr(t, args)
+	if perr != nil {
+		return decision{Verdict: "deny", Rule: "hardline.json paths", Reason: permText("path_refused", "error", perr)}
+	}
 	if len(paths) == 0 {
 		return p.decideTool(t, "", false, mv, mrule)
 	}
@@ -381,6 +395,10 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 		d := p.decideTool(t, rel, !inside, mv, mrule)
 		if !inside && d.Verdict == "allow" {
 			d = decision{Verdict: "ask", Rule: "outside the project", Reason: permText("outside", "path", abs)}
+		}
+		if pat, ok := agentConfig(rel); ok && inside && t.Risk != "read" && d.Verdict != "deny" {
+			// Asked in every mode, never remembered: see hardline.json paths.agent_config.
+			d = decision{Verdict: "ask", Rule: "hardline.json agent_config " + pat, Reason: permText("agent_config", "path", rel, "reason", theAgentConfigReason())}
 		}
 		switch d.Verdict {
 		case "deny":

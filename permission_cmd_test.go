@@ -39,7 +39,11 @@ func TestPermissionsCheckCLI(t *testing.T) {
 		{[]string{"--tool", "read", "--path", "src/app.txt"}, 0, "allow\nrule: modes.json manual.read\n"},
 		{[]string{"--mode", "edit", "--tool", "write", "--path", "src/app.txt"}, 0, "allow\nrule: modes.json edit.write\n"},
 		{[]string{"--mode", "auto", "--tool", "read", "--path", "../elsewhere.txt"}, 3, "ask\nrule: outside the project\n"},
-		{[]string{"--mode", "auto", "--tool", "read", "--path", "~/x"}, 0, "allow\nrule: modes.json auto.read\n"}, // literally ./~/x, as the tool reads it
+		{[]string{"--mode", "auto", "--tool", "read", "--path", "~/x"}, 3, "ask\nrule: outside the project\n"}, // ~ is the home folder, as a model means it
+		{[]string{"--mode", "auto", "--tool", "read", "--path", "./~/x"}, 0, "allow\nrule: modes.json auto.read\n"},
+		{[]string{"--mode", "auto", "--tool", "write", "--path", "$HOME/.ssh/config"}, 4, "refuse\nrule: hardline.json protected ssh\n"},
+		{[]string{"--mode", "auto", "--tool", "write", "--path", ".vscode/settings.json"}, 3, "ask\nrule: hardline.json agent_config **/.vscode/**\n"},
+		{[]string{"--mode", "auto", "--tool", "read", "--path", "a\u200bb"}, 4, "refuse\nrule: hardline.json paths\n"},
 	} {
 		r := runLembas(t, env, proj, "", append([]string{"permissions", "check"}, c.args...)...)
 		first := strings.SplitAfterN(r.stdout, "\n", 3)

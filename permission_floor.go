@@ -87,6 +87,13 @@ func (h *hardlineSpec) compileFloor() error {
 		}
 	}
 	u.dirCommands = u.DirCommands
+	ps := &h.Paths
+	if ps.MaxNameBytes <= 0 || ps.MaxPathBytes <= 0 || ps.MaxLinks <= 0 || ps.AgentConfig.Reason == "" {
+		return fmt.Errorf("paths needs max_name_bytes, max_path_bytes and max_links above 0 and agent_config.reason")
+	}
+	for _, pat := range ps.AgentConfig.Patterns {
+		ps.AgentConfig.pats = append(ps.AgentConfig.pats, splitPattern(pat))
+	}
 	for _, c := range h.Unicode.Classes {
 		cr := unicodeClassRanges{name: c.Name}
 		for _, r := range c.Ranges {
@@ -584,4 +591,12 @@ func loginName(home string) string {
 		return filepath.Base(home)
 	}
 	return ""
+}
+
+// theAgentConfigReason is why agent and editor configuration is asked.
+func theAgentConfigReason() string {
+	if h, err := loadHardline(); err == nil {
+		return h.Paths.AgentConfig.Reason
+	}
+	return "agent configuration"
 }

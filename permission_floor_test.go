@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // The floor conformance runner: each case is a class of spellings, every
@@ -118,5 +120,62 @@ func init() {
 			out["differ"] = odd
 		}
 		return out, nil
+	}
+}
+
+// TestFloorClassesThroughCLI runs a sample of every floor class (its first,
+// middle and last spelling) through the real binary, `lembas permissions
+// check --mode auto`, the way an outside set tries them, and wants the
+// class's verdict for auto mode as the exit status.
+func TestFloorClassesThroughCLI(t *testing.T) {
+	data, err := fs.ReadFile(harnessFS, "harness/conformance/floor.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f conformanceFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	proj := filepath.Join(home, "proj")
+	os.MkdirAll(proj, 0o755)
+	env := []string{"HOME=" + home, "USER=tester", "LOGNAME=tester", "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_STATE_HOME=" + filepath.Join(home, ".local/state")}
+	codes := map[string]int{"allow": 0, "ask": 3, "refuse": 4}
+	n := 0
+	for _, c := range f.Cases {
+		var in struct {
+			Lines    []string          `json:"lines"`
+			Tool     string            `json:"tool"`
+			Paths    []string          `json:"paths"`
+			Symlinks map[string]string `json:"symlinks"`
+		}
+		var want map[string]any
+		json.Unmarshal(c.Input, &in)
+		json.Unmarshal(c.Expect, &want)
+		v, ok := want["auto"].(string)
+		if !ok || len(in.Symlinks) > 0 {
+			continue
+		}
+		items := in.Lines
+		if in.Tool != "" {
+			items = in.Paths
+		}
+		if len(items) == 0 {
+			continue
+		}
+		for _, i := range []int{0, len(items) / 2, len(items) - 1} {
+			args := []string{"permissions", "check", "--mode", "auto", "--", items[i]}
+			if in.Tool != "" {
+				args = []string{"permissions", "check", "--mode", "auto", "--tool", in.Tool, "--path", items[i]}
+			}
+			r := runLembas(t, env, proj, "", args...)
+			n++
+			if r.code != codes[v] {
+				t.Errorf("%s: %q: exit %d (%s), want %s", c.Name, items[i], r.code, strings.TrimSpace(r.stdout+r.stderr), v)
+			}
+		}
+	}
+	if n < 50 {
+		t.Fatalf("only %d spellings tried through the CLI", n)
 	}
 }

@@ -101,6 +101,7 @@ type hardlineSpec struct {
 	Unsure    unsureSpec    `json:"unsure"`
 	CodeLater codeLaterSpec `json:"code_later"`
 	Unicode   unicodeSpec   `json:"unicode"`
+	Paths     pathsSpec     `json:"paths"`
 
 	forkDefs []*regexp.Regexp
 	top      map[string]bool
