@@ -34,8 +34,10 @@ type unsureSpec struct {
 }
 
 type interpreterSpec struct {
-	Names       []string `json:"names"`
-	CodeOptions []string `json:"code_options"`
+	Names        []string `json:"names"`
+	CodeOptions  []string `json:"code_options"` // + stands for a word starting with +
+	ValueOptions []string `json:"value_options"`
+	Markers      []string `json:"markers"` // this interpreter's own exec markers, instead of exec_markers
 }
 
 type codeLaterSpec struct {
@@ -54,6 +56,7 @@ type codeLaterSpec struct {
 	GitValueOptions   []string                   `json:"git_value_options"`
 	GitSubcommands    [][]string                 `json:"git_subcommands"`
 	GitCloneConfig    []string                   `json:"git_clone_config"`
+	GitURLPrefixes    []string                   `json:"git_url_prefixes"`
 	CodeEnv           []string                   `json:"code_env"`
 	EnvSetters        []string                   `json:"env_setters"`
 	Interpreters      map[string]interpreterSpec `json:"interpreters"`
@@ -398,6 +401,13 @@ func (h *hardlineSpec) gitRunsCode(args []string) (what, code string, ok bool) {
 		return "", "", false
 	}
 	sub, rest := args[i], args[i+1:]
+	for _, w := range rest {
+		for _, pre := range cl.GitURLPrefixes {
+			if strings.HasPrefix(w, pre) {
+				return sub + " " + pre + " URL", strings.TrimPrefix(w, pre), true
+			}
+		}
+	}
 	for _, seq := range cl.GitSubcommands {
 		if len(seq) == 0 || seq[0] != sub || len(rest) < len(seq)-1 {
 			continue
@@ -503,6 +513,16 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 				script = true
 				break
 			}
+			if v := valueOption(in.ValueOptions, a); v != "" {
+				if a == v {
+					j++ // its value is the next word
+				}
+				continue
+			}
+			if strings.HasPrefix(a, "+") && contains(in.CodeOptions, "+") {
+				code, hasCode = a[1:], true
+				break
+			}
 			if !strings.HasPrefix(a, "-") || a == "-" {
 				if len(in.CodeOptions) == 0 {
 					code, hasCode = a, true // awk: the program is the first operand
@@ -513,6 +533,7 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 			}
 			for _, o := range in.CodeOptions {
 				switch {
+				case o == "+":
 				case a == o:
 					if j+1 < len(args) {
 						code, hasCode = args[j+1], true
@@ -530,19 +551,34 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 			}
 		}
 		if hasCode {
-			for _, m := range cl.ExecMarkers {
+			markers := cl.ExecMarkers
+			if len(in.Markers) > 0 {
+				markers = in.Markers
+			}
+			for _, m := range markers {
 				if strings.Contains(code, m) {
 					return &hardlineHit{Rule: "interpreter-runs-code", Reason: fillPairs(cl.InterpreterReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
 				}
 			}
 			return nil
 		}
-		if !script {
+		if !script && len(in.Markers) == 0 {
 			return &hardlineHit{Rule: "interpreter-reads-stdin", Reason: fillPairs(cl.StdinReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
 		}
 		return nil
 	}
 	return nil
+}
+
+// valueOption is the option of opts that a word is or starts with (-MFile
+// is -M File), or "".
+func valueOption(opts []string, a string) string {
+	for _, o := range opts {
+		if a == o || (len(o) == 2 && strings.HasPrefix(a, o)) || (strings.HasPrefix(o, "--") && strings.HasPrefix(a, o+"=")) {
+			return o
+		}
+	}
+	return ""
 }
 
 // destOperands is what a copying command writes: its -t/--target-directory

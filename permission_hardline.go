@@ -799,6 +799,18 @@ func (h *hardlineSpec) inClass(word string, classes []string, env shellEnv) bool
 
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
+// reachesTop says whether a pattern for a name right under / could match
+// one of the system's folders (/u* does, /lembas-* does not).
+func (h *hardlineSpec) reachesTop(seg string) bool {
+	for _, t := range h.PathClass.Top {
+		name, _, _ := strings.Cut(strings.TrimPrefix(t, "/"), "/")
+		if ok, _ := path.Match(seg, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // pathClasses names what a target word is: root, root_glob, top,
 // top_glob, home, home_glob, device. .. is resolved, so /tmp/../etc is
 // /etc; a ~ left unexpanded (no home known) still counts as home.
@@ -846,7 +858,7 @@ func (h *hardlineSpec) pathClasses(word string, env shellEnv) []string {
 		out = append(out, "root")
 	}
 	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	if p != "/" && hasGlob(segs[0]) {
+	if p != "/" && hasGlob(segs[0]) && h.reachesTop(segs[0]) {
 		out = append(out, "root_glob")
 	}
 	if h.top[p] {

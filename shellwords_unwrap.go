@@ -200,7 +200,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		if words[0].unknown {
 			return fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
 		}
-		if words[0].glob {
+		if words[0].glob && words[0].s != "[" {
 			return fmt.Errorf("the command name %q is a pattern; write it plainly", words[0].s)
 		}
 	}
