@@ -46,6 +46,12 @@ func resolvePath(root, p string) (abs string, inside bool) {
 // resolvePathErr is resolvePath with the reason a path cannot be judged:
 // hidden characters, a name too long, a symlink loop.
 func resolvePathErr(root, p string) (abs string, inside bool, err error) {
+	return resolvePathIn(root, homeDir(), p)
+}
+
+// resolvePathIn is resolvePathErr with the home folder ~ and $HOME stand
+// for given (@path expansion judges with the session's).
+func resolvePathIn(root, home, p string) (abs string, inside bool, err error) {
 	p = strings.TrimSpace(p)
 	if strings.HasPrefix(p, "file://") {
 		p = strings.TrimPrefix(p, "file://")
@@ -56,7 +62,7 @@ func resolvePathErr(root, p string) (abs string, inside bool, err error) {
 		}
 		return filepath.Clean(p), false, err
 	}
-	p = expandHome(p)
+	p = expandHome(p, home)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
 	}
@@ -104,11 +110,11 @@ func checkPathText(p string) error {
 // expandHome reads ~, ~/x, ~name/x, $HOME/x and ${HOME}/x as a shell
 // would: a model writing ~/.ssh means the home folder, never a folder
 // named ~ in the project. ./~ still names that folder.
-func expandHome(p string) string {
+func expandHome(p, home string) string {
 	sep := func(s string) bool { return s == "" || s[0] == '/' || s[0] == filepath.Separator }
 	for _, v := range []string{"$HOME", "${HOME}"} {
 		if strings.HasPrefix(p, v) && sep(p[len(v):]) {
-			return homeDir() + p[len(v):]
+			return home + p[len(v):]
 		}
 	}
 	if !strings.HasPrefix(p, "~") {
@@ -120,7 +126,7 @@ func expandHome(p string) string {
 	}
 	name := p[1:end]
 	if name == "" {
-		return homeDir() + p[end:]
+		return home + p[end:]
 	}
 	for _, r := range name {
 		if !(r == '.' || r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
@@ -131,7 +137,7 @@ func expandHome(p string) string {
 		return u.HomeDir + p[end:]
 	}
 	// Nobody of that name here: where homes are kept, beside one's own.
-	return filepath.Join(filepath.Dir(homeDir()), name) + p[end:]
+	return filepath.Join(filepath.Dir(home), name) + p[end:]
 }
 
 // evalExisting resolves symlinks in the longest existing prefix of p and

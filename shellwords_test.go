@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -179,5 +180,14 @@ func normCmd(c shellCmd) shellCmd {
 		c.Assigns = nil
 	}
 	c.Fed = false // xargs's feeding is not in a command's own spelling
+	// A wrapper's output option (strace -o f) is also read as > f: spelt
+	// again, the line holds both, which is the same write twice.
+	var rs []shellRedir
+	for _, r := range c.Redirs {
+		if !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		}
+	}
+	c.Redirs = rs
 	return c
 }
