@@ -529,6 +529,9 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 		if shown, id, ok := p.protectedOperand(c); ok {
 			return decision{Verdict: "ask", Rule: "hardline.json protected " + id, Reason: permText("protected_command", "path", shown, "reason", protectedReason(id))}
 		}
+		if rel, pat, ok := p.writesAgentConfig(h, c); ok {
+			return decision{Verdict: "ask", Rule: "hardline.json agent_config " + pat, Reason: permText("agent_config", "path", rel, "reason", theAgentConfigReason())}
+		}
 	}
 	// A command run from an arbitrary folder, or as another user, is not
 	// what an allow rule or always answer was given for: the mode decides.
