@@ -141,8 +141,8 @@ func hasUnknown(w string) bool { return strings.ContainsAny(w, "$`") }
 // possibly is a command with what is only known at run time made each of
 // unsure.possibly in turn: unknown parts of its words and redirection
 // targets, and an operand more first and last when xargs feeds it. With
-// nothing unknown the command is tried as it is (after a cd to an unknown
-// folder the caller reads its relative words from /).
+// nothing unknown there is nothing to try (after a cd to an unknown folder
+// the caller tries the command as it is, its relative words read from /).
 func (h *hardlineSpec) possibly(c shellCmd) []shellCmd {
 	if len(c.Words) == 0 && len(c.Redirs) == 0 {
 		return nil
@@ -159,7 +159,7 @@ func (h *hardlineSpec) possibly(c shellCmd) []shellCmd {
 		}
 	}
 	if !unknown && !c.Fed {
-		return []shellCmd{c}
+		return nil // the plain pass has judged it as it is
 	}
 	var out []shellCmd
 	for _, wv := range h.Unsure.Written {

@@ -179,3 +179,19 @@ func TestFloorClassesThroughCLI(t *testing.T) {
 		t.Fatalf("only %d spellings tried through the CLI", n)
 	}
 }
+
+// BenchmarkFloorUnsure times the floor on a line that takes its slow
+// path: unknown operands tried as each possible value, a cd to an unknown
+// folder, xargs, and git's config read for programs.
+func BenchmarkFloorUnsure(b *testing.B) {
+	env := shellEnv{Home: "/home/u", User: "u", Cwd: "/home/u/proj"}
+	line := `cd "$D" && printf '%s\n' "$X" | xargs rm -rf -- && git -c core.pager=less log > "$OUT"`
+	hit, err := checkHardline(line, env)
+	if err != nil || hit == nil || !hit.Unsure {
+		b.Fatal(hit, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		checkHardline(line, env)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -105,6 +106,53 @@ type hardlineSpec struct {
 
 	forkDefs []*regexp.Regexp
 	top      map[string]bool
+	byName   map[string][]int // the refuse rules that may match a command of that name, in order
+	anyName  []int            // the rules for any name: patterns (mkfs.*) and redirections
+}
+
+// rulesFor lists, in the spec's order, the refuse rules that may match a
+// command: those naming it, and those for any name.
+func (h *hardlineSpec) rulesFor(c shellCmd) []int {
+	if len(c.Words) == 0 {
+		return h.anyName
+	}
+	if r, ok := h.byName[c.Words[0]]; ok {
+		return r
+	}
+	return h.anyName
+}
+
+// indexRules fills byName and anyName, so that a command meets only the
+// rules that can match it.
+func (h *hardlineSpec) indexRules() {
+	h.byName = map[string][]int{}
+	for i, r := range h.Refuse {
+		wild := len(r.Commands) == 0
+		for _, n := range r.Commands {
+			if strings.ContainsAny(n, "*?[") {
+				wild = true
+			}
+		}
+		if wild {
+			h.anyName = append(h.anyName, i)
+		}
+	}
+	for _, r := range h.Refuse {
+		for _, n := range r.Commands {
+			if !strings.ContainsAny(n, "*?[") {
+				h.byName[n] = nil
+			}
+		}
+	}
+	for n := range h.byName {
+		var list []int
+		for i, r := range h.Refuse {
+			if slices.Contains(h.anyName, i) || contains(r.Commands, n) {
+				list = append(list, i)
+			}
+		}
+		h.byName[n] = list
+	}
 }
 
 // compile checks the spec once and prepares what checks use often.
@@ -136,6 +184,7 @@ func (h *hardlineSpec) compile() error {
 	if err := h.compileFloor(); err != nil {
 		return err
 	}
+	h.indexRules()
 	for i := range h.Protected.Entries {
 		e := &h.Protected.Entries[i]
 		for _, p := range e.Patterns {
@@ -391,11 +440,14 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool)
 			tries = h.possibly(c)
 			if lost {
 				at.Cwd = "/" // an unknown folder could be /
+				if len(tries) == 0 {
+					tries = []shellCmd{c}
+				}
 			}
 		}
 		for _, t := range tries {
 			t.fromFind = fromFind
-			for i := range h.Refuse {
+			for _, i := range h.rulesFor(t) {
 				if h.matches(&h.Refuse[i], t, at) {
 					hit := &hardlineHit{Rule: h.Refuse[i].ID, Reason: h.Refuse[i].Reason, Command: strings.Join(c.Words, " ")}
 					if unsure {
@@ -440,7 +492,7 @@ func (h *hardlineSpec) checkExecs(c shellCmd, found []string, env shellEnv, cwd 
 			}
 			for _, t := range tries {
 				t.fromFind = true
-				for k := range h.Refuse {
+				for _, k := range h.rulesFor(t) {
 					if h.matches(&h.Refuse[k], t, env) {
 						hit := &hardlineHit{Rule: h.Refuse[k].ID, Reason: h.Refuse[k].Reason, Command: strings.Join(sub.Words, " ")}
 						if unsure {
