@@ -281,7 +281,7 @@ func globCovers(word, target string) bool {
 // mentionsSystemFile finds a system file named anywhere in the words of a
 // command that is not a known reader (unsure.mentions): code given to an
 // interpreter or an option's value can write it as well as an operand.
-func (h *hardlineSpec) mentionsSystemFile(c shellCmd, cwd string) *hardlineHit {
+func (h *hardlineSpec) mentionsSystemFile(c shellCmd) *hardlineHit {
 	if len(c.Words) == 0 || contains(h.Unsure.Mentions.Readers, c.Words[0]) {
 		return nil
 	}
@@ -292,7 +292,7 @@ func (h *hardlineSpec) mentionsSystemFile(c shellCmd, cwd string) *hardlineHit {
 				continue
 			}
 			if strings.Contains(w, lit) {
-				return h.unsureHit("system-file-write", c, cwd)
+				return h.unsureHit("system-file-write", c)
 			}
 		}
 	}
@@ -300,7 +300,7 @@ func (h *hardlineSpec) mentionsSystemFile(c shellCmd, cwd string) *hardlineHit {
 }
 
 // unsureHit is an unsure hit of a refuse rule.
-func (h *hardlineSpec) unsureHit(rule string, c shellCmd, _ string) *hardlineHit {
+func (h *hardlineSpec) unsureHit(rule string, c shellCmd) *hardlineHit {
 	reason := rule
 	for _, r := range h.Refuse {
 		if r.ID == rule {

@@ -459,7 +459,7 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool)
 			}
 		}
 		if unsure {
-			if hit := h.mentionsSystemFile(c, cwd); hit != nil {
+			if hit := h.mentionsSystemFile(c); hit != nil {
 				return hit
 			}
 		}
