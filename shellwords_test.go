@@ -152,6 +152,9 @@ func FuzzShellWords(f *testing.F) {
 			if len(again) == 0 || !reflect.DeepEqual(normCmd(again[0]), normCmd(c)) {
 				t.Fatalf("line %q: command %#v re-quoted as %q parses to %#v", line, c, q, again)
 			}
+			if len(c.Words) > 0 && h.CodeLater.Deferred[c.Words[0]] != "" {
+				continue // alias and trap hold code the line runs as commands of their own
+			}
 			c.Fed = false
 			want := h.judge("", []shellCmd{c}, nil, env)
 			got, err := checkHardline(q, env)
