@@ -41,26 +41,31 @@ type interpreterSpec struct {
 }
 
 type codeLaterSpec struct {
-	About             string                     `json:"about"`
-	Deferred          map[string]string          `json:"deferred"`
-	GitReason         string                     `json:"git_reason"`
-	EnvReason         string                     `json:"env_reason"`
-	InterpreterReason string                     `json:"interpreter_reason"`
-	StdinReason       string                     `json:"stdin_reason"`
-	InfoOptions       []string                   `json:"info_options"`
-	GitConfigs        []string                   `json:"git_configs"`
-	GitConfigCommands []string                   `json:"git_config_commands"`
-	GitConfigRead     []string                   `json:"git_config_read"`
-	GitOptions        []string                   `json:"git_options"`
-	GitOptionSubs     map[string][]string        `json:"git_option_subcommands"`
-	GitValueOptions   []string                   `json:"git_value_options"`
-	GitSubcommands    [][]string                 `json:"git_subcommands"`
-	GitCloneConfig    []string                   `json:"git_clone_config"`
-	GitURLPrefixes    []string                   `json:"git_url_prefixes"`
-	CodeEnv           []string                   `json:"code_env"`
-	EnvSetters        []string                   `json:"env_setters"`
-	Interpreters      map[string]interpreterSpec `json:"interpreters"`
-	ExecMarkers       []string                   `json:"exec_markers"`
+	About             string              `json:"about"`
+	Deferred          map[string]string   `json:"deferred"`
+	GitReason         string              `json:"git_reason"`
+	EnvReason         string              `json:"env_reason"`
+	InterpreterReason string              `json:"interpreter_reason"`
+	StdinReason       string              `json:"stdin_reason"`
+	InfoOptions       []string            `json:"info_options"`
+	GitConfigs        []string            `json:"git_configs"`
+	GitConfigCommands []string            `json:"git_config_commands"`
+	GitConfigRead     []string            `json:"git_config_read"`
+	GitOptions        []string            `json:"git_options"`
+	GitOptionSubs     map[string][]string `json:"git_option_subcommands"`
+	GitValueOptions   []string            `json:"git_value_options"`
+	GitSubcommands    [][]string          `json:"git_subcommands"`
+	GitCloneConfig    []string            `json:"git_clone_config"`
+	GitURLPrefixes    []string            `json:"git_url_prefixes"`
+	WrittenThenRun    struct {
+		About         string              `json:"about"`
+		OutputOptions map[string][]string `json:"output_options"`
+		Reason        string              `json:"reason"`
+	} `json:"written_then_run"`
+	CodeEnv      []string                   `json:"code_env"`
+	EnvSetters   []string                   `json:"env_setters"`
+	Interpreters map[string]interpreterSpec `json:"interpreters"`
+	ExecMarkers  []string                   `json:"exec_markers"`
 }
 
 type unicodeSpec struct {
@@ -318,7 +323,12 @@ func (h *hardlineSpec) unsureHit(rule string, c shellCmd) *hardlineHit {
 // line is unsure.
 func (h *hardlineSpec) codeLater(cmds []shellCmd, env shellEnv) *hardlineHit {
 	cl := &h.CodeLater
+	written := map[string]bool{} // files the line writes, as spelt, cleaned
 	for _, c := range cmds {
+		if what := h.runsWritten(c, written); what != "" {
+			return &hardlineHit{Rule: "runs-written-file", Reason: fillPairs(cl.WrittenThenRun.Reason, "what", what), Unsure: true, Command: strings.Join(c.Words, " ")}
+		}
+		h.noteWritten(c, written)
 		assigns := c.Assigns
 		if len(c.Words) > 0 && contains(cl.EnvSetters, c.Words[0]) {
 			assigns = append(append([]string(nil), assigns...), c.Words[1:]...)
@@ -343,6 +353,78 @@ func (h *hardlineSpec) codeLater(cmds []shellCmd, env shellEnv) *hardlineHit {
 		}
 	}
 	return nil
+}
+
+// noteWritten records the files a command writes: its redirection
+// targets, and for the commands of written_then_run their output option's
+// value (curl -o f) or, with no options listed, their last operand.
+func (h *hardlineSpec) noteWritten(c shellCmd, written map[string]bool) {
+	for _, r := range c.Redirs {
+		if contains(h.PathClass.WriteRedirects, strings.TrimLeft(r.Op, "0123456789")) && !isFdTarget(r.Target) {
+			written[path.Clean(r.Target)] = true
+		}
+	}
+	if len(c.Words) < 2 {
+		return
+	}
+	opts, ok := h.CodeLater.WrittenThenRun.OutputOptions[c.Words[0]]
+	if !ok {
+		return
+	}
+	if len(opts) == 0 {
+		written[path.Clean(c.Words[len(c.Words)-1])] = true
+		return
+	}
+	for i, w := range c.Words[1:] {
+		for _, o := range opts {
+			switch {
+			case w == o && i+2 < len(c.Words):
+				written[path.Clean(c.Words[i+2])] = true
+			case strings.HasPrefix(w, o+"=") && strings.HasPrefix(o, "--"):
+				written[path.Clean(w[len(o)+1:])] = true
+			case len(o) == 2 && strings.HasPrefix(w, o) && len(w) > 2:
+				written[path.Clean(w[2:])] = true
+			case len(o) == 2 && len(w) > 2 && w[0] == '-' && w[1] != '-' && w[len(w)-1] == o[1] && i+2 < len(c.Words):
+				written[path.Clean(c.Words[i+2])] = true // -sSLo f
+			}
+		}
+	}
+}
+
+// runsWritten says which written file a command runs: as its own name
+// (./x.sh), or as the script of a shell or of source.
+func (h *hardlineSpec) runsWritten(c shellCmd, written map[string]bool) string {
+	if len(c.Words) == 0 || len(written) == 0 {
+		return ""
+	}
+	if written[path.Clean(c.Words[0])] {
+		return c.Words[0]
+	}
+	for w := range written {
+		// A command run by its full path is read by its name (/tmp/c is c).
+		if strings.HasPrefix(w, "/") && path.Base(w) == c.Words[0] {
+			return w
+		}
+	}
+	ps := &h.Plain.Shells
+	if !contains(ps.Names, c.Words[0]) && !contains(ps.Sources, c.Words[0]) {
+		return ""
+	}
+	for i := 1; i < len(c.Words); i++ {
+		w := c.Words[i]
+		if contains(ps.ValueOptions, w) {
+			i++
+			continue
+		}
+		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+") {
+			continue
+		}
+		if written[path.Clean(w)] {
+			return w
+		}
+		return ""
+	}
+	return ""
 }
 
 // codeHit is the hit for code handed on: the floor's own hit when the code,
