@@ -57,7 +57,11 @@ type codeLaterSpec struct {
 	GitSubcommands    [][]string          `json:"git_subcommands"`
 	GitCloneConfig    []string            `json:"git_clone_config"`
 	GitURLPrefixes    []string            `json:"git_url_prefixes"`
-	WrittenThenRun    struct {
+	HarmlessPrograms  struct {
+		About string   `json:"about"`
+		Names []string `json:"names"`
+	} `json:"harmless_programs"`
+	WrittenThenRun struct {
 		About         string              `json:"about"`
 		OutputOptions map[string][]string `json:"output_options"`
 		Reason        string              `json:"reason"`
@@ -336,7 +340,9 @@ func (h *hardlineSpec) codeLater(cmds []shellCmd, env shellEnv) *hardlineHit {
 		for _, a := range assigns {
 			name, val, ok := strings.Cut(a, "=")
 			if ok && nameMatches(cl.CodeEnv, name) {
-				return h.codeHit("code-env", fillPairs(cl.EnvReason, "what", name), val, c, env)
+				if hit := h.codeHit("code-env", fillPairs(cl.EnvReason, "what", name), val, c, env); hit != nil {
+					return hit
+				}
 			}
 		}
 		if len(c.Words) == 0 {
@@ -344,7 +350,9 @@ func (h *hardlineSpec) codeLater(cmds []shellCmd, env shellEnv) *hardlineHit {
 		}
 		if c.Words[0] == "git" {
 			if what, code, ok := h.gitRunsCode(c.Words[1:]); ok {
-				return h.codeHit("git-runs-code", fillPairs(cl.GitReason, "what", what), code, c, env)
+				if hit := h.codeHit("git-runs-code", fillPairs(cl.GitReason, "what", what), code, c, env); hit != nil {
+					return hit
+				}
 			}
 			continue
 		}
@@ -436,8 +444,30 @@ func (h *hardlineSpec) codeHit(rule, reason, code string, c shellCmd, env shellE
 		if hit := h.judge(code, cmds, err, env); hit != nil && !hit.Unsure {
 			return hit
 		}
+		if h.harmlessCode(cmds, err) {
+			return nil
+		}
 	}
 	return &hardlineHit{Rule: rule, Reason: reason, Unsure: true, Command: strings.Join(c.Words, " ")}
+}
+
+// harmlessCode says whether code handed on runs only harmless_programs.
+func (h *hardlineSpec) harmlessCode(cmds []shellCmd, err error) bool {
+	if err != nil || len(cmds) == 0 {
+		return false
+	}
+	for _, k := range cmds {
+		if len(k.Words) == 0 || len(k.Redirs) > 0 || len(k.Assigns) > 0 || !contains(h.CodeLater.HarmlessPrograms.Names, k.Words[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// harmlessValue is harmlessCode for a value not yet parsed.
+func (h *hardlineSpec) harmlessValue(v string) bool {
+	cmds, err := parseShell(strings.TrimPrefix(strings.TrimSpace(v), "!"), shellEnv{})
+	return h.harmlessCode(cmds, err)
 }
 
 // gitRunsCode finds an option, config or subcommand of a git command
@@ -467,7 +497,7 @@ func (h *hardlineSpec) gitRunsCode(args []string) (what, code string, ok bool) {
 		}
 		switch name {
 		case "-c":
-			if k, v, ok := configKey(val); ok {
+			if k, v, ok := configKey(val); ok && !h.harmlessValue(v) {
 				return "-c " + k, v, true
 			}
 		case "--config-env":
@@ -543,7 +573,7 @@ func (h *hardlineSpec) gitRunsCode(args []string) (what, code string, ok bool) {
 			if !hasVal && j+1 < len(rest) {
 				val = rest[j+1]
 			}
-			if k, v, ok := configKey(val); ok {
+			if k, v, ok := configKey(val); ok && !h.harmlessValue(v) {
 				return sub + " " + name + " " + k, v, true
 			}
 		}
