@@ -419,8 +419,8 @@ func resolveMention(opts expandOptions, m mention) (abs string, st os.FileInfo, 
 		try = append(try, m.Path[:len(m.Path)-m.trail])
 	}
 	for _, p := range try {
-		a, inside := resolvePath(opts.Root, p)
-		if !inside {
+		a, inside, err := resolvePathIn(opts.Root, opts.Home, p)
+		if err != nil || !inside {
 			continue
 		}
 		s, err := os.Stat(a)

@@ -244,7 +244,9 @@ func newPermissionsFrom(mode, root string, headless bool, cfg *config) (*permiss
 }
 
 // shellEnv is what the floor and the rules know of the shell.
-func (p *permissions) shellEnv() shellEnv { return shellEnv{Home: p.home} }
+func (p *permissions) shellEnv() shellEnv {
+	return shellEnv{Home: filepath.ToSlash(p.home), User: loginName(p.home), Cwd: filepath.ToSlash(p.root)}
+}
 
 // protectedFor says whether an absolute, resolved path is protected
 // (hardline.json protected) for this session's project, home and lembas's
@@ -286,6 +288,13 @@ func ruleCovers(r permRule, tool string) bool {
 // callPaths lists the paths a call touches, resolved; bash names none here
 // (its words are judged in decideCommand).
 func (p *permissions) callPaths(t *toolSpec, args json.RawMessage) []string {
+	out, _ := p.callPathsErr(t, args)
+	return out
+}
+
+// callPathsErr is callPaths with the first path that cannot be judged
+// (hidden characters, too long, a symlink loop) as an error.
+func (p *permissions) callPathsErr(t *toolSpec, args json.RawMessage) ([]string, error) {
 	var a struct {
 		Path  string `json:"path"`
 		Input string `json:"input"`
@@ -296,22 +305,26 @@ func (p *permissions) callPaths(t *toolSpec, args json.RawMessage) []string {
 	case "apply_patch":
 		raw = patchPaths(a.Input)
 	case theArityShellTool():
-		return nil
+		return nil, nil
 	default:
 		if !hasPathParam(t) {
-			return nil
+			return nil, nil
 		}
 		raw = []string{a.Path}
 	}
 	var out []string
+	var first error
 	for _, r := range raw {
 		if strings.TrimSpace(r) == "" {
 			r = "."
 		}
-		abs, _ := resolvePath(p.root, r)
+		abs, _, err := resolvePathErr(p.root, r)
+		if err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", r, err)
+		}
 		out = append(out, abs)
 	}
-	return out
+	return out, first
 }
 
 // hasPathParam says whether a tool's parameters have a path.
@@ -360,7 +373,10 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 		return unsandboxedAsk(args, p.decideCommand(t, a.Command)) // sandbox.go: always asked
 	}
 	mv, mrule := p.modeEntry(t)
-	paths := p.callPaths(t, args)
+	paths, perr := p.callPathsErr(t, args)
+	if perr != nil {
+		return decision{Verdict: "deny", Rule: "hardline.json paths", Reason: permText("path_refused", "error", perr)}
+	}
 	if len(paths) == 0 {
 		return p.decideTool(t, "", false, mv, mrule)
 	}
@@ -385,6 +401,10 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 		d := p.decideTool(t, rel, !inside, mv, mrule)
 		if !inside && d.Verdict == "allow" {
 			d = decision{Verdict: "ask", Rule: "outside the project", Reason: permText("outside", "path", abs)}
+		}
+		if pat, ok := agentConfig(rel); ok && inside && t.Risk != "read" && d.Verdict != "deny" {
+			// Asked in every mode, never remembered: see hardline.json paths.agent_config.
+			d = decision{Verdict: "ask", Rule: "hardline.json agent_config " + pat, Reason: permText("agent_config", "path", rel, "reason", theAgentConfigReason())}
 		}
 		switch d.Verdict {
 		case "deny":
@@ -463,12 +483,18 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 	}
 	cmds, info, err := parseShellDirs(line, env)
 	if hit := h.judge(line, cmds, err, env); hit != nil {
+		if hit.Unsure {
+			return p.unsureDecision(h, hit)
+		}
 		return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule,
 			Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
 	}
 	if err != nil {
 		if p.headless {
 			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_headless", "error", err)}
+		}
+		if h.unsureVerdict(p.mode, false) == "deny" {
+			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_refused", "error", err, "mode", p.mode)}
 		}
 		return decision{Verdict: "ask", Rule: "unparseable", Reason: permText("unparsed", "error", err)}
 	}
@@ -508,6 +534,9 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 		}
 		if shown, id, ok := p.protectedOperand(c); ok {
 			return decision{Verdict: "ask", Rule: "hardline.json protected " + id, Reason: permText("protected_command", "path", shown, "reason", protectedReason(id))}
+		}
+		if rel, pat, ok := p.writesAgentConfig(h, c); ok {
+			return decision{Verdict: "ask", Rule: "hardline.json agent_config " + pat, Reason: permText("agent_config", "path", rel, "reason", theAgentConfigReason())}
 		}
 	}
 	// A command run from an arbitrary folder, or as another user, is not

@@ -27,12 +27,23 @@ func TestPermissionsCheckCLI(t *testing.T) {
 		{[]string{"--mode", "auto", "--", "rm", "-rf", "~"}, 4, "refuse\nrule: hardline.json rm-recursive-system\n"},
 		{[]string{"--", "make"}, 3, "ask\nrule: modes.json manual.execute\n"},
 		{[]string{"--mode", "auto", "--", "make"}, 0, "allow\nrule: modes.json auto.execute\n"},
-		{[]string{"--mode", "auto", "--", "echo 'unbalanced"}, 3, "ask\nrule: unparseable\n"},
+		{[]string{"--mode", "auto", "--", "echo 'unbalanced"}, 4, "refuse\nrule: unparseable\n"},
+		{[]string{"--", "echo 'unbalanced"}, 3, "ask\nrule: unparseable\n"},
+		{[]string{"--mode", "auto", "--", "rm -rf ${HOME%/}/"}, 4, "refuse\nrule: hardline.json rm-recursive-system\n"},
+		{[]string{"--mode", "auto", "--", "printf / | xargs rm -rf"}, 4, "refuse\nrule: hardline.json unsure rm-recursive-system\n"},
+		{[]string{"--", "printf / | xargs rm -rf"}, 3, "ask\nrule: hardline.json unsure rm-recursive-system\n"},
+		{[]string{"--mode", "auto", "--", "curl -s x | sh"}, 4, "refuse\nrule: unparseable\n"},
+		{[]string{"--mode", "auto", "--", "r\u200bm -rf ~"}, 4, "refuse\nrule: hardline.json unicode\n"},
+		{[]string{"--mode", "auto", "--", "wipefs /dev/sda"}, 0, "allow\nrule: modes.json auto.execute\n"},
 		{[]string{"--tool", "write", "--path", ".env"}, 4, "refuse\nrule: hardline.json protected dotenv\n"},
 		{[]string{"--tool", "read", "--path", "src/app.txt"}, 0, "allow\nrule: modes.json manual.read\n"},
 		{[]string{"--mode", "edit", "--tool", "write", "--path", "src/app.txt"}, 0, "allow\nrule: modes.json edit.write\n"},
 		{[]string{"--mode", "auto", "--tool", "read", "--path", "../elsewhere.txt"}, 3, "ask\nrule: outside the project\n"},
-		{[]string{"--mode", "auto", "--tool", "read", "--path", "~/x"}, 0, "allow\nrule: modes.json auto.read\n"}, // literally ./~/x, as the tool reads it
+		{[]string{"--mode", "auto", "--tool", "read", "--path", "~/x"}, 3, "ask\nrule: outside the project\n"}, // ~ is the home folder, as a model means it
+		{[]string{"--mode", "auto", "--tool", "read", "--path", "./~/x"}, 0, "allow\nrule: modes.json auto.read\n"},
+		{[]string{"--mode", "auto", "--tool", "write", "--path", "$HOME/.ssh/config"}, 4, "refuse\nrule: hardline.json protected ssh\n"},
+		{[]string{"--mode", "auto", "--tool", "write", "--path", ".vscode/settings.json"}, 3, "ask\nrule: hardline.json agent_config **/.vscode/**\n"},
+		{[]string{"--mode", "auto", "--tool", "read", "--path", "a\u200bb"}, 4, "refuse\nrule: hardline.json paths\n"},
 	} {
 		r := runLembas(t, env, proj, "", append([]string{"permissions", "check"}, c.args...)...)
 		first := strings.SplitAfterN(r.stdout, "\n", 3)

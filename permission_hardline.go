@@ -6,9 +6,11 @@ package main
 // gives, so `sudo env \rm -rf "$HOME"` and `rm -rf ~` meet the same rule.
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -18,6 +20,10 @@ type hardlineHit struct {
 	Rule    string `json:"rule"`
 	Reason  string `json:"reason"`
 	Command string `json:"command"`
+	// Unsure says the command could be what the rule refuses, or could
+	// not be: refused where it would run unasked, asked elsewhere
+	// (hardline.json unsure.by_mode).
+	Unsure bool `json:"unsure,omitempty"`
 }
 
 type flagSpec struct {
@@ -41,6 +47,10 @@ type hardlineRule struct {
 	Operands       map[string][]string `json:"operands"`
 	Pids           []string            `json:"pids"`
 	Redirects      []string            `json:"redirects"`
+	Dests          []string            `json:"dests"`        // classes the destination (last operand, or -t's folder) must hit
+	FromFind       []string            `json:"from_find"`    // classes the folders of a find feeding the command must hit
+	UnlessArgs     []string            `json:"unless_args"`  // any of these words among the arguments: no match (fdisk -l)
+	UnlessFlags    []string            `json:"unless_flags"` // any of these options (flags names): no match (wipefs -n)
 }
 
 type protectedEntry struct {
@@ -63,6 +73,14 @@ type hardlineSpec struct {
 		Top            []string `json:"top"`
 		Devices        []string `json:"devices"`
 		WriteRedirects []string `json:"write_redirects"`
+		Homes          struct {
+			About    string   `json:"about"`
+			Patterns []string `json:"patterns"`
+		} `json:"homes"`
+		SystemFiles struct {
+			About    string   `json:"about"`
+			Patterns []string `json:"patterns"`
+		} `json:"system_files"`
 	} `json:"path_classes"`
 	Flags struct {
 		About    string              `json:"about"`
@@ -81,9 +99,60 @@ type hardlineSpec struct {
 		About   string           `json:"about"`
 		Entries []protectedEntry `json:"entries"`
 	} `json:"protected"`
+	Unsure    unsureSpec    `json:"unsure"`
+	CodeLater codeLaterSpec `json:"code_later"`
+	Unicode   unicodeSpec   `json:"unicode"`
+	Paths     pathsSpec     `json:"paths"`
 
 	forkDefs []*regexp.Regexp
 	top      map[string]bool
+	byName   map[string][]int // the refuse rules that may match a command of that name, in order
+	anyName  []int            // the rules for any name: patterns (mkfs.*) and redirections
+}
+
+// rulesFor lists, in the spec's order, the refuse rules that may match a
+// command: those naming it, and those for any name.
+func (h *hardlineSpec) rulesFor(c shellCmd) []int {
+	if len(c.Words) == 0 {
+		return h.anyName
+	}
+	if r, ok := h.byName[c.Words[0]]; ok {
+		return r
+	}
+	return h.anyName
+}
+
+// indexRules fills byName and anyName, so that a command meets only the
+// rules that can match it.
+func (h *hardlineSpec) indexRules() {
+	h.byName = map[string][]int{}
+	for i, r := range h.Refuse {
+		wild := len(r.Commands) == 0
+		for _, n := range r.Commands {
+			if strings.ContainsAny(n, "*?[") {
+				wild = true
+			}
+		}
+		if wild {
+			h.anyName = append(h.anyName, i)
+		}
+	}
+	for _, r := range h.Refuse {
+		for _, n := range r.Commands {
+			if !strings.ContainsAny(n, "*?[") {
+				h.byName[n] = nil
+			}
+		}
+	}
+	for n := range h.byName {
+		var list []int
+		for i, r := range h.Refuse {
+			if slices.Contains(h.anyName, i) || contains(r.Commands, n) {
+				list = append(list, i)
+			}
+		}
+		h.byName[n] = list
+	}
 }
 
 // compile checks the spec once and prepares what checks use often.
@@ -99,19 +168,23 @@ func (h *hardlineSpec) compile() error {
 	for _, t := range h.PathClass.Top {
 		h.top[t] = true
 	}
-	classes := map[string]bool{"root": true, "root_glob": true, "top": true, "top_glob": true, "home": true, "home_glob": true, "device": true}
+	classes := map[string]bool{"root": true, "root_glob": true, "top": true, "top_glob": true, "home": true, "home_glob": true, "device": true, "system_file": true}
 	for _, r := range h.Refuse {
 		if r.ID == "" || r.Reason == "" {
 			return fmt.Errorf("a refuse rule needs an id and a reason")
 		}
-		for _, list := range [][]string{r.Targets, r.LeadingTargets, r.Sources, r.Redirects} {
+		for _, list := range [][]string{r.Targets, r.LeadingTargets, r.Sources, r.Redirects, r.Dests, r.FromFind} {
 			for _, c := range list {
 				if !classes[c] {
-					return fmt.Errorf("rule %s: unknown path class %q (want root, root_glob, top, top_glob, home, home_glob or device)", r.ID, c)
+					return fmt.Errorf("rule %s: unknown path class %q (want root, root_glob, top, top_glob, home, home_glob, device or system_file)", r.ID, c)
 				}
 			}
 		}
 	}
+	if err := h.compileFloor(); err != nil {
+		return err
+	}
+	h.indexRules()
 	for i := range h.Protected.Entries {
 		e := &h.Protected.Entries[i]
 		for _, p := range e.Patterns {
@@ -151,19 +224,42 @@ func checkHardline(line string, env shellEnv) (*hardlineHit, error) {
 // judge is checkHardline for a line already parsed (cmds, err), so that
 // the permission check spells a line plainly once.
 func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellEnv) *hardlineHit {
-	if hit := h.forkBomb(line); hit != nil && (err != nil || h.runsText(cmds)) {
+	if hit := h.forkBomb(line); hit != nil && (err != nil || h.runsText(cmds) || definesFunction(cmds)) {
 		return hit
+	}
+	var uerr unicodeError
+	if errors.As(err, &uerr) {
+		return &hardlineHit{Rule: "unicode", Reason: uerr.Error(), Command: line}
 	}
 	if err != nil {
 		return nil
 	}
-	if hit := h.checkCommands(cmds, env); hit != nil {
+	if hit := h.checkCommands(cmds, env, false); hit != nil {
 		return hit
 	}
-	if sub, changed := substituteAssigns(cmds, env); changed {
-		return h.checkCommands(sub, env)
+	sub, changed := substituteAssigns(cmds, env)
+	if changed {
+		if hit := h.checkCommands(sub, env, false); hit != nil {
+			return hit
+		}
 	}
-	return nil
+	if hit := h.codeLater(cmds, env); hit != nil {
+		return hit
+	}
+	if changed {
+		cmds = sub
+	}
+	return h.checkCommands(cmds, env, true)
+}
+
+// definesFunction says whether a parsed line defines a function.
+func definesFunction(cmds []shellCmd) bool {
+	for _, c := range cmds {
+		if c.Defines != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // substituteAssigns spells later commands of a line with the values the
@@ -293,29 +389,78 @@ func (h *hardlineSpec) runsText(cmds []shellCmd) bool {
 // command a rule refuses is the hit.
 // A cd to a known folder is followed, so that `cd / && rm -rf *` is read
 // as rm -rf /*.
-func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv) *hardlineHit {
-	cwd := ""
+//
+// With unsure set, the commands are read failing closed instead
+// (hardline.json unsure): an operand only known at run time is tried as
+// each of possibly, a command xargs feeds is given each of them too, and
+// after a cd to an unknown folder relative words are read from /; a rule
+// that then matches gives an unsure hit.
+func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool) *hardlineHit {
+	cwd := env.Cwd
+	lost := false      // a cd led to a folder only known at run time
+	var dirs []string  // pushd's stack
 	var found []string // what the last find starts from
 	for _, c := range cmds {
-		if len(c.Words) > 0 && c.Words[0] == "cd" {
-			cwd = nextDir(cwd, c.Words[1:], env)
+		if len(c.Words) > 0 && contains(h.Unsure.dirCommands, c.Words[0]) {
+			switch c.Words[0] {
+			case "popd":
+				if len(dirs) == 0 {
+					cwd, lost = "", true
+				} else {
+					cwd, dirs = dirs[len(dirs)-1], dirs[:len(dirs)-1]
+				}
+				continue
+			case "pushd":
+				dirs = append(dirs, cwd)
+			}
+			next, known := nextDir(cwd, c.Words[1:], env)
+			if lost && !known {
+				continue
+			}
+			cwd, lost = next, !known
 			continue
 		}
+		at := env // relative words are read from the folder the line is in
+		at.Cwd = cwd
+		fromFind := false
 		if len(c.Words) > 0 && c.Words[0] == "find" {
 			found = findStarts(c.Words[1:])
-			if hit := h.checkExecs(c, found, env); hit != nil {
+			if hit := h.checkExecs(c, found, at, cwd, unsure); hit != nil {
 				return hit
 			}
 		} else if len(found) > 0 {
-			c = h.withFound(c, found)
+			// What xargs feeds it is what the find found, known.
+			c, fromFind = h.withFound(c, found), true
+			c.Fed = false
 		}
-		resolved := c
-		if cwd != "" {
-			resolved = resolveWords(c, cwd)
+		var tries []shellCmd
+		if !unsure {
+			tries = append(tries, c)
+		} else {
+			tries = h.possibly(c)
+			if lost {
+				at.Cwd = "/" // an unknown folder could be /
+				if len(tries) == 0 {
+					tries = []shellCmd{c}
+				}
+			}
 		}
-		for i := range h.Refuse {
-			if h.matches(&h.Refuse[i], c, env) || (cwd != "" && h.matches(&h.Refuse[i], resolved, env)) {
-				return &hardlineHit{Rule: h.Refuse[i].ID, Reason: h.Refuse[i].Reason, Command: strings.Join(c.Words, " ")}
+		for _, t := range tries {
+			t.fromFind = fromFind
+			for _, i := range h.rulesFor(t) {
+				if h.matches(&h.Refuse[i], t, at) {
+					hit := &hardlineHit{Rule: h.Refuse[i].ID, Reason: h.Refuse[i].Reason, Command: strings.Join(c.Words, " ")}
+					if unsure {
+						hit.Unsure = true
+						hit.Reason = fillPairs(h.Unsure.Reason, "rule", hit.Rule, "reason", hit.Reason)
+					}
+					return hit
+				}
+			}
+		}
+		if unsure {
+			if hit := h.mentionsSystemFile(c); hit != nil {
+				return hit
 			}
 		}
 	}
@@ -325,7 +470,7 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv) *hardlineHit
 // checkExecs checks what a find runs with -exec and the like, {} read as
 // find's starting folders, so that the find command alone gets the verdict
 // its whole line gets (the commands it runs are also checked on their own).
-func (h *hardlineSpec) checkExecs(c shellCmd, found []string, env shellEnv) *hardlineHit {
+func (h *hardlineSpec) checkExecs(c shellCmd, found []string, env shellEnv, cwd string, unsure bool) *hardlineHit {
 	ps, err := loadPlainSpec()
 	if err != nil {
 		return nil
@@ -341,9 +486,21 @@ func (h *hardlineSpec) checkExecs(c shellCmd, found []string, env shellEnv) *har
 		}
 		if j > i+1 {
 			sub := h.withFound(shellCmd{Words: append([]string{commandName(c.Words[i+1])}, c.Words[i+2:j]...)}, found)
-			for k := range h.Refuse {
-				if h.matches(&h.Refuse[k], sub, env) {
-					return &hardlineHit{Rule: h.Refuse[k].ID, Reason: h.Refuse[k].Reason, Command: strings.Join(sub.Words, " ")}
+			tries := []shellCmd{sub}
+			if unsure {
+				tries = h.possibly(sub)
+			}
+			for _, t := range tries {
+				t.fromFind = true
+				for _, k := range h.rulesFor(t) {
+					if h.matches(&h.Refuse[k], t, env) {
+						hit := &hardlineHit{Rule: h.Refuse[k].ID, Reason: h.Refuse[k].Reason, Command: strings.Join(sub.Words, " ")}
+						if unsure {
+							hit.Unsure = true
+							hit.Reason = fillPairs(h.Unsure.Reason, "rule", hit.Rule, "reason", hit.Reason)
+						}
+						return hit
+					}
 				}
 			}
 		}
@@ -386,7 +543,7 @@ func (h *hardlineSpec) withFound(c shellCmd, found []string) shellCmd {
 		return c
 	}
 	_, operands := h.options(c.Words[0], c.Words[1:])
-	out := shellCmd{Redirs: c.Redirs, Assigns: c.Assigns}
+	out := shellCmd{Redirs: c.Redirs, Assigns: c.Assigns, Fed: c.Fed}
 	hadBraces := false
 	for _, w := range c.Words {
 		if w == "{}" {
@@ -402,35 +559,31 @@ func (h *hardlineSpec) withFound(c shellCmd, found []string) shellCmd {
 	return out
 }
 
-// nextDir is the folder a cd leads to, when it can be known: an absolute
-// folder, home (cd alone), or a relative one under a known folder.
-func nextDir(cwd string, args []string, env shellEnv) string {
+// nextDir is the folder a cd leads to and whether it can be known: an
+// absolute folder, home (cd alone, ~), or a relative one under a known
+// folder; cd -, an expansion or a relative folder under an unknown one
+// cannot. -L, -P, -e and -@ are cd's options, not folders.
+func nextDir(cwd string, args []string, env shellEnv) (string, bool) {
+	for len(args) > 0 && len(args[0]) == 2 && args[0][0] == '-' && strings.IndexByte("LPe@", args[0][1]) >= 0 {
+		args = args[1:]
+	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
+	if len(args) > 0 && (args[0] == "~" || strings.HasPrefix(args[0], "~/")) && env.Home != "" {
+		args = append([]string{env.Home + args[0][1:]}, args[1:]...)
+	}
 	switch {
 	case len(args) == 0:
-		return env.Home
+		return env.Home, env.Home != ""
+	case strings.ContainsAny(args[0], "$`") || strings.HasPrefix(args[0], "~") || args[0] == "-" || hasGlob(args[0]):
+		return "", false
 	case strings.HasPrefix(args[0], "/"):
-		return path.Clean(args[0])
-	case cwd != "" && !strings.HasPrefix(args[0], "-") && !strings.HasPrefix(args[0], "$"):
-		return path.Join(cwd, args[0])
+		return path.Clean(args[0]), true
+	case cwd != "" && !strings.HasPrefix(args[0], "-"):
+		return path.Join(cwd, args[0]), true
 	}
-	return ""
-}
-
-// resolveWords makes a command's relative words absolute under a known
-// folder, for the path classes only (options and key=value stay).
-func resolveWords(c shellCmd, cwd string) shellCmd {
-	out := shellCmd{Words: append([]string(nil), c.Words...), Redirs: c.Redirs, Assigns: c.Assigns}
-	for i := 1; i < len(out.Words); i++ {
-		w := out.Words[i]
-		if w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~") || strings.HasPrefix(w, "$") || strings.Contains(w, "=") {
-			continue
-		}
-		out.Words[i] = path.Join(cwd, w)
-	}
-	return out
+	return "", false
 }
 
 // forkBomb looks for a function that pipes itself into itself, on the raw
@@ -480,6 +633,20 @@ func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
 		if !flags[f] {
 			return false
 		}
+	}
+	for _, f := range r.UnlessFlags {
+		if flags[f] {
+			return false
+		}
+	}
+	if len(r.UnlessArgs) > 0 && anyIn(args, r.UnlessArgs) {
+		return false
+	}
+	if len(r.FromFind) > 0 && (!c.fromFind || !h.anyInClass(operands, r.FromFind, env)) {
+		return false
+	}
+	if len(r.Dests) > 0 && !h.anyInClass(destOperands(h, c.Words[0], operands, args), r.Dests, env) {
+		return false
 	}
 	if len(r.Args) > 0 && !anyIn(args, r.Args) {
 		return false
@@ -684,6 +851,18 @@ func (h *hardlineSpec) inClass(word string, classes []string, env shellEnv) bool
 
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
+// reachesTop says whether a pattern for a name right under / could match
+// one of the system's folders (/u* does, /lembas-* does not).
+func (h *hardlineSpec) reachesTop(seg string) bool {
+	for _, t := range h.PathClass.Top {
+		name, _, _ := strings.Cut(strings.TrimPrefix(t, "/"), "/")
+		if ok, _ := path.Match(seg, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // pathClasses names what a target word is: root, root_glob, top,
 // top_glob, home, home_glob, device. .. is resolved, so /tmp/../etc is
 // /etc; a ~ left unexpanded (no home known) still counts as home.
@@ -698,17 +877,40 @@ func (h *hardlineSpec) pathClasses(word string, env shellEnv) []string {
 			home = "/nonexistent-home"
 		}
 		p = home + p[strings.IndexByte(p, '/'):]
+	case strings.HasPrefix(p, "~"):
+		// ~name: that person's home folder, wherever it is.
+		name, rest, _ := strings.Cut(p[1:], "/")
+		switch {
+		case name == env.User && home != "":
+			p = home + "/" + rest
+		case name == "root":
+			p = "/root/" + rest
+		default:
+			p = "/home/" + name + "/" + rest
+		}
+	}
+	if !strings.HasPrefix(p, "/") && env.Cwd != "" && p != "" && !strings.HasPrefix(p, "-") {
+		p = env.Cwd + "/" + p
 	}
 	if !strings.HasPrefix(p, "/") {
 		return nil
 	}
 	p = path.Clean(p)
 	var out []string
+	for _, hp := range h.PathClass.Homes.Patterns {
+		if pathGlobMatch(hp, p, false) {
+			out = append(out, "home")
+			break
+		}
+	}
+	if h.systemFile(p) {
+		out = append(out, "system_file")
+	}
 	if p == "/" {
 		out = append(out, "root")
 	}
 	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	if p != "/" && hasGlob(segs[0]) {
+	if p != "/" && hasGlob(segs[0]) && h.reachesTop(segs[0]) {
 		out = append(out, "root_glob")
 	}
 	if h.top[p] {
@@ -720,15 +922,16 @@ func (h *hardlineSpec) pathClasses(word string, env shellEnv) []string {
 	}
 	if home != "" && home != "/" {
 		hc := path.Clean(home)
-		if p == hc {
+		if p == hc || (p != "/" && strings.HasPrefix(hc, p+"/")) {
+			// home, or a folder holding it (~/.. is at least home)
 			out = append(out, "home")
 		}
-		if hasGlob(base) && dir == hc {
+		if hasGlob(base) && (dir == hc || strings.HasPrefix(hc, dir+"/")) {
 			out = append(out, "home_glob")
 		}
 	}
 	for _, d := range h.PathClass.Devices {
-		if pathGlobMatch(d, p, false) {
+		if pathGlobMatch(d, p, false) || (hasGlob(p) && globCovers(p, d)) {
 			out = append(out, "device")
 			break
 		}

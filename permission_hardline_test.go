@@ -30,6 +30,8 @@ func hardlineVerdict(line string, env shellEnv) map[string]string {
 	switch {
 	case err != nil:
 		return map[string]string{"verdict": "unparsed"}
+	case hit != nil && hit.Unsure:
+		return map[string]string{"verdict": "unsure", "rule": hit.Rule}
 	case hit != nil:
 		return map[string]string{"verdict": "refuse", "rule": hit.Rule}
 	}

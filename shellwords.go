@@ -23,6 +23,14 @@ type shellCmd struct {
 	Words   []string     `json:"words"`
 	Redirs  []shellRedir `json:"redirs,omitempty"`
 	Assigns []string     `json:"assigns,omitempty"`
+	// Fed says the command takes more operands at run time (xargs reads
+	// them from its input), so the floor reads it as given anything.
+	Fed bool `json:"fed,omitempty"`
+	// Defines names a function the line defines (its body's commands
+	// are recorded as commands of their own); Words is empty then.
+	Defines string `json:"defines,omitempty"`
+
+	fromFind bool // for the floor: its operands are what a find found
 }
 
 // shellRedir is one redirection: Op as written with its fd (">", "2>",
@@ -35,6 +43,8 @@ type shellRedir struct {
 // shellEnv is what parseShell may know about the shell it reads for.
 type shellEnv struct {
 	Home string
+	User string // the login name: $USER, $LOGNAME and ~name of it are the home folder
+	Cwd  string // the folder the line starts in (the project); relative words are read from it
 }
 
 // Attributes of one byte of a word being read.
@@ -84,15 +94,17 @@ type shParser struct {
 	out      *[]shellCmd
 	info     *shellLineInfo
 	heredocs []heredoc
+	fed      bool // the command being unwrapped is given operands at run time
 }
 
 // cmdBuilder gathers one simple command while its tokens are read.
 type cmdBuilder struct {
-	words   []sword
-	assigns []string
-	redirs  []shellRedir
-	closed  bool // after ), }, fi or done: only redirections may follow
-	discard bool // a for/select header: its words are not a command
+	words    []sword
+	assigns  []string
+	redirs   []shellRedir
+	closed   bool   // after ), }, fi or done: only redirections may follow
+	discard  bool   // a for/select header: its words are not a command
+	funcName string // "function" was read: the next word names a function
 }
 
 func (c *cmdBuilder) atCommandPosition() bool {
@@ -226,9 +238,17 @@ func (p *shParser) parseList(inSub bool) error {
 				p.pos++
 			}
 			p.pos++
+		case c == '(' && p.peek(1) == ')' && cur.funcName == "" && len(cur.words) == 1 && len(cur.assigns) == 0 && len(cur.redirs) == 0 && !cur.closed:
+			// name() body: a function definition. Its body's commands are
+			// recorded like any others (they are what a call runs), and
+			// the definition itself as a command defining the name.
+			name := cur.words[0].s
+			cur.words = nil
+			p.pos += 2
+			*p.out = append(*p.out, shellCmd{Defines: name})
 		case c == '(':
 			if !cur.atCommandPosition() {
-				return errors.New("unexpected ( : function definitions and arrays are not read; write the commands plainly")
+				return errors.New("unexpected ( : arrays and subshells after words are not read; write the commands plainly")
 			}
 			if p.peek(1) == '(' {
 				return errors.New("arithmetic (( )) is not read; write the commands plainly")
@@ -269,6 +289,21 @@ func (p *shParser) parseList(inSub bool) error {
 func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error {
 	if cur.closed {
 		return fmt.Errorf("unexpected word %q after a closing keyword or )", string(lw.b))
+	}
+	if cur.funcName == "function" {
+		// function name [()] body: the name is recorded, the body read on.
+		*p.out = append(*p.out, shellCmd{Defines: string(lw.b)})
+		cur.funcName = ""
+		if strings.HasPrefix(p.src[p.pos:], "()") {
+			p.pos += 2
+		} else if strings.HasPrefix(p.src[p.pos:], " ()") {
+			p.pos += 3
+		}
+		return nil
+	}
+	if cur.atCommandPosition() && isPlainWord(lw) && string(lw.b) == "function" {
+		cur.funcName = "function"
+		return nil
 	}
 	if cur.atCommandPosition() && isPlainWord(lw) {
 		kw := p.spec.Keywords

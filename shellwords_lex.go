@@ -65,6 +65,13 @@ func (p *shParser) lexWord() (lexWord, error) {
 			if err := p.lexBacktick(&w); err != nil {
 				return w, err
 			}
+		case c >= 0x80 || c < 0x20 || c == 0x7f:
+			size, err := p.checkRune()
+			if err != nil {
+				return w, err
+			}
+			w.add(p.src[p.pos:p.pos+size], 0)
+			p.pos += size
 		default:
 			w.add(p.src[p.pos:p.pos+1], 0)
 			p.pos++
@@ -121,6 +128,8 @@ func (p *shParser) variable(w *lexWord, name, raw string, quoted bool) {
 	switch {
 	case name == "HOME" && p.env.Home != "":
 		w.add(p.env.Home, attrQuoted)
+	case (name == "USER" || name == "LOGNAME") && p.env.User != "":
+		w.add(p.env.User, attrQuoted)
 	case name == "IFS" && quoted:
 		w.add(" ", attrQuoted)
 	case name == "IFS":
@@ -147,14 +156,14 @@ func (p *shParser) lexDollar(w *lexWord, quoted bool) error {
 	case n == '[':
 		return errors.New("arithmetic $[ ] is not read; write the number plainly")
 	case n == '{':
-		end := strings.IndexByte(p.src[p.pos:], '}')
+		end := matchBrace(p.src[p.pos:])
 		if end < 0 {
 			return errors.New("unbalanced ${: a } is missing")
 		}
 		name := p.src[p.pos+2 : p.pos+end]
 		p.pos += end + 1
 		if !simpleParam(name) {
-			return fmt.Errorf("${%s} is not read; write its value plainly", name)
+			return p.paramExpansion(w, name, p.src[start:p.pos])
 		}
 		p.variable(w, name, p.src[start:p.pos], quoted)
 	case n == '\'' && !quoted:
@@ -366,6 +375,10 @@ func (p *shParser) expand(lw lexWord, braces bool) ([]sword, error) {
 	}
 	var out []sword
 	for _, w := range words {
+		if u := p.env.User; u != "" && len(w.b) > len(u) && w.b[0] == '~' && w.attr[0] == 0 && string(w.b[1:1+len(u)]) == u && (len(w.b) == 1+len(u) || w.b[1+len(u)] == '/') {
+			// ~name of the login name is ~.
+			w = lexWord{b: append([]byte{'~'}, w.b[1+len(u):]...), attr: append([]uint8{0}, w.attr[1+len(u):]...), hadQuote: w.hadQuote}
+		}
 		if len(w.b) > 0 && w.b[0] == '~' && w.attr[0] == 0 && (len(w.b) == 1 || w.b[1] == '/') && p.env.Home != "" {
 			var t lexWord
 			t.add(p.env.Home, attrQuoted)

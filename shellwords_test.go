@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,11 @@ func TestParseShell(t *testing.T) {
 		{`bash -c 'ls; pwd' name arg`, `[{"words":["ls"]},{"words":["pwd"]}]`},
 		{`eval "ls -l" '&&' pwd`, `[{"words":["ls","-l"]},{"words":["pwd"]}]`},
 		{`find . -name '*.go' -exec gofmt -l {} +`, `[{"words":["find",".","-name","*.go","-exec","gofmt","-l","{}","+"]},{"words":["gofmt","-l","{}"]}]`},
-		{`ls | xargs -n1 -I{} echo {}`, `[{"words":["ls"]},{"words":["echo","{}"]}]`},
+		{`ls | xargs -n1 -I{} echo {}`, `[{"words":["ls"]},{"words":["echo","{}"],"fed":true}]`},
+		{`f() { x; }; f`, `[{"words":null,"defines":"f"},{"words":["x"]},{"words":["f"]}]`},
+		{`function g { y; }`, `[{"words":null,"defines":"g"},{"words":["y"]}]`},
+		{`echo ${HOME%/}x ${HOME:+$HOME} ${Q:-/}`, `[{"words":["echo","/home/ux","/home/u","${Q:-/}"]}]`},
+		{`alias x='rm -rf ~'`, `[{"words":["alias","x=rm -rf ~"]},{"words":["rm","-rf","/home/u"]}]`},
 		{`if a; then b; elif c; then d; else e; fi`, `[{"words":["a"]},{"words":["b"]},{"words":["c"]},{"words":["d"]},{"words":["e"]}]`},
 		{`for f in $(ls); do echo $f; done`, `[{"words":["ls"]},{"words":["echo","$f"]}]`},
 		{`while read l; do echo "$l"; done < in.txt`, `[{"words":["read","l"]},{"words":["echo","$l"]},{"words":[],"redirs":[{"op":"<","target":"in.txt"}]}]`},
@@ -68,9 +73,9 @@ func TestParseShell(t *testing.T) {
 
 func TestParseShellErrors(t *testing.T) {
 	for _, line := range []string{
-		`echo 'x`, `echo "x`, `echo $(x`, "echo `x", `(x`, `x)`, `${a:-b}`, `echo ${a/b/c}`,
+		`echo 'x`, `echo "x`, `echo $(x`, "echo `x", `(x`, `x)`, `${a:-b}`, `echo ${a/b/"c"}`,
 		`$((1))`, `((i++))`, `$x y`, `"$x" y`, `$(echo ls)`, `sudo $x`, `env $x`,
-		"cat <<EOF\nx", "cat <<E\n`id`\nE", `case a in a) ;; esac`, `f() { x; }`, `function f { x; }`,
+		"cat <<EOF\nx", "cat <<E\n`id`\nE", `case a in a) ;; esac`, "echo \u200brm", "r\u00a0m", "x\u202e",
 		`if x; then y`, `then x`, `done`, `{ x`, `/bin/r* x`, `echo a\`, `[[ -f x ]]`,
 		`echo $'\0'`, `echo $'\x00'`, `a=(1 2)`, `echo {1..1000}`, `env -S 'a | b'`, `bash -c "echo 'x"`,
 		strings.Repeat("$(", 40) + strings.Repeat(")", 40), "a\x00b",
@@ -147,7 +152,11 @@ func FuzzShellWords(f *testing.F) {
 			if len(again) == 0 || !reflect.DeepEqual(normCmd(again[0]), normCmd(c)) {
 				t.Fatalf("line %q: command %#v re-quoted as %q parses to %#v", line, c, q, again)
 			}
-			want := h.checkCommands([]shellCmd{c}, env)
+			if len(c.Words) > 0 && h.CodeLater.Deferred[c.Words[0]] != "" {
+				continue // alias and trap hold code the line runs as commands of their own
+			}
+			c.Fed = false
+			want := h.judge("", []shellCmd{c}, nil, env)
 			got, err := checkHardline(q, env)
 			if err != nil {
 				t.Fatalf("re-quoted %q: %v", q, err)
@@ -173,5 +182,15 @@ func normCmd(c shellCmd) shellCmd {
 	if len(c.Assigns) == 0 {
 		c.Assigns = nil
 	}
+	c.Fed = false // xargs's feeding is not in a command's own spelling
+	// A wrapper's output option (strace -o f) is also read as > f: spelt
+	// again, the line holds both, which is the same write twice.
+	var rs []shellRedir
+	for _, r := range c.Redirs {
+		if !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		}
+	}
+	c.Redirs = rs
 	return c
 }

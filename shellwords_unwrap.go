@@ -27,6 +27,9 @@ type wrapperSpec struct {
 	// read as a > redirection of the command, so the floor, the protected
 	// paths and the allow rules see the write.
 	OutputOptions []string `json:"output_options"`
+	// Feeds says the wrapper gives the command it runs more operands
+	// at run time (xargs): the floor reads them as possibly anything.
+	Feeds bool `json:"feeds"`
 }
 
 type plainSpec struct {
@@ -158,10 +161,12 @@ func suBody(args []sword, opts []string) (string, bool) {
 // emit unwraps a command and records what it runs; a shell's -c body and
 // eval's words are parsed as lines of their own instead.
 func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) error {
+	p.fed = false
 	words, assigns, outs, body, err := p.unwrap(words, assigns)
 	if err != nil {
 		return err
 	}
+	fed := p.fed
 	redirs = append(redirs, outs...)
 	if body == nil && len(words) > 0 && p.readsScript(words) {
 		// A shell fed its script on stdin: a here-string's text is known
@@ -195,11 +200,11 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		if words[0].unknown {
 			return fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
 		}
-		if words[0].glob {
+		if words[0].glob && words[0].s != "[" {
 			return fmt.Errorf("the command name %q is a pattern; write it plainly", words[0].s)
 		}
 	}
-	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns}
+	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns, Fed: fed}
 	for i, w := range words {
 		c.Words[i] = w.s
 	}
@@ -211,8 +216,48 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 	}
 	*p.out = append(*p.out, c)
 	if len(c.Words) > 0 {
+		if err := p.emitDeferred(c.Words); err != nil {
+			return err
+		}
 		if opts, ok := p.spec.ExecOptions.Commands[c.Words[0]]; ok {
 			return p.emitExec(words, opts)
+		}
+	}
+	return nil
+}
+
+// emitDeferred reads the line an alias or a trap holds (hardline.json
+// code_later.deferred) as a line of its own, so that code run later is
+// judged now: alias x='rm -rf ~' is rm -rf ~.
+func (p *shParser) emitDeferred(words []string) error {
+	h, err := loadHardline()
+	if err != nil {
+		return err
+	}
+	var bodies []string
+	switch h.CodeLater.Deferred[words[0]] {
+	case "values":
+		for _, w := range words[1:] {
+			if _, v, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") {
+				bodies = append(bodies, v)
+			}
+		}
+	case "first":
+		args := words[1:]
+		if len(args) > 0 && args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) > 1 && !strings.HasPrefix(args[0], "-") {
+			bodies = append(bodies, args[0])
+		}
+	}
+	for _, b := range bodies {
+		sub, err := p.child(b)
+		if err != nil {
+			return err
+		}
+		if err := sub.parseList(false); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -276,6 +321,7 @@ func (p *shParser) unwrap(words []sword, assigns []string) (_ []sword, _ []strin
 		if !ok {
 			return words, assigns, outs, nil, nil
 		}
+		p.fed = p.fed || ws.Feeds
 		rest, more, files, ok, err := p.skipWrapper(ws, words[1:])
 		for _, f := range files {
 			outs = append(outs, shellRedir{Op: ">", Target: f})
