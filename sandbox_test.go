@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -454,7 +453,7 @@ func benchSandbox(b *testing.B, line string) {
 		// loaded machine a new session (a new scheduler autogroup) costs
 		// time of its own, which is not the sandbox's work.
 		c := shellCommand("/bin/bash", line, root)
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		c.SysProcAttr = ownSessionAttr()
 		if err := c.Run(); err != nil {
 			b.Fatal(err)
 		}

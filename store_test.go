@@ -125,8 +125,8 @@ func TestKillNineThenContinue(t *testing.T) {
 	// End the orphaned sleep's group — only a real group id: an empty or
 	// partial file must never become "kill -9 -", which may hit our own group.
 	if pg, err := os.ReadFile(filepath.Join(proj, "pgid")); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(pg))); err == nil && n > 1 && n != syscall.Getpgrp() {
-			syscall.Kill(-n, syscall.SIGKILL)
+		if n, err := strconv.Atoi(strings.TrimSpace(string(pg))); err == nil && n > 1 && n != ownGroup() {
+			killGroupID(n)
 		}
 	}
 	r := runLembas(t, env, proj, "", "sessions", "list")
