@@ -147,6 +147,9 @@ func (r *repl) terminalCommand(name, args string) {
 			r.say("status", line)
 		}
 	case "settings":
+		if r.link.settings(args) { // repl_link.go: a personalization field
+			return
+		}
 		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
 			on := strings.TrimSpace(v) == "on"
 			r.settings.Reasoning = &on
