@@ -104,6 +104,8 @@ func (r *repl) terminalCommand(name, args string) {
 	switch name {
 	case "help":
 		r.help()
+	case "share":
+		r.share(args) // link_share.go
 	case "quit":
 		r.quit()
 	case "model":

@@ -73,6 +73,8 @@ type replLink struct {
 	person     *personalization
 	personOf   string        // the login person was read from
 	personDone chan struct{} // closed when the read of personOf ended
+
+	shareConn replShare // /share's connection to the service (link_share.go)
 }
 
 func newReplLink(r *repl) *replLink {

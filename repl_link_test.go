@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -225,4 +226,62 @@ func TestReplSettingsNoLogin(t *testing.T) {
 	if len(fm.got()) != 0 {
 		t.Errorf("a model request was made")
 	}
+}
+
+// TestReplShare: with the real service linked to the fake instance, /share
+// announces the REPL's session (origin terminal, the instance's served id),
+// a new link after the instance went away hears it again, and /share off
+// sends left. Without a service, /share says so.
+func TestReplShare(t *testing.T) {
+	e := newLinkEnv(t, "")
+	h := startLinkedRepl(t, e)
+	h.typ("/share")
+	h.expect("no lembas service runs here")
+	e.startService()
+	l := e.link()
+	isNote := func(method string) func(m map[string]any) bool {
+		return func(m map[string]any) bool { return m["method"] == method }
+	}
+	h.typ("/share")
+	h.expect("shared: session")
+	a := l.waitNote("announce", isNote("_lembas/session/announce"))["params"].(map[string]any)
+	if a["sessionId"] != h.r.e.sess.ID || a["origin"] != "terminal" || a["instance"] != true || a["model"] != "acme/chat-1" || a["cwd"] != e.proj {
+		t.Fatalf("announce %v", a)
+	}
+	e.fi.kill()
+	e.fi.restart()
+	l2 := e.link()
+	a2 := l2.waitNote("announce on the new link", isNote("_lembas/session/announce"))["params"].(map[string]any)
+	if a2["sessionId"] != h.r.e.sess.ID {
+		t.Fatalf("announce after the redial %v", a2)
+	}
+	h.typ("/share off")
+	h.expect("no longer shared")
+	left := l2.waitNote("left", isNote("_lembas/session/left"))["params"].(map[string]any)
+	if left["sessionId"] != h.r.e.sess.ID || left["available"] != true {
+		t.Fatalf("left %v", left)
+	}
+	h.exit()
+}
+
+// FuzzShareLines: whatever a process writes to share.sock, the service
+// neither crashes nor keeps a share once the connection ends.
+func FuzzShareLines(f *testing.F) {
+	f.Add([]byte(`{"type":"announce","session":{"sessionId":"s1","cwd":"/x"}}` + "\n"))
+	f.Add([]byte("{\"type\":\"announce\",\"session\":{\"sessionId\":\"\xff\"}}\n{]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		svc := &linkService{}
+		a, b := net.Pipe()
+		done := make(chan struct{})
+		go func() { svc.serveShare(b); close(done) }()
+		a.Write(data)
+		a.Close()
+		<-done
+		serviceShares.mu.Lock()
+		_, kept := serviceShares.by[b]
+		serviceShares.mu.Unlock()
+		if kept {
+			t.Fatal("a share outlived its connection")
+		}
+	})
 }
