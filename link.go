@@ -363,6 +363,11 @@ func theLinkSpecText(key string) string { return theLinkSpec().Texts[key] }
 func (svc *linkService) run(ctx context.Context) error {
 	go svc.conn.serve()
 	defer svc.shutdown()
+	if ln, err := svc.serveShares(); err == nil { // link_share.go: terminals' /share
+		defer ln.Close()
+	} else {
+		svc.log(err.Error())
+	}
 	wait := time.Duration(svc.sp.Backoff.FirstMS) * time.Millisecond
 	for {
 		up, err := svc.linkOnce(ctx)

@@ -184,6 +184,7 @@ func (svc *linkService) request(c *rpcCall) {
 		svc.mu.Unlock()
 		if err == nil && lembas {
 			go svc.sendDeletes() // after the answer, which is already queued
+			go svc.announceAll() // link_share.go: the terminals' shared sessions
 		}
 	case "authenticate":
 		c.reply(struct{}{}, nil)

@@ -828,6 +828,12 @@ func TestLinkOfflineDelete(t *testing.T) {
 	if m["params"].(map[string]any)["sessionId"] != sess.ID {
 		t.Errorf("deleted %v", m)
 	}
+	// The mark is forgotten just after the frame is written, so the note
+	// can arrive first: wait for it (a hang guard, not a speed check).
+	deadline := time.Now().Add(guard)
+	for len(readIDList("deletes.json")) != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	e.stop()
 	if ids := readIDList("deletes.json"); len(ids) != 0 {
 		t.Errorf("the delete was kept after it was sent: %v", ids)

@@ -76,6 +76,7 @@ type repl struct {
 	size      func() int // the terminal's width now (nil: fixed)
 
 	wakeCh chan struct{} // a job ended while idle: run the machine's turn (repl_jobs.go)
+	link   *replLink     // turns file, usage, personalization (repl_link.go)
 }
 
 // replIO is where a REPL reads and writes, and whether that is a terminal.
@@ -115,6 +116,7 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 	e.planner = r
 	e.emit = r.onEvent
 	r.hookJobs()
+	r.link = newReplLink(r)
 	return r
 }
 
@@ -345,6 +347,7 @@ func (r *repl) prompt(line string) {
 func (r *repl) runTurn(text string, images ...imagePart) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
+	tid := r.link.beginTurn()
 	r.mu.Lock()
 	if r.size != nil {
 		if w := r.size(); w > 0 {
@@ -392,6 +395,7 @@ loop:
 		r.quit()
 	}
 	out.Unsent = append(out.Unsent, r.e.drainSteer()...) // typed as the turn ended
+	r.link.endTurn(tid, out)
 	if len(out.Unsent) > 0 && !r.quitting() {
 		var keep []string
 		r.mu.Lock()

@@ -104,6 +104,8 @@ func (r *repl) terminalCommand(name, args string) {
 	switch name {
 	case "help":
 		r.help()
+	case "share":
+		r.share(args) // link_share.go
 	case "quit":
 		r.quit()
 	case "model":
@@ -147,6 +149,9 @@ func (r *repl) terminalCommand(name, args string) {
 			r.say("status", line)
 		}
 	case "settings":
+		if r.link.settings(args) { // repl_link.go: a personalization field
+			return
+		}
 		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
 			on := strings.TrimSpace(v) == "on"
 			r.settings.Reasoning = &on

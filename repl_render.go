@@ -89,7 +89,7 @@ func (r *repl) onEvent(ev event) {
 			u = *ev.Usage
 		}
 		el := time.Since(r.turnStart).Round(100 * time.Millisecond)
-		r.sayLocked("status", r.text("turn_line", "model", r.e.ref.String(), "in", u.Input, "out", u.Output, "cached", u.Cached, "elapsed", el))
+		r.sayLocked("status", r.text("turn_line", "model", r.e.ref.String(), "in", u.Input, "out", u.Output, "cached", u.Cached, "elapsed", el)+r.link.usageSuffix())
 	}
 }
 
