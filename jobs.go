@@ -620,13 +620,14 @@ func (p *shellProc) adopt(j *job) {
 	}()
 }
 
-// doneCh is closed once the job is no longer running.
+// doneCh is closed once the job has ended and its end is fully told (its
+// mark queued), so that whoever waits sees the mark.
 func (j *job) doneCh() chan struct{} {
 	ch := make(chan struct{})
 	go func() {
 		for {
 			j.mu.Lock()
-			if j.state != "running" {
+			if j.state != "running" && j.settled {
 				j.mu.Unlock()
 				close(ch)
 				return
