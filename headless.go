@@ -105,7 +105,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if strings.TrimSpace(prompt) == "" {
 		return usageError{"the prompt is empty; give it with -p \"...\" or on stdin"}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	return runHeadless(ctx, f, prompt, stdout, stderr)
 }
