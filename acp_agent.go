@@ -23,7 +23,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // acpSpec is harness/acp.json.
@@ -90,7 +89,7 @@ func cmdServe(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if !*stdio {
 		return usageError{"lembas serve needs --stdio: it speaks ACP to an editor on stdin and stdout"}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	logf := func(s string) { fmt.Fprintln(stderr, "lembas: "+s) }
 	a := newACPAgent(ctx, newLineReader(stdin, theACPSpec().RPC.MaxMessageBytes), &lineWriter{w: stdout}, logf)

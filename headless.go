@@ -105,7 +105,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if strings.TrimSpace(prompt) == "" {
 		return usageError{"the prompt is empty; give it with -p \"...\" or on stdin"}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	return runHeadless(ctx, f, prompt, stdout, stderr)
 }
@@ -268,6 +268,7 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	}
 	perm := newPermissions(mode, root, headless)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
+	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
 	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,
 		hygiene: hygieneOn(os.Getenv), extra: extra}
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {

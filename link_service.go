@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -47,7 +46,7 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 		defer stop()
 		logf := func(s string) {
 			fmt.Fprintf(stderr, "%s lembas: %s\n", time.Now().UTC().Format(time.RFC3339), redactToken(s, l.Token))

@@ -637,6 +637,7 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 	defer cleanup()
 	cfg, _ := loadConfig()
 	r := newRepl(ctx, e, f, cfg, rio)
+	defer r.endOnSignals()() // SIGTERM, SIGHUP (signals.go)
 	if !rio.tty {
 		// Plain lines on a terminal still get SIGINT for Ctrl-C.
 		sig := make(chan os.Signal, 1)

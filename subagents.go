@@ -393,6 +393,7 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	perm.session = append(perm.session, e.perm.session...) // what the person allowed for this session holds for its subagents
 	e.perm.mu.Unlock()
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
+	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
 	steps := sp.Loop.Subagents.MaxSteps
 	if e.maxSteps < steps {
 		steps = e.maxSteps

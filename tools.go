@@ -86,6 +86,9 @@ type toolbox struct {
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
 
 	sandbox *sandbox // the session's OS sandbox for bash (sandbox.go); nil: made from config.yaml on first use
+	// privateWeb says whether an allow rule names a host, so webfetch may
+	// reach a loopback or private address there (web.go); nil: never.
+	privateWeb func(host string) bool
 }
 
 // newToolbox offers every tool the CLI has in an agent session: scope shared

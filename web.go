@@ -108,10 +108,8 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(t.limit("timeout_s"))*time.Second)
 	defer cancel()
 	if ip := hostPrivate(ctx, host); ip != "" {
-		for _, r := range p.allowRules() {
-			if ruleCovers(r.permRule, t.Name) && r.Pattern != "" && strings.ToLower(r.Pattern) == host {
-				return decision{Verdict: "allow", Rule: r.label("allow")}
-			}
+		if r, ok := p.privateWebRule(t.Name, host); ok {
+			return decision{Verdict: "allow", Rule: r.label("allow")}
 		}
 		return decision{Verdict: "deny", Rule: "webfetch private address", Reason: t.text("private", "host", host, "ip", ip)}
 	}
@@ -124,6 +122,17 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 		return decision{Verdict: "allow", Rule: "modes.json auto"}
 	}
 	return decision{Verdict: "ask", Rule: "webfetch: a new host", Reason: t.text("ask", "host", host), Remember: true, Patterns: []string{host}}
+}
+
+// privateWebRule is the allow rule that names a host exactly, the only
+// leave for webfetch to reach a loopback or private address there.
+func (p *permissions) privateWebRule(tool, host string) (sourcedRule, bool) {
+	for _, r := range p.allowRules() {
+		if ruleCovers(r.permRule, tool) && r.Pattern != "" && strings.ToLower(r.Pattern) == host {
+			return r, true
+		}
+	}
+	return sourcedRule{}, false
 }
 
 // webClient is the client of one fetch: every connection's address is
@@ -164,8 +173,11 @@ func toolWebFetch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolRes
 	if err != nil {
 		return toolResult{Text: err.Error(), IsError: true}
 	}
-	// The permissions let a private host through only by a rule naming it.
-	privateOK := hostPrivate(ctx, host) != ""
+	// The permissions let a private host through only by a rule naming it,
+	// asked again here rather than read off the host's addresses now: a
+	// name that resolved public when the call was judged and private now
+	// (DNS rebinding) must not earn the leave by that.
+	privateOK := tb.privateWeb != nil && tb.privateWeb(host)
 	client := webClient(t, privateOK)
 	defer client.CloseIdleConnections()
 	start := u.String()

@@ -109,6 +109,7 @@ func TestWebFetchRedirectsAndCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tb.privateWeb = func(string) bool { return true } // as if an allow rule named the loopback test server
 	ts := tb.lookup("webfetch")
 	fetch := func(path string, format string) toolResult {
 		args, _ := json.Marshal(map[string]any{"url": srv.URL + path, "format": format})
