@@ -233,7 +233,7 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		st.close()
 		return nil, nil, err
 	}
-	tb, err := newToolbox(root, ref.Meta.vision())
+	tb, err := newToolboxFor(root, ref.Meta.vision(), sessionOffer(sess, root, mode, headless, st))
 	if err != nil {
 		st.close()
 		return nil, nil, err
@@ -248,6 +248,7 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 			st.close()
 			return nil, nil, err
 		}
+		sess.System = trimLibraryBlock(sess.System, tb) // only the library tools offered (tools_offer.go)
 		sess.NoteMode = mode // the mode the system prompt tells
 	}
 	var extra map[string]any
