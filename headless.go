@@ -248,7 +248,8 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 			st.close()
 			return nil, nil, err
 		}
-		sess.System = trimLibraryBlock(sess.System, tb) // only the library tools offered (tools_offer.go)
+		// Only the library tools offered are named (tools_offer.go).
+		sess.System = trimLibraryBlock(sess.System, tb)
 		sess.NoteMode = mode // the mode the system prompt tells
 	}
 	var extra map[string]any
