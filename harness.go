@@ -37,6 +37,7 @@ type toolSpec struct {
 	Unavailable string                     `json:"unavailable,omitempty"`
 	Confirm     string                     `json:"confirm,omitempty"`
 	Offered     string                     `json:"offered,omitempty"`
+	OfferedIf   []string                   `json:"offered_if,omitempty"` // conditions decided once per session (tools_offer.go)
 	Limits      map[string]float64         `json:"limits"`
 	Texts       map[string]string          `json:"texts"`
 	Description string                     `json:"description"`

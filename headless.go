@@ -233,7 +233,7 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		st.close()
 		return nil, nil, err
 	}
-	tb, err := newToolbox(root, ref.Meta.vision())
+	tb, err := newToolboxFor(root, ref.Meta.vision(), sessionOffer(sess, root, mode, headless, st))
 	if err != nil {
 		st.close()
 		return nil, nil, err
@@ -248,6 +248,8 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 			st.close()
 			return nil, nil, err
 		}
+		// Only the library tools offered are named (tools_offer.go).
+		sess.System = trimLibraryBlock(sess.System, tb)
 		sess.NoteMode = mode // the mode the system prompt tells
 	}
 	var extra map[string]any

@@ -87,10 +87,29 @@ func TestLibraryFirstRequest(t *testing.T) {
 		json.Unmarshal(raw, &d)
 		names = append(names, d.Function.Name)
 	}
-	for _, want := range []string{"memory", "skills_list", "skill_view", "skill_manage", "session_search", "notes_search", "note_view", "note_manage", "knowledge_search", "knowledge_get"} {
-		if !strings.Contains(" "+strings.Join(names, " ")+" ", " "+want+" ") {
+	// The rule (tools_offer.go): the skill tools because a skill exists;
+	// no note, no knowledge source, no earlier session, so not theirs.
+	offered := " " + strings.Join(names, " ") + " "
+	for _, want := range []string{"memory", "skills_list", "skill_view", "skill_manage", "note_manage"} {
+		if !strings.Contains(offered, " "+want+" ") {
 			t.Errorf("tool %s not offered: %v", want, names)
 		}
+	}
+	for _, not := range []string{"session_search", "notes_search", "note_view", "knowledge_search", "knowledge_get", "ask_user", "plan_submit"} {
+		if strings.Contains(offered, " "+not+" ") {
+			t.Errorf("tool %s offered though this session cannot use it: %v", not, names)
+		}
+	}
+	if strings.Contains(sys, "knowledge_search") || strings.Contains(sys, "session_search") {
+		t.Errorf("the library block names tools not offered:\n%s", sys)
+	}
+	// A second session of the project has an earlier one to search.
+	fm.push(textReply("ok"))
+	if r := runLembas(t, env, proj, "", "-p", "again"); r.code != 0 || len(fm.got()) != 2 {
+		t.Fatalf("second run: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(string(fm.got()[1].Raw), `"name":"session_search"`) {
+		t.Errorf("session_search not offered with an earlier session of the project")
 	}
 }
 

@@ -94,6 +94,13 @@ type toolbox struct {
 // newToolbox offers every tool the CLI has in an agent session: scope shared
 // or cli, sessions agent or both.
 func newToolbox(root string, vision bool) (*toolbox, error) {
+	return newToolboxFor(root, vision, nil)
+}
+
+// newToolboxFor offers the tools whose offered_if hold in held
+// (tools_offer.go); nil holds every condition. A tool left out stays
+// callable by name, it is only not in the list.
+func newToolboxFor(root string, vision bool, held map[string]bool) (*toolbox, error) {
 	sp := theSpec()
 	tb := &toolbox{root: root, spec: sp, byName: map[string]*toolSpec{}, shell: userShell(),
 		vision: vision, reads: map[string]fileStamp{}}
@@ -105,11 +112,14 @@ func newToolbox(root string, vision bool) (*toolbox, error) {
 		if toolImpls[name] == nil && sessionTools[name] == nil {
 			continue // a tool of the spec this build does not have yet
 		}
-		tb.tools = append(tb.tools, t)
 		tb.byName[name] = t
 		for _, a := range t.Aliases["cli"] {
 			tb.byName[a] = t
 		}
+		if !offerHolds(t, held) {
+			continue
+		}
+		tb.tools = append(tb.tools, t)
 	}
 	defs, err := tb.definitions()
 	if err != nil {

@@ -1,0 +1,209 @@
+package main
+
+// Which tools a session is offered. A tool's offered_if (harness/tools/*.json)
+// names conditions that must all hold when the session begins; the answer
+// is kept with the session, so the tool list — part of the fixed prefix —
+// stays the same for the whole session, across -c too. A tool left out
+// stays callable by name; it only costs no bytes in every request.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// offerConditions are the conditions offered_if may name. Each looks at
+// as little as it can: the first document, note, skill or session found
+// answers.
+var offerConditions = map[string]func(o *offerContext) bool{
+	// Someone can answer ask_user: every session but a headless run.
+	"person": func(o *offerContext) bool { return !o.headless },
+	// Plan mode can be on in this session: it is, or a person can turn it on.
+	"plan_mode": func(o *offerContext) bool { return o.mode == "plan" || !o.headless },
+	// The library has knowledge sources (lembas library add).
+	"knowledge": func(o *offerContext) bool {
+		s, err := loadSources()
+		return err != nil || len(s) > 0 // a broken sources file: offer, so the tool can say so
+	},
+	// A note this project can see exists.
+	"notes": func(o *offerContext) bool {
+		ents, err := os.ReadDir(notesDir())
+		if err != nil {
+			return false
+		}
+		for _, e := range ents {
+			id, ok := strings.CutSuffix(e.Name(), ".json")
+			if !ok {
+				continue
+			}
+			n, err := readNote(id)
+			if err != nil || noteVisible(n, o.root) {
+				return true // a corrupt note: offer, so notes_search can say so
+			}
+		}
+		return false
+	},
+	// A skill this project can use exists.
+	"skills": func(o *offerContext) bool {
+		return len(discoverSkills(o.root, folderTrusted(o.root, o.root))) > 0
+	},
+	// The project has a session before this one.
+	"earlier_session": func(o *offerContext) bool {
+		if o.st == nil {
+			return false
+		}
+		names, _ := filepath.Glob(filepath.Join(o.st.dir, "*.json*"))
+		for _, n := range names {
+			base := filepath.Base(n)
+			id := strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
+			if id == base || id == o.self || !validID(id) {
+				continue
+			}
+			proj, _, ok := peekJournal(n)
+			if !ok {
+				s, err := o.st.read(id)
+				if err != nil {
+					continue
+				}
+				proj = s.Project
+			}
+			if proj == o.root {
+				return true
+			}
+		}
+		return false
+	},
+}
+
+// offerContext is what the conditions look at.
+type offerContext struct {
+	root     string
+	mode     string
+	headless bool
+	st       *store
+	self     string // the session being begun, not an earlier one
+}
+
+// decideOffer answers every condition the harness's tools name, once.
+func decideOffer(o *offerContext) []string {
+	seen := map[string]bool{}
+	var held []string
+	sp := theSpec()
+	for _, name := range sp.ToolNames {
+		for _, c := range sp.Tools[name].OfferedIf {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			if f := offerConditions[c]; f != nil && f(o) {
+				held = append(held, c)
+			}
+		}
+	}
+	if held == nil {
+		held = []string{} // decided, none held (nil: not decided yet)
+	}
+	return held
+}
+
+// offerSet is a decision as a set; nil stays nil (every condition holds).
+func offerSet(held []string) map[string]bool {
+	if held == nil {
+		return nil
+	}
+	m := map[string]bool{}
+	for _, c := range held {
+		m[c] = true
+	}
+	return m
+}
+
+// offerHolds says whether a tool is offered under held; a condition this
+// build does not know never holds (TestOfferConditionsKnown keeps the
+// harness to the known ones).
+func offerHolds(t *toolSpec, held map[string]bool) bool {
+	if held == nil {
+		return true
+	}
+	for _, c := range t.OfferedIf {
+		if !held[c] || offerConditions[c] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// trimLibraryBlock leaves out of a system prompt the library block's lines
+// that name tools only of those not offered, and the whole block when no
+// line is left: the model is not told of tools it does not have.
+func trimLibraryBlock(system string, tb *toolbox) string {
+	block := libraryBlock()
+	if block == "" || !strings.Contains(system, block) {
+		return system
+	}
+	lines := strings.Split(block, "\n")
+	kept := lines[:1] // the heading
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, "- ") || tb.namesOffered(l) {
+			kept = append(kept, l)
+		}
+	}
+	out := ""
+	if len(kept) > 1 {
+		out = strings.Join(kept, "\n")
+	}
+	system = strings.Replace(system, block, out, 1)
+	for strings.Contains(system, "\n\n\n") {
+		system = strings.ReplaceAll(system, "\n\n\n", "\n\n")
+	}
+	return strings.TrimSpace(system)
+}
+
+// namesOffered says whether a line names no harness tool (a name with an
+// underscore, as the library's are), or at least one that is offered.
+func (tb *toolbox) namesOffered(line string) bool {
+	named := false
+	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z') }) {
+		if !strings.Contains(w, "_") || tb.spec.Tools[w] == nil {
+			continue // words like read or memory are the text's, not tool names
+		}
+		named = true
+		for _, t := range tb.tools {
+			if t.Name == w {
+				return true
+			}
+		}
+	}
+	return !named
+}
+
+// offerPerRun are conditions about the run rather than the session (who
+// is there to answer): decided again each time a session is opened.
+var offerPerRun = map[string]bool{"person": true, "plan_mode": true}
+
+// offerDecision is what a session keeps of its first decision.
+type offerDecision struct {
+	Held []string `json:"held"`
+}
+
+// sessionOffer is the conditions that hold for this session: the ones it
+// was begun with, kept in it, and this run's own.
+func sessionOffer(sess *session, root, mode string, headless bool, st *store) map[string]bool {
+	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID})
+	if sess.Offer == nil {
+		kept := []string{}
+		for _, c := range now {
+			if !offerPerRun[c] {
+				kept = append(kept, c)
+			}
+		}
+		sess.Offer = &offerDecision{Held: kept}
+	}
+	held := offerSet(sess.Offer.Held)
+	for _, c := range now {
+		if offerPerRun[c] {
+			held[c] = true
+		}
+	}
+	return held
+}
