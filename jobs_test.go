@@ -65,9 +65,13 @@ func TestJobEndWakesDuringPrompt(t *testing.T) {
 	}
 	mark := fillPairs(theSpec().Loop.Jobs.Marks["ended"], "id", "j1", "kind", "command", "status", "failed",
 		"title", "echo built; exit 3", "code", " (exit 3)", "next", "job_output j1 reads what it wrote.")
+	// job_output's wait returns at the job's first output, so the job may
+	// end just after the last request was sent: then its mark waits for
+	// the next turn instead. Either way the model is told once.
+	<-e.jobs().get("j1").doneCh()
 	users := userTexts(reqs[2])
-	if n := countContaining(users, mark); n != 1 {
-		t.Errorf("the end mark is in the last request %d times, want 1; user messages %q", n, users)
+	if n := countContaining(users, mark); n != 1 && !(n == 0 && e.pendingMarks()) {
+		t.Errorf("the end mark is in the last request %d times (waiting: %v), want once; user messages %q", n, e.pendingMarks(), users)
 	}
 	var sawEnd bool
 	for _, ev := range *evs {
