@@ -102,7 +102,9 @@ func TestLinkTerminalsEndToEnd(t *testing.T) {
 	if id == "" || r["cwd"] != e.proj || r["cols"] != float64(90) || r["rows"] != float64(30) || r["shell"] == "" || r["integration"] != false {
 		t.Fatalf("open %v", r)
 	}
-	in := func(id, s string) { l.result("_lembas/terminal/input", map[string]any{"terminalId": id, "data": b64(s)}) }
+	in := func(id, s string) {
+		l.result("_lembas/terminal/input", map[string]any{"terminalId": id, "data": b64(s)})
+	}
 	in(id, "stty size; pwd; echo S-$((6*7))\n")
 	if out := termOutput(l, id, "S-42"); !bytes.Contains(out, []byte("30 90")) || !bytes.Contains(out, []byte(e.proj)) {
 		t.Errorf("stty size and pwd in %q", out)
