@@ -409,9 +409,7 @@ func jitter(d time.Duration) time.Duration {
 func (svc *linkService) shutdown() {
 	svc.pipe.close()
 	svc.agent.cancel()
-	if svc.term != nil {
-		svc.term.closeAll()
-	}
+	svc.closeTerminals()
 	svc.agent.wg.Wait()
 	svc.agent.mu.Lock()
 	for _, s := range svc.agent.sessions {
@@ -454,12 +452,7 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	svc.agent.mu.Lock()
 	svc.agent.initialized = false // every link begins with its own initialize
 	svc.agent.mu.Unlock()
-	if newTerminalHandler != nil && svc.term == nil {
-		svc.term = newTerminalHandler(svc.notifyBlocking, func() terminalLimits {
-			l, _ := readRemoteLimits()
-			return l.termLimits()
-		})
-	}
+	svc.openTerminals()
 	svc.hello(sock, lim)
 	svc.pipe.set(sock)
 	svc.log(linkText("linked", "instance", d.Name, "url", svc.login.URL, "roots", fmt.Sprint(lim.Roots), "max_mode", lim.MaxMode))
@@ -474,9 +467,7 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	}
 	svc.mu.Unlock()
 	svc.conn.dropPending(sock)
-	if svc.term != nil {
-		svc.term.closeAll()
-	}
+	svc.closeTerminals()
 	writeServiceStatus(svc.login.Name, "", time.Time{}, lim)
 	if _, code := sock.reason(); code == 4400 || svc.refused() {
 		return time.Since(start), errStop4400

@@ -237,11 +237,7 @@ func (svc *linkService) request(c *rpcCall) {
 	case "_lembas/configure":
 		async(func() (any, error) { return svc.configure(c.Params) })
 	case "_lembas/terminal/open", "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
-		if svc.term == nil {
-			c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", c.Method)))
-			return
-		}
-		async(func() (any, error) { return svc.term.request(svc.agent.ctx, c.Method, c.Params) })
+		svc.terminalRequest(c, async)
 	default:
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
 	}
@@ -251,9 +247,7 @@ func (svc *linkService) request(c *rpcCall) {
 func (svc *linkService) notification(method string, params json.RawMessage) {
 	switch method {
 	case "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
-		if lim, _ := readRemoteLimits(); svc.term != nil && svc.hasCap(lim, "terminal") {
-			svc.term.request(svc.agent.ctx, method, params)
-		}
+		svc.terminalNotification(method, params)
 	default:
 		svc.agent.notification(method, params)
 	}

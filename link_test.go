@@ -192,6 +192,9 @@ type instLink struct {
 	closed  chan struct{}
 	// answer answers the device's requests (approvals); nil: allow once.
 	answer func(m map[string]any) any
+	// hold, while locked, stops the instance reading (a client that
+	// stopped reading: link_terminal_test.go's flood).
+	hold sync.Mutex
 }
 
 func (fi *fakeInstance) serveLink(ws *websocket.Conn) {
@@ -210,7 +213,10 @@ func (fi *fakeInstance) serveLink(ws *websocket.Conn) {
 	defer close(l.closed)
 	for {
 		var raw []byte
-		if err := websocket.Message.Receive(ws, &raw); err != nil {
+		err := websocket.Message.Receive(ws, &raw)
+		l.hold.Lock() // waits while a test holds the instance's reading
+		l.hold.Unlock()
+		if err != nil {
 			return
 		}
 		if !utf8.Valid(raw) {

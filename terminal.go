@@ -429,6 +429,9 @@ func (t *terminal) run() {
 	delete(t.ts.open, t.id)
 	t.ts.mu.Unlock()
 	close(t.gone)
+	// A hangup from closeAll may be under way; once.Do waits for it and
+	// stops any later one, so the master is never closed under its ioctl.
+	t.hungup.Do(func() {})
 	t.p.close()
 	if t.rcDir != "" {
 		os.RemoveAll(t.rcDir)
