@@ -200,22 +200,46 @@ func (c linkCards) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 	if !c.card(ctx, "_lembas/plan", callID, params, &res) {
 		return planAnswer{Choice: "dismissed"}
 	}
-	switch res.Outcome {
+	lim, _ := readRemoteLimits()
+	ans := planFromCard(res.Outcome, res.Mode, res.Feedback, lim)
+	if res.Outcome == "approve" && ans.Choice != "approve" {
+		c.ls.svc.log(theCardsSpec().Texts["plan_beyond_max"])
+	}
+	return ans
+}
+
+// planFromCard reads a _lembas/plan result: an approval's mode lowered to
+// the device's max_mode (nothing decided where even manual is beyond it),
+// anything unknown as dismissed.
+func planFromCard(outcome, mode, feedback string, lim remoteLimits) planAnswer {
+	switch outcome {
 	case "approve":
-		mode := "edit"
-		if res.Mode == "manual" {
-			mode = "manual"
+		m := "edit"
+		if mode == "manual" {
+			m = "manual"
 		}
-		lim, _ := readRemoteLimits()
-		if mode = lim.lowerMode(mode); mode != "edit" && mode != "manual" {
-			c.ls.svc.log(theCardsSpec().Texts["plan_beyond_max"])
+		if m = lim.lowerMode(m); m != "edit" && m != "manual" {
 			return planAnswer{Choice: "dismissed"}
 		}
-		return planAnswer{Choice: "approve", Mode: mode}
+		return planAnswer{Choice: "approve", Mode: m}
 	case "revise":
-		return planAnswer{Choice: "revise", Feedback: res.Feedback}
+		return planAnswer{Choice: "revise", Feedback: feedback}
 	}
 	return planAnswer{Choice: "dismissed"}
+}
+
+// showKind is how the viewer draws a file, by its extension.
+func showKind(name string) (kind, lang string) {
+	cs := theCardsSpec()
+	ext := strings.ToLower(filepath.Ext(name))
+	kind, lang = cs.Show.Kinds[ext], cs.Show.Languages[ext]
+	if kind == "" {
+		kind = "text"
+		if lang != "" {
+			kind = "code"
+		}
+	}
+	return kind, lang
 }
 
 // cardID is the call a card answers; a made one when the tool ran without
@@ -314,15 +338,7 @@ func (ls *linkSession) toolShow(tb *toolbox, ctx context.Context, raw json.RawMe
 	if !utf8.Valid(data) || strings.IndexByte(string(data), 0) >= 0 {
 		return errResult(t.text("binary", "path", a.Path))
 	}
-	cs := theCardsSpec()
-	ext := strings.ToLower(filepath.Ext(abs))
-	kind, lang := cs.Show.Kinds[ext], cs.Show.Languages[ext]
-	if kind == "" {
-		kind = "text"
-		if lang != "" {
-			kind = "code"
-		}
-	}
+	kind, lang := showKind(abs)
 	rel, err := filepath.Rel(tb.root, abs)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = abs

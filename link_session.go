@@ -128,7 +128,7 @@ var methodCaps = map[string]string{
 	"_lembas/session/rewind": "rewind", "_lembas/session/history": "sessions",
 	"_lembas/terminal/open": "terminal", "_lembas/terminal/input": "terminal", "_lembas/terminal/resize": "terminal",
 	"_lembas/terminal/close": "terminal",
-	"_lembas/jobs": "jobs", "_lembas/job/output": "jobs", "_lembas/job/stop": "jobs",
+	"_lembas/jobs":           "jobs", "_lembas/job/output": "jobs", "_lembas/job/stop": "jobs",
 }
 
 var inflight atomic.Int64
