@@ -233,6 +233,7 @@ func (s *acpSession) runTurn(t *acpTurn) {
 		return
 	}
 	s.applyMode()
+	s.readingPrompt(t.blocks) // link_cards.go
 	text, images, err := s.promptText(t.blocks)
 	if err != nil {
 		t.call.reply(nil, err)

@@ -91,7 +91,7 @@ func toolAskUser(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessag
 	if msg := checkQuestions(t, a.Questions); msg != "" {
 		return errResult(msg)
 	}
-	if e.asker == nil {
+	if nobodyToAsk(e.asker) {
 		return errResult(t.text("nobody"))
 	}
 	return toolResult{Text: renderAnswers(t, a.Questions, e.asker.askUser(ctx, a.Questions))}

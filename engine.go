@@ -373,6 +373,7 @@ func (e *engine) runParallel(ctx context.Context, ps []*pendingCall) {
 }
 
 func (e *engine) runOne(ctx context.Context, p *pendingCall) {
+	ctx = withCallID(ctx, p.call.ID) // a card is keyed by its call (link_cards.go)
 	e.send(event{Type: evToolStart, Tool: &toolEvent{ID: p.call.ID, Name: p.t.Name, Block: p.t.Block, Risk: p.t.Risk, Input: string(p.args)}})
 	if f := sessionTool(p.t.Name); f != nil {
 		r := e.runSessionTool(ctx, f, p.t, p.args)

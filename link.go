@@ -313,6 +313,7 @@ type linkService struct {
 	linkSess    map[string]*linkSession
 	stopErr     error // set when the service must stop (4400)
 	onLinked    func()
+	cards       linkCardState // the client's cards (link_cards.go)
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.

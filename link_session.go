@@ -103,12 +103,13 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	if engineEmitsProgress {
 		caps = append(caps, "progress")
 	}
+	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	return caps
 }
 
 // engineEmitsProgress is the one line to flip when the engine emits the
 // 3.4.0 progress event (the jobs work adds it).
-var engineEmitsProgress = false
+var engineEmitsProgress = true
 
 func (svc *linkService) hasCap(lim remoteLimits, c string) bool {
 	for _, x := range svc.capabilities(lim) {
@@ -127,6 +128,7 @@ var methodCaps = map[string]string{
 	"_lembas/session/rewind": "rewind", "_lembas/session/history": "sessions",
 	"_lembas/terminal/open": "terminal", "_lembas/terminal/input": "terminal", "_lembas/terminal/resize": "terminal",
 	"_lembas/terminal/close": "terminal",
+	"_lembas/jobs":           "jobs", "_lembas/job/output": "jobs", "_lembas/job/stop": "jobs",
 }
 
 var inflight atomic.Int64
@@ -236,6 +238,8 @@ func (svc *linkService) request(c *rpcCall) {
 		c.reply(svc.rewind(c.Params))
 	case "_lembas/configure":
 		async(func() (any, error) { return svc.configure(c.Params) })
+	case "_lembas/jobs", "_lembas/job/output", "_lembas/job/stop":
+		async(func() (any, error) { return svc.jobRequest(c.Method, c.Params, lim) })
 	case "_lembas/terminal/open", "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalRequest(c, async)
 	default:
@@ -293,6 +297,7 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 	}
 	svc.mu.Lock()
 	svc.lembas = lembas
+	svc.cards = linkCardState{}
 	disc := svc.disc
 	svc.mu.Unlock()
 	m := res.(map[string]any)
@@ -376,6 +381,7 @@ func (svc *linkService) adopt(e *engine, cleanup func()) *linkSession {
 		acpEmit(ev)
 	}
 	e.ask = &linkApprover{s: s, svc: svc}
+	ls.hookCards()
 	svc.agent.mu.Lock()
 	svc.agent.sessions[s.id] = s
 	svc.agent.mu.Unlock()
@@ -439,6 +445,7 @@ func (ls *linkSession) onEngineEvent(ev event) {
 		ls.svc.event(id, map[string]any{"type": "task", "state": "start", "turnId": tid})
 	}
 	m := eventMap(ev)
+	linkEventExtras(ev, m)
 	if ev.Type == evPrompt || ev.Type == evDone {
 		m["turnId"] = tid
 	}
@@ -579,10 +586,14 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	}
 	ls.mu.Lock()
 	ls.pending = append(ls.pending, tid)
+	ahead := len(ls.pending) - 1
 	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil {
 		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization}
 	}
 	ls.mu.Unlock()
+	if ahead > 0 {
+		ls.sendQueued(tid, ahead)
+	}
 	sw, _ := c.to.(*socketWriter)
 	prev := sw.after
 	sw.after = func(b []byte) []byte {
@@ -694,6 +705,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 			}
 		}
 		out["queued"] = pend
+		out["progress"], out["jobs"] = ls.progressNow(), jobsOf(ls.s.e) // capabilities progress, jobs
 		if ls.s.e.sess.Plan != nil {
 			out["plan"] = ls.s.e.sess.Plan
 		}

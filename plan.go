@@ -266,7 +266,7 @@ func toolPlanSubmit(e *engine, ctx context.Context, t *toolSpec, raw json.RawMes
 	if e.sess.Plan == nil {
 		return errResult(t.text("none"))
 	}
-	if e.planner == nil {
+	if nobodyToAsk(e.planner) {
 		return errResult(t.text("nobody"))
 	}
 	ans := e.planner.reviewPlan(ctx, planReview{Plan: clonePlan(e.sess.Plan), Markdown: renderPlan(e.sess.Plan), Note: a.Note})

@@ -85,6 +85,8 @@ type toolbox struct {
 	reads map[string]fileStamp
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
 
+	display func() bool // a viewer is attached (show's requirement; link_cards.go); nil: never
+
 	sandbox *sandbox // the session's OS sandbox for bash (sandbox.go); nil: made from config.yaml on first use
 	// privateWeb says whether an allow rule names a host, so webfetch may
 	// reach a loopback or private address there (web.go); nil: never.

@@ -71,6 +71,10 @@ func (e *engine) requirementsMet(t *toolSpec) bool {
 			if e.perm.mode != "plan" {
 				return false
 			}
+		case "display":
+			if !e.tb.displayMet() {
+				return false
+			}
 		default:
 			return false
 		}
