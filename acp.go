@@ -278,9 +278,16 @@ func (c *rpcConn) notify(method string, params any) {
 // call sends a request and waits for its response, the context's end, or
 // the connection's; result (if not nil) is decoded from the response.
 func (c *rpcConn) call(ctx context.Context, method string, params, result any) error {
+	_, err := c.callID(ctx, method, params, result)
+	return err
+}
+
+// callID is call that also returns the request's id, so that a timeout or
+// cancel can name it to the peer (MCP's notifications/cancelled).
+func (c *rpcConn) callID(ctx context.Context, method string, params, result any) (string, error) {
 	b, err := json.Marshal(params)
 	if err != nil {
-		return err
+		return "", err
 	}
 	c.mu.Lock()
 	c.next++
@@ -297,18 +304,18 @@ func (c *rpcConn) call(ctx context.Context, method string, params, result any) e
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return r.err
+			return id, r.err
 		}
-		if result != nil {
+		if result != nil && len(r.result) > 0 {
 			if err := json.Unmarshal(r.result, result); err != nil {
-				return fmt.Errorf("the answer to %s: %v", method, err)
+				return id, fmt.Errorf("the answer to %s: %v", method, err)
 			}
 		}
-		return nil
+		return id, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return id, ctx.Err()
 	case <-c.closed:
-		return fmt.Errorf("the connection closed before %s was answered", method)
+		return id, fmt.Errorf("the connection closed before %s was answered", method)
 	}
 }
 

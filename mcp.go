@@ -402,41 +402,10 @@ func (s *mcpServer) onNotify(method string, params json.RawMessage) {
 	}
 }
 
-// mcpCall is rpcConn.call that also returns the request's id, so that a
+// mcpCall is rpcConn.callID: the request's id comes back so that a
 // timeout or cancel can send notifications/cancelled naming it.
 func mcpCall(ctx context.Context, c *rpcConn, method string, params, result any) (string, error) {
-	b, err := json.Marshal(params)
-	if err != nil {
-		return "", err
-	}
-	c.mu.Lock()
-	c.next++
-	id := strconv.FormatInt(c.next, 10)
-	ch := make(chan rpcResponse, 1)
-	c.pending[id] = ch
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
-	c.send(rpcMessage{JSONRPC: "2.0", ID: json.RawMessage(id), Method: method, Params: b})
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return id, r.err
-		}
-		if result != nil && len(r.result) > 0 {
-			if err := json.Unmarshal(r.result, result); err != nil {
-				return id, fmt.Errorf("the answer to %s: %v", method, err)
-			}
-		}
-		return id, nil
-	case <-ctx.Done():
-		return id, ctx.Err()
-	case <-c.closed:
-		return id, fmt.Errorf("the connection closed before %s was answered", method)
-	}
+	return c.callID(ctx, method, params, result)
 }
 
 // mcpContent is one block of a tools/call result.
