@@ -137,3 +137,28 @@ func TestMCPLibraryLogin(t *testing.T) {
 	}
 	noLibrary("library: local")
 }
+
+// TestMCPLibraryOverLink: a session the instance opens over the real link
+// calls the library with the login's bearer and its own id as the scope.
+func TestMCPLibraryOverLink(t *testing.T) {
+	e := newLinkEnv(t, "")
+	web := newFakeHTTPMCP(t)
+	web.bearer = e.fi.token
+	e.fi.mcp = web
+	if err := saveLogin(&loginRecord{Name: "test", URL: e.fi.srv.URL, Instance: "Test Instance", Token: e.fi.token, Scopes: []string{"library"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.fi.model.push(callsReply(fakeCall{"mcp__library__meta", map[string]any{}}), textReply("found"))
+	e.startService()
+	l := e.link()
+	sid := e.newSession(l, e.proj, "auto")
+	if r := l.result("session/prompt", promptParams(sid, "look it up", "t-1")); r["stopReason"] != "end_turn" {
+		t.Fatalf("prompt answer %v", r)
+	}
+	web.mu.Lock()
+	metas := append([]string(nil), web.metas...)
+	web.mu.Unlock()
+	if want := `{"lembas":{"scope":"` + sid + `"}}`; len(metas) != 1 || metas[0] != want {
+		t.Errorf("the call's _meta at the server: %v, want %s", metas, want)
+	}
+}
