@@ -34,6 +34,7 @@ type runFlags struct {
 	effort    string
 
 	mcpServers []json.RawMessage // ACP session/new's, beside config.yaml's and the project's (mcp_config.go)
+	linkOpened bool              // the link's client opened the session: the instance's library scopes its calls by it
 }
 
 // parseRunFlags reads flags and positional words in any order.
@@ -276,6 +277,6 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}
-	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), warn)
+	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, warn)
 	return e, func() { e.stopJobs(); tb.mcp.close(); st.close() }, nil
 }

@@ -46,6 +46,8 @@ type fakeInstance struct {
 	unfreeze  chan struct{}
 	flow      []string // scripted token endpoint answers: "pending", "slow_down", "denied", "expired", "ok"
 	flowPosts []string
+	scope     string       // the token endpoint's scope answer, when set
+	mcp       *fakeHTTPMCP // serves /mcp (the instance's library), when set
 }
 
 // guard is how long a test waits for something that must come before it
@@ -94,7 +96,18 @@ func newFakeInstance(t testing.TB) *fakeInstance {
 			json.NewEncoder(w).Encode(map[string]string{"error": e})
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"access_token": fi.token, "token_type": "Bearer"})
+		ans := map[string]any{"access_token": fi.token, "token_type": "Bearer"}
+		if fi.scope != "" {
+			ans["scope"] = fi.scope
+		}
+		json.NewEncoder(w).Encode(ans)
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if fi.mcp == nil {
+			http.NotFound(w, r)
+			return
+		}
+		fi.mcp.serve(w, r)
 	})
 	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+fi.token {

@@ -4,8 +4,10 @@ package main
 // discovery, gets a device token by the OAuth 2.0 device authorization
 // grant (RFC 8628) or a pasted one, and keeps it in <state>/logins/<name>.json
 // (mode 0600, in a folder of mode 0700; never printed, logged, or put in
-// config.yaml). Each login is a model connection of its own name, its
-// models the instance's chat models under their served ids. Also here:
+// config.yaml), with the scopes the token endpoint said it granted (the
+// library scope brings the instance's /mcp in: mcp_config.go). Each login
+// is a model connection of its own name, its models the instance's chat
+// models under their served ids. Also here:
 // logins, logout, trust and untrust (the REPL's trust, for a headless
 // machine).
 
@@ -28,12 +30,20 @@ import (
 
 // loginRecord is one login as kept on disk.
 type loginRecord struct {
-	Name     string    `json:"name"`
-	URL      string    `json:"url"`
-	Instance string    `json:"instance"`
-	Token    string    `json:"token"`
-	Created  time.Time `json:"created"`
+	Name     string `json:"name"`
+	URL      string `json:"url"`
+	Instance string `json:"instance"`
+	Token    string `json:"token"`
+	// Scopes are what the token endpoint said the token was granted (its
+	// space-separated scope answer). A pasted token has none: the seed
+	// names no way to learn a pasted token's scopes, so it is taken as
+	// granted none of them (the library over /mcp is then not used).
+	Scopes  []string  `json:"scopes,omitempty"`
+	Created time.Time `json:"created"`
 }
+
+// hasScope says whether the login's token was granted scope.
+func (l *loginRecord) hasScope(scope string) bool { return contains(l.Scopes, scope) }
 
 func loginsDir() string { return filepath.Join(stateDir(), "logins") }
 
@@ -173,19 +183,20 @@ func limitBody(r io.Reader) io.Reader { return io.LimitReader(r, 4<<20) }
 var deviceFlowSleep = sleepCtx
 
 // deviceFlow runs RFC 8628: ask for a code, show it, poll for the token.
-func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.Writer) (string, error) {
+// It gives the token and the scopes the token endpoint said it granted.
+func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.Writer) (string, []string, error) {
 	sp := theLinkSpec().DeviceFlow
 	authURL, err := d.resolveRef(d.DeviceAuth)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	tokenURL, err := d.resolveRef(d.TokenURL)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	resp, err := client.PostForm(authURL, url.Values{"client_id": {d.ClientID}})
 	if err != nil {
-		return "", fmt.Errorf("asking %s for a device code: %v", authURL, err)
+		return "", nil, fmt.Errorf("asking %s for a device code: %v", authURL, err)
 	}
 	var code struct {
 		DeviceCode              string `json:"device_code"`
@@ -198,7 +209,7 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 	err = json.NewDecoder(limitBody(resp.Body)).Decode(&code)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || err != nil || code.DeviceCode == "" {
-		return "", fmt.Errorf("the instance gave no device code (%s); try again, or paste a token with --token-stdin", resp.Status)
+		return "", nil, fmt.Errorf("the instance gave no device code (%s); try again, or paste a token with --token-stdin", resp.Status)
 	}
 	fmt.Fprintln(out, linkText("device_code", "uri", oneLine(code.VerificationURI, 300), "code", oneLine(code.UserCode, 64)))
 	if code.VerificationURIComplete != "" {
@@ -211,32 +222,33 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 	}
 	for {
 		if err := deviceFlowSleep(ctx, time.Duration(interval)*time.Second); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		resp, err := client.PostForm(tokenURL, url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"},
 			"device_code": {code.DeviceCode}, "client_id": {d.ClientID}})
 		if err != nil {
-			return "", fmt.Errorf("polling %s: %v", tokenURL, err)
+			return "", nil, fmt.Errorf("polling %s: %v", tokenURL, err)
 		}
 		var tok struct {
 			AccessToken string `json:"access_token"`
+			Scope       string `json:"scope"`
 			Error       string `json:"error"`
 		}
 		json.NewDecoder(limitBody(resp.Body)).Decode(&tok)
 		resp.Body.Close()
 		switch {
 		case resp.StatusCode == 200 && tok.AccessToken != "":
-			return tok.AccessToken, nil
+			return tok.AccessToken, strings.Fields(tok.Scope), nil
 		case tok.Error == "authorization_pending":
 		case tok.Error == "slow_down":
 			interval += sp.SlowDownS
 			fmt.Fprintln(out, linkText("slow_down", "interval", interval))
 		case tok.Error == "access_denied":
-			return "", errors.New(linkText("denied"))
+			return "", nil, errors.New(linkText("denied"))
 		case tok.Error == "expired_token":
-			return "", errors.New(linkText("expired"))
+			return "", nil, errors.New(linkText("expired"))
 		default:
-			return "", fmt.Errorf("the instance answered the token poll with %s %s; run lembas login again", resp.Status, oneLine(tok.Error, 80))
+			return "", nil, fmt.Errorf("the instance answered the token poll with %s %s; run lembas login again", resp.Status, oneLine(tok.Error, 80))
 		}
 	}
 }
@@ -284,11 +296,12 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageError{fmt.Sprintf("--name %q: use letters, digits, '-', '_' and '.'", *name)}
 	}
 	var token string
+	var scopes []string
 	switch {
 	case *tokenStdin:
 		token, err = readTokenLine(stdin)
 	case d.DeviceAuth != "" && d.TokenURL != "":
-		token, err = deviceFlow(ctx, d, client, stdout)
+		token, scopes, err = deviceFlow(ctx, d, client, stdout)
 	default:
 		fmt.Fprint(stdout, linkText("paste_token", "url", d.resolvedURL))
 		token, err = readTokenLine(stdin)
@@ -296,7 +309,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	l := &loginRecord{Name: *name, URL: d.resolvedURL, Instance: d.Name, Token: token, Created: time.Now().UTC()}
+	l := &loginRecord{Name: *name, URL: d.resolvedURL, Instance: d.Name, Token: token, Scopes: scopes, Created: time.Now().UTC()}
 	ms, err := l.instanceModels(ctx)
 	if err != nil {
 		return err

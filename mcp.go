@@ -40,10 +40,18 @@ type mcpSpec struct {
 		Latest    string   `json:"latest"`
 		Supported []string `json:"supported"`
 	} `json:"protocol"`
-	Limits     map[string]float64 `json:"limits"`
-	Risk       string             `json:"risk"`
-	Modes      map[string]string  `json:"modes"`
-	Texts      map[string]string  `json:"texts"`
+	Limits  map[string]float64 `json:"limits"`
+	Library struct {
+		About     string `json:"about"`
+		Server    string `json:"server"`
+		Path      string `json:"path"`
+		Scope     string `json:"scope"`
+		ConfigKey string `json:"config_key"`
+		Source    string `json:"source"`
+	} `json:"library"`
+	Risk       string            `json:"risk"`
+	Modes      map[string]string `json:"modes"`
+	Texts      map[string]string `json:"texts"`
 	SearchTool struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`

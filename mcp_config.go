@@ -11,7 +11,11 @@ package main
 //     agents write), only in a folder the person said to trust, since it
 //     starts programs;
 //   - ACP session/new mcpServers (stdio {name, command, args, env: [{name,
-//     value}]}, http {type: "http", name, url, headers: [{name, value}]}).
+//     value}]}, http {type: "http", name, url, headers: [{name, value}]});
+//   - the instance's library: logged in to exactly one instance whose login
+//     has the library scope, and no library: in config.yaml, an HTTP server
+//     at <instance>/mcp with the login's token as its bearer, in memory only
+//     (harness/mcp.json library names it).
 //
 // ${VAR} (and ${VAR:-default}) in any value is read from the environment
 // when the session starts; a variable that is unset leaves the server out as
@@ -400,5 +404,38 @@ func mcpServersFor(cfg *config, root string, acp []json.RawMessage, getenv func(
 		c.expand(getenv)
 		out = append(out, c)
 	}
+	// Added after expansion: the token is not a template.
+	if lib, ok := mcpFromLogin(cfg, readLogins()); ok && !seen[lib.Name] {
+		out = append(out, lib)
+	}
 	return out, warnings, nil
+}
+
+// mcpFromLogin is the instance's library as a server: when config.yaml
+// sets no library: and the logins are to exactly one instance, one of whose
+// logins' tokens was granted the library scope. Its bearer is that token,
+// held here in memory; the entry is never written anywhere. SessionScope
+// is left to the session (startSessionMCP): only sessions the link's
+// client opened carry _meta.lembas.scope.
+func mcpFromLogin(cfg *config, logins []*loginRecord) (mcpServerConfig, bool) {
+	sp := theMCP().Library
+	if raw, ok := cfg.Raw.(map[string]any); ok {
+		if _, set := raw[sp.ConfigKey]; set {
+			return mcpServerConfig{}, false
+		}
+	}
+	instances := map[string]bool{}
+	var with *loginRecord
+	for _, l := range logins {
+		instances[strings.TrimRight(l.URL, "/")] = true
+		if with == nil && l.Token != "" && l.hasScope(sp.Scope) {
+			with = l
+		}
+	}
+	if len(instances) != 1 || with == nil {
+		return mcpServerConfig{}, false
+	}
+	return mcpServerConfig{Name: sp.Server, Source: sp.Source, Enabled: true,
+		URL:     strings.TrimRight(with.URL, "/") + sp.Path,
+		Headers: map[string]string{"Authorization": "Bearer " + with.Token}}, true
 }

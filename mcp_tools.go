@@ -393,7 +393,9 @@ func mcpRuleKey(key string) bool {
 // startSessionMCP gathers a session's servers and starts them; nil when
 // there are none. A broken mcp: section or .mcp.json is told through warn
 // and leaves those servers out rather than stopping the session.
-func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision bool, warn func(string)) *mcpSet {
+// clientOpened: the link's client opened the session, so the instance's
+// library (the login's server) scopes its calls by the session's id.
+func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, clientOpened bool, warn func(string)) *mcpSet {
 	say := func(s string) {
 		if warn != nil {
 			warn(s)
@@ -409,6 +411,11 @@ func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision boo
 	}
 	if len(cfgs) == 0 {
 		return nil
+	}
+	for i := range cfgs {
+		if cfgs[i].Source == theMCP().Library.Source && clientOpened {
+			cfgs[i].SessionScope = true
+		}
 	}
 	return startMCP(cfgs, vision, nil)
 }
