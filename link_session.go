@@ -664,11 +664,9 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/steer", raw, &p); err != nil {
 		return nil, err
 	}
-	svc.mu.Lock()
-	ls := svc.linkSess[p.SessionID]
-	svc.mu.Unlock()
-	if ls == nil {
-		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
+	ls, err := svc.openSession(p.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	ls.s.mu.Lock()
 	busy := ls.s.active
@@ -798,14 +796,9 @@ func (svc *linkService) setTitle(raw json.RawMessage) (any, error) {
 	if utf8.RuneCountInString(p.Title) > svc.sp.TitleMax {
 		return nil, linkErr("title", "max", svc.sp.TitleMax)
 	}
-	svc.mu.Lock()
-	ls := svc.linkSess[p.SessionID]
-	svc.mu.Unlock()
-	if ls == nil {
-		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
-	}
-	if ls.busy() {
-		return nil, linkErr("busy", "id", p.SessionID)
+	ls, err := svc.idleSession(p.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	ls.s.e.sess.Title = p.Title
 	ls.lastTitle = p.Title
@@ -822,11 +815,9 @@ func (svc *linkService) compact(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/session/compact", raw, &p); err != nil {
 		return nil, err
 	}
-	svc.mu.Lock()
-	ls := svc.linkSess[p.SessionID]
-	svc.mu.Unlock()
-	if ls == nil {
-		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
+	ls, err := svc.openSession(p.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	ls.mu.Lock()
 	busy := len(ls.pending) > 0 || ls.compacting
@@ -849,6 +840,28 @@ func (svc *linkService) compact(raw json.RawMessage) (any, error) {
 	return map[string]string{"summary": summary}, nil
 }
 
+// openSession is the linked session id names, or the error that says it
+// is not open here.
+func (svc *linkService) openSession(id string) (*linkSession, error) {
+	svc.mu.Lock()
+	ls := svc.linkSess[id]
+	svc.mu.Unlock()
+	if ls == nil {
+		return nil, linkErr("no_session", "id", cutForError(id, 64))
+	}
+	return ls, nil
+}
+
+// idleSession is openSession for a change made between prompts: a session
+// at work is refused as busy.
+func (svc *linkService) idleSession(id string) (*linkSession, error) {
+	ls, err := svc.openSession(id)
+	if err == nil && ls.busy() {
+		return nil, linkErr("busy", "id", id)
+	}
+	return ls, err
+}
+
 // rewind marks the turn turnId and every later one as undone: they leave
 // the conversation and the history. Files are not touched.
 func (svc *linkService) rewind(raw json.RawMessage) (any, error) {
@@ -856,14 +869,9 @@ func (svc *linkService) rewind(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/session/rewind", raw, &p); err != nil {
 		return nil, err
 	}
-	svc.mu.Lock()
-	ls := svc.linkSess[p.SessionID]
-	svc.mu.Unlock()
-	if ls == nil {
-		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
-	}
-	if ls.busy() {
-		return nil, linkErr("busy", "id", p.SessionID)
+	ls, err := svc.idleSession(p.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	n := 0
 	for k, tid := range svc.turns.byTurn(p.SessionID) {
@@ -900,14 +908,9 @@ func (svc *linkService) configure(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/configure", raw, &p); err != nil {
 		return nil, err
 	}
-	svc.mu.Lock()
-	ls := svc.linkSess[p.SessionID]
-	svc.mu.Unlock()
-	if ls == nil {
-		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
-	}
-	if ls.busy() {
-		return nil, linkErr("busy", "id", p.SessionID)
+	ls, err := svc.idleSession(p.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	e := ls.s.e
 	changed := false
