@@ -445,21 +445,31 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool)
 				}
 			}
 		}
-		for _, t := range tries {
-			t.fromFind = fromFind
-			for _, i := range h.rulesFor(t) {
-				if h.matches(&h.Refuse[i], t, at) {
-					hit := &hardlineHit{Rule: h.Refuse[i].ID, Reason: h.Refuse[i].Reason, Command: strings.Join(c.Words, " ")}
-					if unsure {
-						hit.Unsure = true
-						hit.Reason = fillPairs(h.Unsure.Reason, "rule", hit.Rule, "reason", hit.Reason)
-					}
-					return hit
-				}
-			}
+		if hit := h.refusedAmong(tries, at, c.Words, fromFind, unsure); hit != nil {
+			return hit
 		}
 		if unsure {
 			if hit := h.mentionsSystemFile(c); hit != nil {
+				return hit
+			}
+		}
+	}
+	return nil
+}
+
+// refusedAmong is the first floor rule that refuses one of tries (the
+// spellings a command may mean), shown as the words given; an unsure
+// spelling's refusal says it was unsure.
+func (h *hardlineSpec) refusedAmong(tries []shellCmd, env shellEnv, shown []string, fromFind, unsure bool) *hardlineHit {
+	for _, t := range tries {
+		t.fromFind = fromFind
+		for _, i := range h.rulesFor(t) {
+			if h.matches(&h.Refuse[i], t, env) {
+				hit := &hardlineHit{Rule: h.Refuse[i].ID, Reason: h.Refuse[i].Reason, Command: strings.Join(shown, " ")}
+				if unsure {
+					hit.Unsure = true
+					hit.Reason = fillPairs(h.Unsure.Reason, "rule", hit.Rule, "reason", hit.Reason)
+				}
 				return hit
 			}
 		}
@@ -490,18 +500,8 @@ func (h *hardlineSpec) checkExecs(c shellCmd, found []string, env shellEnv, cwd 
 			if unsure {
 				tries = h.possibly(sub)
 			}
-			for _, t := range tries {
-				t.fromFind = true
-				for _, k := range h.rulesFor(t) {
-					if h.matches(&h.Refuse[k], t, env) {
-						hit := &hardlineHit{Rule: h.Refuse[k].ID, Reason: h.Refuse[k].Reason, Command: strings.Join(sub.Words, " ")}
-						if unsure {
-							hit.Unsure = true
-							hit.Reason = fillPairs(h.Unsure.Reason, "rule", hit.Rule, "reason", hit.Reason)
-						}
-						return hit
-					}
-				}
+			if hit := h.refusedAmong(tries, env, sub.Words, true, unsure); hit != nil {
+				return hit
 			}
 		}
 		i = j
