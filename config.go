@@ -7,6 +7,7 @@ package main
 // its comments.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -579,4 +580,32 @@ func walkLeaves(n *yamlNode, prefix string, fn func(key string, n *yamlNode)) {
 			walkLeaves(it, join(strconv.Itoa(i)), fn)
 		}
 	}
+}
+
+// Trust: the answers to "do you trust this folder?", asked by the REPL,
+// set by lembas trust, and read by the library, MCP and the link.
+
+// trustFile is where the answers to "do you trust this folder?" are kept.
+func trustFile() string { return filepath.Join(stateDir(), "trust.json") }
+
+// trustOf says whether a project folder is trusted, and whether the
+// person was ever asked.
+func trustOf(root string) (trusted, known bool) {
+	var m map[string]bool
+	if data, err := os.ReadFile(trustFile()); err == nil {
+		json.Unmarshal(data, &m)
+	}
+	t, ok := m[root]
+	return t, ok
+}
+
+func setTrust(root string, trusted bool) {
+	m := map[string]bool{}
+	if data, err := os.ReadFile(trustFile()); err == nil {
+		json.Unmarshal(data, &m)
+	}
+	m[root] = trusted
+	data, _ := json.MarshalIndent(m, "", "  ")
+	os.MkdirAll(stateDir(), 0o700)
+	writeFileAtomic(trustFile(), append(data, '\n'), 0o600)
 }

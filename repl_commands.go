@@ -384,31 +384,6 @@ func saveReplSettings(s replSettings) {
 	writeFileAtomic(replSettingsPath(), append(data, '\n'), 0o600)
 }
 
-// trustFile is where the answers to "do you trust this folder?" are kept.
-func trustFile() string { return filepath.Join(stateDir(), "trust.json") }
-
-// trustOf says whether a project folder is trusted, and whether the
-// person was ever asked.
-func trustOf(root string) (trusted, known bool) {
-	var m map[string]bool
-	if data, err := os.ReadFile(trustFile()); err == nil {
-		json.Unmarshal(data, &m)
-	}
-	t, ok := m[root]
-	return t, ok
-}
-
-func setTrust(root string, trusted bool) {
-	m := map[string]bool{}
-	if data, err := os.ReadFile(trustFile()); err == nil {
-		json.Unmarshal(data, &m)
-	}
-	m[root] = trusted
-	data, _ := json.MarshalIndent(m, "", "  ")
-	os.MkdirAll(stateDir(), 0o700)
-	writeFileAtomic(trustFile(), append(data, '\n'), 0o600)
-}
-
 // fileHistory is the editor's history, kept per person across runs in the
 // state folder: a journal (journal.go) of one JSON string per line, newest
 // last, appended a line at a time and rewritten to the newest
