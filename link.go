@@ -70,11 +70,8 @@ type linkSpec struct {
 		DefaultLimit int `json:"default_limit"`
 		MaxLimit     int `json:"max_limit"`
 	} `json:"files"`
-	TitleMax int      `json:"title_max"`
-	ModeRank []string `json:"mode_rank"`
-	Show     struct {
-		MaxBytes int `json:"max_bytes"`
-	} `json:"show"`
+	TitleMax   int      `json:"title_max"`
+	ModeRank   []string `json:"mode_rank"`
 	DeviceFlow struct {
 		DefaultIntervalS int `json:"default_interval_s"`
 		SlowDownS        int `json:"slow_down_s"`
