@@ -51,6 +51,7 @@ type expandOptions struct {
 	UserDir    string   // the person's commands folder (~/.config/lembas/commands)
 	Home       string   // for protected paths under the home folder
 	LembasDirs []string // lembas's own folders: never attached
+	NoMentions bool     // attach no @path at all (the web UI's prompt into a project outside the device's roots)
 }
 
 // defaultExpandOptions are the options of a trusted project with the
@@ -438,7 +439,7 @@ func resolveMention(opts expandOptions, m mention) (abs string, st os.FileInfo, 
 // attachMentions attaches what the mentions in typed name, after exp.Text.
 func attachMentions(opts expandOptions, exp *expansion, typed string) {
 	ms := parseMentions(typed)
-	if len(ms) == 0 {
+	if len(ms) == 0 || opts.NoMentions {
 		return
 	}
 	as := theSpec().Commands.Attach

@@ -57,6 +57,9 @@ type linkSpec struct {
 		Keep      int `json:"keep"`
 		PruneDays int `json:"prune_days"`
 	} `json:"turns"`
+	Share struct {
+		ReleaseTimeoutS int `json:"release_timeout_s"`
+	} `json:"share"`
 	RemoteDefaults struct {
 		Enabled             bool   `json:"enabled"`
 		RequireTrust        bool   `json:"require_trust"`

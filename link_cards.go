@@ -135,8 +135,20 @@ func (c linkCards) card(ctx context.Context, method, callID string, params map[s
 // back as the whole label the model wrote.
 func (c linkCards) askUser(ctx context.Context, qs []question) askAnswer {
 	defer c.ls.s.e.waitingForPerson("ask_user")()
-	max := theCardsSpec().Question.LabelMax
 	callID := cardID(ctx)
+	params, full := questionCard(c.ls.s.id, callID, qs, false)
+	var res questionResult
+	if !c.card(ctx, "_lembas/question", callID, params, &res) {
+		return askAnswer{Dismissed: true}
+	}
+	return res.answer(qs, full)
+}
+
+// questionCard is _lembas/question's params for qs, and for each question
+// the map from a label as cut for the card back to the whole one. patient:
+// a person may also answer at the terminal (a shared session).
+func questionCard(sessionID, callID string, qs []question, patient bool) (map[string]any, []map[string]string) {
+	max := theCardsSpec().Question.LabelMax
 	full := make([]map[string]string, len(qs))
 	var cards []map[string]any
 	for i, q := range qs {
@@ -153,13 +165,20 @@ func (c linkCards) askUser(ctx context.Context, qs []question) askAnswer {
 		}
 		cards = append(cards, map[string]any{"header": "", "question": q.Question, "multiple": q.Multiple, "options": opts})
 	}
-	var res struct {
-		Outcome string           `json:"outcome"`
-		Answers []questionAnswer `json:"answers"`
-	}
-	params := map[string]any{"sessionId": c.ls.s.id, "toolCallId": callID, "questions": cards,
-		"_meta": map[string]any{"lembas": map[string]any{"patient": false}}}
-	if !c.card(ctx, "_lembas/question", callID, params, &res) || res.Outcome != "answered" {
+	return map[string]any{"sessionId": sessionID, "toolCallId": callID, "questions": cards,
+		"_meta": map[string]any{"lembas": map[string]any{"patient": patient}}}, full
+}
+
+// questionResult is _lembas/question's answer.
+type questionResult struct {
+	Outcome string           `json:"outcome"`
+	Answers []questionAnswer `json:"answers"`
+}
+
+// answer reads the client's answer as the engine's: each option label
+// back to the whole one, anything unknown as dismissed.
+func (res questionResult) answer(qs []question, full []map[string]string) askAnswer {
+	if res.Outcome != "answered" {
 		return askAnswer{Dismissed: true}
 	}
 	ans := askAnswer{}
@@ -190,20 +209,32 @@ func (c linkCards) askUser(ctx context.Context, qs []question) askAnswer {
 func (c linkCards) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 	defer c.ls.s.e.waitingForPerson("plan_submit")()
 	callID := cardID(ctx)
-	params := map[string]any{"sessionId": c.ls.s.id, "toolCallId": callID, "text": rv.Markdown, "plan": rv.Plan,
-		"_meta": map[string]any{"lembas": map[string]any{"patient": false}}}
-	var res struct {
-		Outcome  string `json:"outcome"`
-		Mode     string `json:"mode"`
-		Feedback string `json:"feedback"`
-	}
-	if !c.card(ctx, "_lembas/plan", callID, params, &res) {
+	var res planResult
+	if !c.card(ctx, "_lembas/plan", callID, planCard(c.ls.s.id, callID, rv, false), &res) {
 		return planAnswer{Choice: "dismissed"}
 	}
+	return res.answer(c.ls.svc)
+}
+
+// planCard is _lembas/plan's params.
+func planCard(sessionID, callID string, rv planReview, patient bool) map[string]any {
+	return map[string]any{"sessionId": sessionID, "toolCallId": callID, "text": rv.Markdown, "plan": rv.Plan,
+		"_meta": map[string]any{"lembas": map[string]any{"patient": patient}}}
+}
+
+// planResult is _lembas/plan's answer.
+type planResult struct {
+	Outcome  string `json:"outcome"`
+	Mode     string `json:"mode"`
+	Feedback string `json:"feedback"`
+}
+
+// answer reads it under the device's limits as they are now.
+func (res planResult) answer(svc *linkService) planAnswer {
 	lim, _ := readRemoteLimits()
 	ans := planFromCard(res.Outcome, res.Mode, res.Feedback, lim)
 	if res.Outcome == "approve" && ans.Choice != "approve" {
-		c.ls.svc.log(theCardsSpec().Texts["plan_beyond_max"])
+		svc.log(theCardsSpec().Texts["plan_beyond_max"])
 	}
 	return ans
 }

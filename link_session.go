@@ -252,6 +252,10 @@ func (svc *linkService) notification(method string, params json.RawMessage) {
 	switch method {
 	case "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalNotification(method, params)
+	case "session/cancel":
+		if !sharedCancel(params) { // a terminal's shared session: its REPL cancels (link_share_prompts.go)
+			svc.agent.notification(method, params)
+		}
 	default:
 		svc.agent.notification(method, params)
 	}
@@ -553,6 +557,10 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 		c.reply(nil, rpcErrorf(rpcInvalidParams, "a turnId is at most 200 bytes of UTF-8"))
 		return
 	}
+	if sc := serviceShares.conn(p.SessionID); sc != nil {
+		svc.sharedPrompt(c, lim, sc, p.SessionID, tid) // a terminal's shared session: the REPL runs it (link_share_prompts.go)
+		return
+	}
 	ls, err := svc.session(p.SessionID, lim)
 	if err != nil {
 		c.reply(nil, err)
@@ -568,20 +576,7 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	}
 	fresh, answer, wait := svc.turns.claim(id, tid)
 	if !fresh {
-		if answer != nil {
-			c.reply(answer, nil)
-			return
-		}
-		svc.agent.wg.Add(1)
-		go func() {
-			defer svc.agent.wg.Done()
-			select {
-			case a := <-wait:
-				c.reply(a, nil)
-			case <-svc.agent.ctx.Done():
-				c.reply(map[string]string{"stopReason": "cancelled"}, nil)
-			}
-		}()
+		svc.replyKnownTurn(c, answer, wait)
 		return
 	}
 	ls.mu.Lock()
@@ -664,6 +659,9 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/steer", raw, &p); err != nil {
 		return nil, err
 	}
+	if sc := serviceShares.conn(p.SessionID); sc != nil {
+		return svc.sharedSteer(sc, p.Text)
+	}
 	ls, err := svc.openSession(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -707,6 +705,8 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		if ls.s.e.sess.Plan != nil {
 			out["plan"] = ls.s.e.sess.Plan
 		}
+	} else if a, ok := serviceShares.find(id); ok {
+		out["exists"], out["held"], out["busy"], out["title"] = true, "terminal", a.Busy, a.Title // a terminal shares it (link_share.go)
 	} else if validID(id) {
 		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil && svc.mayRead(sess) {
 			out["exists"], out["title"] = true, sess.Title
@@ -1015,6 +1015,7 @@ func (svc *linkService) deleteSession(raw json.RawMessage, lim remoteLimits) (an
 	if !allowed {
 		return nil, linkErr("not_given", "id", id)
 	}
+	svc.sharedRelease(id) // a terminal sharing it starts a new session first (link_share_prompts.go)
 	if ls != nil {
 		ls.s.cancelAll()
 		svc.waitIdle(ls)

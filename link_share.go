@@ -8,11 +8,15 @@ package main
 //	REPL /share ──dial──► share.sock ──► linkService.shares ──► _lembas/session/announce (now and after every initialize)
 //	REPL /share off, exit, crash ──EOF──►                     ──► _lembas/session/left
 //
-// One JSON object a line from the REPL: {"type":"announce","session":{…}}
-// (again whenever it changes). The connection's end is the end of the
-// share, so a REPL that dies is never left announced. Only announce and
-// left are built: approval cards put to both sides at once (patient,
-// settled) are not (acp.md says so).
+// One JSON object a line each way (shareLine). From the REPL: announce
+// (again whenever the session changes), card (an approval, question or plan
+// the terminal shows now, to be put to the web UI as well: patient) and
+// settled (the terminal answered it first, or stopped waiting). From the
+// service: answer (the web UI answered first; the terminal takes its card
+// down) or an answer with none set (the web UI cannot answer this one: the
+// terminal's card alone decides). The connection's end is the end of the
+// share, so a REPL that dies is never left announced and its cards are
+// taken down in the web UI. The cards' side is link_share_cards.go.
 
 import (
 	"bufio"
@@ -21,6 +25,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -39,19 +44,56 @@ type shareAnnounce struct {
 	Origin    string `json:"origin"`
 }
 
-// shareLine is one line a REPL sends.
+// shareLine is one line on share.sock, either way.
 type shareLine struct {
-	Type    string        `json:"type"`
+	Type    string        `json:"type"` // announce, card, settled (REPL → service); answer (service → REPL)
 	Session shareAnnounce `json:"session"`
+	ID      string        `json:"id,omitempty"` // card, settled, answer: the REPL's id of the card
+	Card    *shareCard    `json:"card,omitempty"`
+	Answer  *shareAnswer  `json:"answer,omitempty"`
+
+	Prompt *sharePrompt    `json:"prompt,omitempty"` // prompt (service → REPL; id: the turn id)
+	Result json.RawMessage `json:"result,omitempty"` // prompt_done (REPL → service): the prompt's answer
+	Text   string          `json:"text,omitempty"`   // steer (service → REPL)
+	Event  map[string]any  `json:"event,omitempty"`  // event (REPL → service): one _lembas/event
 }
 
 // shareTable is the sessions terminals share now, by connection.
 type shareTable struct {
 	mu sync.Mutex
-	by map[net.Conn]shareAnnounce
+	by map[net.Conn]*shareConn
 }
 
-var serviceShares = &shareTable{by: map[net.Conn]shareAnnounce{}}
+var serviceShares = &shareTable{by: map[net.Conn]*shareConn{}}
+
+// find is the share of a session, if a terminal shares it now.
+func (t *shareTable) find(sessionID string) (shareAnnounce, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, sc := range t.by {
+		sc.mu.Lock()
+		a := sc.last
+		sc.mu.Unlock()
+		if a.SessionID == sessionID && sessionID != "" {
+			return a, true
+		}
+	}
+	return shareAnnounce{}, false
+}
+
+// shareConn is one REPL's connection: what it shares and the cards it has
+// open.
+type shareConn struct {
+	c     net.Conn
+	out   chan []byte   // answer lines, written by one goroutine: a REPL that stops reading never holds up the service
+	done  chan struct{} // closed when the connection's reading ended
+	mu    sync.Mutex
+	last  shareAnnounce
+	cards map[string]*shareCardState
+
+	prompts map[string]chan json.RawMessage // the web UI's prompts the REPL runs, by turn id (link_share_prompts.go)
+	release chan struct{}                   // a delete waiting for the REPL to let go of the session
+}
 
 // serveShares listens on share.sock until the listener is closed. A stale
 // socket file (a service that died) is removed first; a live one means
@@ -81,47 +123,92 @@ func (svc *linkService) serveShares() (net.Listener, error) {
 	return ln, nil
 }
 
-// serveShare reads one REPL's lines; its end is the share's end.
+// serveShare reads one REPL's lines; its end is the share's end: its
+// cards are taken down and the session is left.
 func (svc *linkService) serveShare(c net.Conn) {
 	defer c.Close()
-	sc := bufio.NewScanner(c)
-	sc.Buffer(make([]byte, 0, 4096), theLinkSpec().WS.MaxMessageBytes)
-	var last shareAnnounce
-	for sc.Scan() {
+	sc := &shareConn{c: c, cards: map[string]*shareCardState{}, out: make(chan []byte, 64), done: make(chan struct{})}
+	defer close(sc.done)
+	go sc.writeAnswers()
+	scan := bufio.NewScanner(c)
+	scan.Buffer(make([]byte, 0, 4096), theLinkSpec().WS.MaxMessageBytes)
+	for scan.Scan() {
 		var l shareLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "announce" || l.Session.SessionID == "" {
+		if json.Unmarshal(scan.Bytes(), &l) != nil {
 			continue // hostile or unknown: ignored, never a crash
 		}
-		l.Session.Origin = "terminal"
-		last = l.Session
-		serviceShares.mu.Lock()
-		serviceShares.by[c] = last
-		serviceShares.mu.Unlock()
-		svc.announce(last)
+		switch l.Type {
+		case "announce":
+			if l.Session.SessionID == "" {
+				continue
+			}
+			l.Session.Origin = "terminal"
+			sc.mu.Lock()
+			sc.last = l.Session
+			sc.mu.Unlock()
+			serviceShares.mu.Lock()
+			serviceShares.by[c] = sc
+			serviceShares.mu.Unlock()
+			if id := l.Session.SessionID; validID(id) && !wasGiven(id) && storedSession(id) {
+				markGiven(id) // the client may read and delete it from now on (acp.md)
+			}
+			svc.announce(l.Session)
+		case "card":
+			svc.openCard(sc, l.ID, l.Card)
+		case "settled":
+			sc.settle(l.ID)
+		case "prompt_done":
+			sc.promptDone(l.ID, l.Result)
+		case "released":
+			sc.released()
+		case "event":
+			svc.relayEvent(sc, l.Event)
+		}
 	}
 	serviceShares.mu.Lock()
 	delete(serviceShares.by, c)
 	serviceShares.mu.Unlock()
+	sc.settleAll()
+	sc.mu.Lock()
+	last := sc.last
+	sc.mu.Unlock()
 	if last.SessionID != "" {
 		svc.shareNote("_lembas/session/left", map[string]any{"sessionId": last.SessionID, "available": true})
 	}
+}
+
+// storedSession says whether a session of that id is in the store (a
+// journal, or an old-format file): only such a session is marked as given.
+func storedSession(id string) bool {
+	p := newStore(stateDir(), nil).path(id)
+	for _, f := range []string{p, strings.TrimSuffix(p, ".jsonl") + ".json"} {
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // announce tells the instance of one shared session, if a lembas client is
 // linked now (else the next initialize does).
 func (svc *linkService) announce(a shareAnnounce) { svc.shareNote("_lembas/session/announce", a) }
 
-// announceAll is every shared session announced again: right after a
-// link's initialize.
+// announceAll is every shared session announced again, and the cards
+// terminals have open put to the new link: right after a link's
+// initialize.
 func (svc *linkService) announceAll() {
 	serviceShares.mu.Lock()
-	var all []shareAnnounce
-	for _, a := range serviceShares.by {
-		all = append(all, a)
+	var all []*shareConn
+	for _, sc := range serviceShares.by {
+		all = append(all, sc)
 	}
 	serviceShares.mu.Unlock()
-	for _, a := range all {
+	for _, sc := range all {
+		sc.mu.Lock()
+		a := sc.last
+		sc.mu.Unlock()
 		svc.announce(a)
+		svc.putCards(sc)
 	}
 }
 
@@ -132,55 +219,4 @@ func (svc *linkService) shareNote(method string, params any) {
 	if ok {
 		svc.notifyBlocking(method, params)
 	}
-}
-
-// replShare is a REPL's share: the connection to the service.
-type replShare struct {
-	mu sync.Mutex
-	c  net.Conn
-}
-
-// share handles /share (on) and /share off.
-func (r *repl) share(args string) {
-	rs := &r.link.shareConn
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if args == "off" {
-		if rs.c == nil {
-			r.say("status", replLinkText("share_not_shared"))
-			return
-		}
-		rs.c.Close()
-		rs.c = nil
-		r.say("status", replLinkText("share_off"))
-		return
-	}
-	if rs.c == nil {
-		c, err := net.Dial("unix", shareSocketPath())
-		if err != nil {
-			r.say("error", replLinkText("share_no_service"))
-			return
-		}
-		rs.c = c
-	}
-	if err := r.sendShareLocked(); err != nil {
-		rs.c.Close()
-		rs.c = nil
-		r.say("error", replLinkText("share_no_service"))
-		return
-	}
-	r.say("status", replLinkText("share_on", "session", r.e.sess.ID))
-}
-
-// sendShareLocked sends the session as it is now. Called with the share's
-// mu held.
-func (r *repl) sendShareLocked() error {
-	e := r.e
-	a := shareAnnounce{SessionID: e.sess.ID, Cwd: e.tb.root, Title: e.sess.Title, Model: e.ref.String(), Mode: e.perm.mode, Effort: r.level}
-	if l := loginOfRef(e.ref); l != nil {
-		a.Instance, a.Model = true, e.ref.Model // the instance names its own models by served id
-	}
-	b, _ := json.Marshal(shareLine{Type: "announce", Session: a})
-	_, err := r.link.shareConn.c.Write(append(b, '\n'))
-	return err
 }

@@ -23,6 +23,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -75,8 +76,9 @@ type repl struct {
 	quiet     map[string]bool
 	size      func() int // the terminal's width now (nil: fixed)
 
-	wakeCh chan struct{} // a job ended while idle: run the machine's turn (repl_jobs.go)
-	link   *replLink     // turns file, usage, personalization (repl_link.go)
+	wakeCh   chan struct{} // a job ended while idle: run the machine's turn (repl_jobs.go)
+	webQueue []shareWork   // the web UI's prompts that came during a turn, run after it (repl_share.go)
+	link     *replLink     // turns file, usage, personalization (repl_link.go)
 }
 
 // replIO is where a REPL reads and writes, and whether that is a terminal.
@@ -221,14 +223,23 @@ func (r *repl) run(first string) error {
 			r.handle(line)
 		case <-r.wakeCh:
 			r.machineTurn()
+		case w := <-r.link.shareConn.web:
+			r.shareWork(w) // the web UI's prompt or delete for a shared session (repl_share.go)
 		case <-r.quitCh:
 		}
-		for len(r.after) > 0 && !r.quitting() {
-			line := r.after[0]
-			r.after = r.after[1:]
-			r.handle(line)
+		for (len(r.after) > 0 || len(r.webQueue) > 0) && !r.quitting() {
+			if len(r.after) > 0 {
+				line := r.after[0]
+				r.after = r.after[1:]
+				r.handle(line)
+				continue
+			}
+			w := r.webQueue[0]
+			r.webQueue = r.webQueue[1:]
+			r.shareWork(w)
 		}
 	}
+	r.endShare() // the web UI hears left now, not when the process ends (repl_share.go)
 	if !r.tty {
 		io.WriteString(r.out, "\n")
 	}
@@ -344,10 +355,14 @@ func (r *repl) prompt(line string) {
 
 // runTurn runs one turn while the loop keeps reading: lines typed now are
 // steer messages (or a card's answer), Ctrl-C cancels.
-func (r *repl) runTurn(text string, images ...imagePart) {
+func (r *repl) runTurn(text string, images ...imagePart) { r.runTurnAs("", text, images...) }
+
+// runTurnAs is runTurn under a turn id the web UI gave ("" makes a
+// terminal's), and gives the turn's answer as its record has it.
+func (r *repl) runTurnAs(tid, text string, images ...imagePart) json.RawMessage {
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
-	tid := r.link.beginTurn()
+	tid = r.link.beginTurnAs(tid)
 	r.mu.Lock()
 	if r.size != nil {
 		if w := r.size(); w > 0 {
@@ -379,6 +394,8 @@ loop:
 				continue
 			}
 			r.typedDuringTurn(line)
+		case w := <-r.link.shareConn.web:
+			r.webDuringTurn(w, cancel) // repl_share.go
 		case <-tick.C:
 			r.tick()
 		case <-r.quitCh:
@@ -395,7 +412,7 @@ loop:
 		r.quit()
 	}
 	out.Unsent = append(out.Unsent, r.e.drainSteer()...) // typed as the turn ended
-	r.link.endTurn(tid, out)
+	ans := r.link.endTurn(tid, out)
 	if len(out.Unsent) > 0 && !r.quitting() {
 		var keep []string
 		r.mu.Lock()
@@ -410,6 +427,7 @@ loop:
 			r.runTurn(strings.Join(keep, "\n\n"))
 		}
 	}
+	return ans
 }
 
 // endInput is the end of input during a turn: a card waiting for a line

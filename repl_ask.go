@@ -10,11 +10,12 @@ import (
 	"strings"
 )
 
-// askUser answers ask_user inline. For each question: numbers (comma
+// askUserHere answers ask_user inline (askUser, in repl_share.go, races
+// it with the web UI's card when shared). For each question: numbers (comma
 // separated) pick options, a line starting with "?" asks a question back,
 // other text is a custom answer, an empty line skips it. Cancelling the
 // turn or the end of input dismisses the whole call.
-func (r *repl) askUser(ctx context.Context, qs []question) askAnswer {
+func (r *repl) askUserHere(ctx context.Context, qs []question) askAnswer {
 	var ans askAnswer
 	for i, q := range qs {
 		var b strings.Builder
@@ -27,9 +28,12 @@ func (r *repl) askUser(ctx context.Context, qs []question) askAnswer {
 		}
 		line, ok := r.readTextAfter(ctx, "card", b.String(), r.text("ask_prompt"), "")
 		if !ok {
-			r.say("notice", r.text("ask_dismissed"))
+			if !takenDown(ctx) {
+				r.say("notice", r.text("ask_dismissed"))
+			}
 			return askAnswer{Dismissed: true}
 		}
+		cardDecided(ctx) // the first line typed is the terminal's answer (repl_share.go)
 		ans.Answers = append(ans.Answers, parseAskLine(line, q))
 	}
 	return ans
@@ -58,10 +62,11 @@ func parseAskLine(line string, q question) questionAnswer {
 	return questionAnswer{Kind: "options", Labels: labels}
 }
 
-// reviewPlan shows a submitted plan and takes one key: a approve and go on
+// reviewPlanHere shows a submitted plan and takes one key (reviewPlan, in
+// repl_share.go, races it with the web UI's card when shared): a approve and go on
 // in edit mode, m approve in manual mode, r revise (then a line of
 // feedback), d dismiss.
-func (r *repl) reviewPlan(ctx context.Context, rv planReview) planAnswer {
+func (r *repl) reviewPlanHere(ctx context.Context, rv planReview) planAnswer {
 	keys := map[rune]string{'a': "edit", 'm': "manual", 'r': "revise", 'd': "dismissed"}
 	in := r.listen()
 	defer r.unlisten(in)
@@ -74,6 +79,7 @@ func (r *repl) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 		}
 		choice = keys[k]
 	}
+	cardDecided(ctx) // the terminal answered first (repl_share.go)
 	r.unlisten(in)
 	switch choice {
 	case "revise":

@@ -32,6 +32,7 @@ type replLinkSpec struct {
 	UsageTimeoutS           int               `json:"usage_timeout_s"`
 	PersonalizationTimeoutS int               `json:"personalization_timeout_s"`
 	TurnIDPrefix            string            `json:"turn_id_prefix"`
+	ShareQueue              int               `json:"share_queue"` // the web UI's prompts a shared session holds at most, waiting
 	Fields                  []string          `json:"fields"`
 	Texts                   map[string]string `json:"texts"`
 }
@@ -74,11 +75,14 @@ type replLink struct {
 	personOf   string        // the login person was read from
 	personDone chan struct{} // closed when the read of personOf ended
 
-	shareConn replShare // /share's connection to the service (link_share.go)
+	shareConn replShare // /share's connection to the service (repl_share.go)
+	turnID    string    // the turn running now, for its events on the link
+	lastTitle string    // the title the web UI was last told of
 }
 
 func newReplLink(r *repl) *replLink {
-	rl := &replLink{r: r, turns: newTurnBook()}
+	rl := &replLink{r: r, turns: newTurnBook(), lastTitle: r.e.sess.Title}
+	rl.shareConn.web = make(chan shareWork, theReplLinkSpec().ShareQueue)
 	if l := loginOfRef(r.e.ref); l != nil {
 		rl.login = l
 		rl.startPersonalization(l) // read while the person types the first prompt
@@ -110,23 +114,35 @@ func newTerminalTurnID() string {
 // beginTurn records a terminal turn as running before the engine starts it
 // and puts the login's personalization into the system prompt. It returns
 // the turn id endTurn finishes.
-func (rl *replLink) beginTurn() string {
+func (rl *replLink) beginTurn() string { return rl.beginTurnAs("") }
+
+// beginTurnAs is beginTurn under a turn id the web UI gave ("" makes one).
+func (rl *replLink) beginTurnAs(tid string) string {
 	l := loginOfRef(rl.r.e.ref)
 	rl.mu.Lock()
 	rl.login = l
 	rl.mu.Unlock()
 	rl.applyPersonalization(l)
 	id := rl.r.e.sess.ID
-	tid := newTerminalTurnID()
+	if tid == "" {
+		tid = newTerminalTurnID()
+	}
 	rl.turns.claim(id, tid)
+	rl.mu.Lock()
+	rl.turnID = tid
+	rl.mu.Unlock()
 	rl.turns.running(id, tid, len(rl.r.e.sess.Turns)+1) // the engine numbers the turn it appends so
+	rl.r.reannounce(true)                               // a shared session is busy now (repl_share.go)
 	return tid
 }
 
 // endTurn records the turn's answer, shaped as a prompt's answer on the
 // link, so a client reading the record sees a terminal turn like its own.
-func (rl *replLink) endTurn(tid string, out outcome) {
-	lm := map[string]any{"turnId": tid, "origin": "terminal"}
+func (rl *replLink) endTurn(tid string, out outcome) json.RawMessage {
+	lm := map[string]any{"turnId": tid}
+	if strings.HasPrefix(tid, theReplLinkSpec().TurnIDPrefix) {
+		lm["origin"] = "terminal" // else the web UI's prompt, answered as a link prompt is
+	}
 	stop := out.StopReason
 	if stop == "" {
 		stop = "end_turn"
@@ -137,7 +153,13 @@ func (rl *replLink) endTurn(tid string, out outcome) {
 	if len(out.Unsent) > 0 {
 		lm["unsent"] = out.Unsent
 	}
-	rl.turns.finish(rl.r.e.sess.ID, tid, rawJSON(map[string]any{"stopReason": stop, "_meta": map[string]any{"lembas": lm}}))
+	ans := rawJSON(map[string]any{"stopReason": stop, "_meta": map[string]any{"lembas": lm}})
+	rl.turns.finish(rl.r.e.sess.ID, tid, ans)
+	rl.mu.Lock()
+	rl.turnID = ""
+	rl.mu.Unlock()
+	rl.r.reannounce(false) // idle again, with the title and mode it has now
+	return ans
 }
 
 // usageStale says whether a usage read at `at` is due again at now: never

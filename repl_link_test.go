@@ -269,6 +269,10 @@ func TestReplShare(t *testing.T) {
 func FuzzShareLines(f *testing.F) {
 	f.Add([]byte(`{"type":"announce","session":{"sessionId":"s1","cwd":"/x"}}` + "\n"))
 	f.Add([]byte("{\"type\":\"announce\",\"session\":{\"sessionId\":\"\xff\"}}\n{]\n"))
+	f.Add([]byte(`{"type":"announce","session":{"sessionId":"s1","cwd":"/x"}}` + "\n" +
+		`{"type":"card","id":"c1","card":{"kind":"approval","sessionId":"s1","toolCallId":"t1","approval":{"tool":"bash","input":"ls"}}}` + "\n" +
+		`{"type":"card","id":"c2","card":{"kind":"question","sessionId":"other","toolCallId":"t2"}}` + "\n" +
+		`{"type":"settled","id":"c1"}` + "\n" + `{"type":"card","id":"c1"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		svc := &linkService{}
 		a, b := net.Pipe()

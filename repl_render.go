@@ -33,6 +33,7 @@ func (r *repl) onEvent(ev event) {
 	if ev.Agent != "" {
 		return // a subagent's own stream (subagents.go): /agents shows its transcript
 	}
+	r.link.forwardEvent(ev) // a shared session's events reach the web UI (repl_share.go)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Type {
@@ -332,11 +333,12 @@ func (r *repl) foldResult(t *toolEvent) string {
 // prompt: its compact form, one line per task (plan.go).
 func (r *repl) planAbove() string { return renderPlanCompact(r.e.sess.Plan) }
 
-// approve is the approval card (the approver interface): what would run
+// approveHere is the approval card at the terminal (approve, in
+// repl_share.go, races it with the web UI's when shared): what would run
 // and why it asks, then one key answers — y once, a always (where
 // offered), n deny (then an optional line for the model), e edit the
 // command. Cancelling the turn, or the end of input, is a denial.
-func (r *repl) approve(ctx context.Context, req approvalRequest) approvalAnswer {
+func (r *repl) approveHere(ctx context.Context, req approvalRequest) approvalAnswer {
 	offered := map[string]bool{}
 	for _, o := range req.Options {
 		offered[o] = true
@@ -384,11 +386,14 @@ func (r *repl) approve(ctx context.Context, req approvalRequest) approvalAnswer 
 	for choice == "" {
 		k, ok := r.readKey(ctx, in, r.text("card_plain_prompt", "keys", keyLine))
 		if !ok {
-			r.say("notice", r.text("card_answer_deny"))
+			if !takenDown(ctx) { // answered in the web UI: approve says how
+				r.say("notice", r.text("card_answer_deny"))
+			}
 			return approvalAnswer{Choice: "deny"}
 		}
 		choice = keys[unicode.ToLower(k)]
 	}
+	cardDecided(ctx) // the terminal answered first (repl_share.go)
 	r.unlisten(in)
 	switch choice {
 	case "deny":
