@@ -60,6 +60,10 @@ type linkSpec struct {
 	Share struct {
 		ReleaseTimeoutS int `json:"release_timeout_s"`
 	} `json:"share"`
+	Library struct {
+		BasesMax int `json:"bases_max"`
+		NameMax  int `json:"name_max"`
+	} `json:"library"`
 	RemoteDefaults struct {
 		Enabled             bool   `json:"enabled"`
 		RequireTrust        bool   `json:"require_trust"`
@@ -314,6 +318,7 @@ type linkService struct {
 	stopErr     error // set when the service must stop (4400)
 	onLinked    func()
 	cards       linkCardState // the client's cards (link_cards.go)
+	libraryCap  bool          // capability library on this link (link_library.go)
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.

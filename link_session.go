@@ -32,6 +32,7 @@ type linkSession struct {
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
+	library    *linkLibrary // the knowledge bases the chat may search (capability library)
 	compacting bool // a compaction runs: prompts wait for none, they are refused
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
@@ -43,6 +44,7 @@ type linkContext struct {
 	TurnID          string           `json:"turnId"`
 	SystemPrompt    *string          `json:"system_prompt"`
 	Personalization *personalization `json:"personalization"`
+	Library         *linkLibrary     `json:"library"` // capability library (link_library.go)
 }
 
 // personalization is the account's, as /v1/me/personalization gives it.
@@ -57,8 +59,9 @@ type personalization struct {
 // instanceContext is what a prompt brought of the instance's context; a
 // field left nil keeps what the session had.
 type instanceContext struct {
-	system *string
-	person *personalization
+	system  *string
+	person  *personalization
+	library *linkLibrary
 }
 
 type linkNewParams struct {
@@ -104,6 +107,12 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 		caps = append(caps, "progress")
 	}
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
+	svc.mu.Lock()
+	lib := svc.libraryCap
+	svc.mu.Unlock()
+	if lib {
+		caps = append(caps, "library") // the instance's library is this device's (link_library.go)
+	}
 	return caps
 }
 
@@ -310,6 +319,9 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 	meta["protocol"] = svc.sp.Protocol
 	meta["limits"] = lim.announced()
 	meta["connection"] = svc.login.Name
+	svc.mu.Lock()
+	svc.libraryCap = libraryOverLogin(svc.login) // link_library.go: fixed for the link, as the others are
+	svc.mu.Unlock()
 	meta["capabilities"] = svc.capabilities(lim)
 	if disc != nil {
 		meta["instance"] = disc.Name
@@ -349,7 +361,7 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (any, 
 		return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}
 	ls := svc.adopt(e, cleanup)
-	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization})
+	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
 	markGiven(ls.s.id)
 	res := map[string]any{
 		"sessionId": ls.s.id,
@@ -406,7 +418,10 @@ func (ls *linkSession) applyContext(c instanceContext) {
 	if c.person != nil {
 		ls.person = c.person
 	}
-	sys := ls.baseSystem
+	if c.library != nil {
+		ls.library = c.library
+	}
+	sys := withKnowledgeScope(ls.baseSystem, ls.library) // link_library.go
 	if strings.TrimSpace(ls.system) != "" {
 		name := ls.svc.login.Name
 		if d := ls.svc.disc; d != nil && d.Name != "" {
@@ -582,8 +597,8 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	ls.mu.Lock()
 	ls.pending = append(ls.pending, tid)
 	ahead := len(ls.pending) - 1
-	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil {
-		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization}
+	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil {
+		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library}
 	}
 	ls.mu.Unlock()
 	if ahead > 0 {
