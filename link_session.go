@@ -33,7 +33,7 @@ type linkSession struct {
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
 	library    *linkLibrary // the knowledge bases the chat may search (capability library)
-	compacting bool // a compaction runs: prompts wait for none, they are refused
+	compacting bool         // a compaction runs: prompts wait for none, they are refused
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
