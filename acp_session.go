@@ -519,7 +519,10 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 		meta["always"] = req.Tool
 	}
 	if req.Agent != "" {
-		meta["subagent"] = req.Agent // a subagent asks (subagents.go)
+		meta["subagent"] = req.Agent // a subagent asks (subagents.go): "<job id> <agent>"
+		if id, _, ok := strings.Cut(req.Agent, " "); ok {
+			meta["job"] = id // capability jobs: the job whose subagent asks
+		}
 	}
 	return map[string]any{"sessionId": sessionID, "toolCall": call, "options": opts, "_meta": map[string]any{"lembas": meta}}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,5 +307,71 @@ func TestLinkJobWakes(t *testing.T) {
 	}
 	if e := l.rpcErr("_lembas/job/stop", map[string]any{"sessionId": sid, "jobId": "nope"}); !strings.Contains(e["message"].(string), "has no job nope") {
 		t.Errorf("unknown job %v", e)
+	}
+	for _, m := range []string{"_lembas/job/send", "_lembas/job/transcript"} {
+		if e := l.rpcErr(m, map[string]any{"sessionId": sid, "jobId": id, "text": "hi"}); !strings.Contains(e["message"].(string), "is a command, not a subagent") {
+			t.Errorf("%s to a command's job: %v", m, e)
+		}
+	}
+}
+
+// TestLinkJobSendTranscript: a subagent's approval names its job; the
+// client reads the subagent's transcript, sends it a message (it starts
+// again with its context, and its end wakes the session), and is told
+// plainly when the job is no subagent or the message is empty.
+func TestLinkJobSendTranscript(t *testing.T) {
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n")
+	e.fi.model.push(callsReply(fakeCall{"task", map[string]any{"description": "check", "prompt": "Run the check.", "agent": "general"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "echo sub > sub.txt"}}),
+		textReply("checked"),
+		textReply("All checked."))
+	e.startService()
+	l := e.link()
+	metas := make(chan map[string]any, 4)
+	l.answer = func(m map[string]any) any {
+		metas <- m["params"].(map[string]any)["_meta"].(map[string]any)["lembas"].(map[string]any)
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "once"}}
+	}
+	sid := e.newSession(l, e.proj, "edit")
+	if r := l.result("session/prompt", promptParams(sid, "check it with a subagent", "s-1")); r["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", r)
+	}
+	select {
+	case m := <-metas:
+		if m["job"] != "j1" || !strings.HasPrefix(fmt.Sprint(m["subagent"]), "j1 ") {
+			t.Errorf("the subagent's approval does not name its job: %v", m)
+		}
+	default:
+		t.Fatal("the subagent's bash call was never put to the client")
+	}
+	tr := l.result("_lembas/job/transcript", map[string]any{"sessionId": sid, "jobId": "j1"})
+	turns, _ := tr["turns"].([]any)
+	if tr["jobId"] != "j1" || len(turns) < 2 || !strings.Contains(fmt.Sprint(turns[0]), "Run the check.") || !strings.Contains(fmt.Sprint(turns), "checked") {
+		t.Fatalf("transcript %v", tr)
+	}
+	e.fi.model.push(textReply("checked again"), textReply("Noted."))
+	s := l.result("_lembas/job/send", map[string]any{"sessionId": sid, "jobId": "j1", "text": "Check once more."})
+	if s["restarted"] != true {
+		t.Fatalf("send to a finished subagent %v", s)
+	}
+	l.waitNote("the machine's turn after the subagent's second run", func(m map[string]any) bool {
+		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
+		return ev["type"] == "prompt" && ev["machine"] == true
+	})
+	got := e.fi.model.got()
+	var sawSend bool
+	for _, r := range got {
+		for _, u := range userTexts(r) {
+			sawSend = sawSend || strings.Contains(u, "Check once more.")
+		}
+	}
+	if !sawSend {
+		t.Errorf("the message never reached the subagent")
+	}
+	if er := l.rpcErr("_lembas/job/send", map[string]any{"sessionId": sid, "jobId": "j1", "text": "  "}); !strings.Contains(fmt.Sprint(er["message"]), "is empty") {
+		t.Errorf("an empty message %v", er)
+	}
+	if er := l.rpcErr("_lembas/job/transcript", map[string]any{"sessionId": sid, "jobId": "j9"}); !strings.Contains(fmt.Sprint(er["message"]), "has no job j9") {
+		t.Errorf("an unknown job %v", er)
 	}
 }

@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // wakeMachine runs the machine's turn in the session's queue when nothing
@@ -67,9 +68,11 @@ func jobsOf(e *engine) []*jobInfo {
 type linkJobParams struct {
 	SessionID string `json:"sessionId"`
 	JobID     string `json:"jobId"`
+	Text      string `json:"text"` // _lembas/job/send
 }
 
-// jobRequest answers _lembas/jobs, _lembas/job/output and _lembas/job/stop.
+// jobRequest answers _lembas/jobs, _lembas/job/output, _lembas/job/stop,
+// _lembas/job/send and _lembas/job/transcript.
 func (svc *linkService) jobRequest(method string, raw json.RawMessage, lim remoteLimits) (any, error) {
 	var p linkJobParams
 	if err := decodeParams(method, raw, &p); err != nil {
@@ -87,6 +90,12 @@ func (svc *linkService) jobRequest(method string, raw json.RawMessage, lim remot
 	if j == nil {
 		return nil, rpcErrorf(rpcInvalidParams, "%s", loopText(theCardsSpec().Errors, "no_job", "id", ls.s.id, "job", cutForError(p.JobID, 64)))
 	}
+	switch method {
+	case "_lembas/job/send":
+		return jobSendFromClient(ls.s.id, j, p.Text)
+	case "_lembas/job/transcript":
+		return jobTranscript(ls.s.id, j)
+	}
 	if method == "_lembas/job/stop" {
 		st, _, _ := j.status()
 		if st == "running" && j.stop != nil {
@@ -99,4 +108,36 @@ func (svc *linkService) jobRequest(method string, raw json.RawMessage, lim remot
 	tail := j.out.tail(theCardsSpec().Jobs.OutputTailLines)
 	j.mu.Unlock()
 	return map[string]any{"job": j.info(), "output": tail}, nil
+}
+
+// jobSendFromClient is _lembas/job/send: the person's message to a
+// subagent — given to it at its next step while it runs, else it starts
+// again with its context, as the job_send tool does for the model.
+func jobSendFromClient(sessionID string, j *job, text string) (any, error) {
+	if j.sub == nil {
+		return nil, rpcErrorf(rpcInvalidParams, "%s", loopText(theCardsSpec().Errors, "not_subagent", "id", sessionID, "job", j.ID))
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, rpcErrorf(rpcInvalidParams, "%s", loopText(theCardsSpec().Errors, "empty_send", "job", j.ID))
+	}
+	if st, _, _ := j.status(); st != "running" && j.restart(text) {
+		return map[string]any{"restarted": true, "queued": false}, nil
+	}
+	j.sub.e.steer(text)
+	return map[string]any{"restarted": false, "queued": true}, nil
+}
+
+// jobTranscript is _lembas/job/transcript: a subagent's own session (its
+// transcript, kept by the store as a child session) shaped as history.
+func jobTranscript(sessionID string, j *job) (any, error) {
+	if j.sub == nil {
+		return nil, rpcErrorf(rpcInvalidParams, "%s", loopText(theCardsSpec().Errors, "not_subagent", "id", sessionID, "job", j.ID))
+	}
+	sess, err := newStore(stateDir(), nil).read(j.sub.e.sess.ID)
+	if err != nil {
+		return nil, rpcErrorf(rpcInternalError, "reading job %s's transcript: %v", j.ID, err)
+	}
+	h := historyOf(sess, nil)
+	h["jobId"] = j.ID
+	return h, nil
 }

@@ -138,6 +138,7 @@ var methodCaps = map[string]string{
 	"_lembas/terminal/open": "terminal", "_lembas/terminal/input": "terminal", "_lembas/terminal/resize": "terminal",
 	"_lembas/terminal/close": "terminal",
 	"_lembas/jobs":           "jobs", "_lembas/job/output": "jobs", "_lembas/job/stop": "jobs",
+	"_lembas/job/send": "jobs", "_lembas/job/transcript": "jobs",
 }
 
 var inflight atomic.Int64
@@ -247,7 +248,7 @@ func (svc *linkService) request(c *rpcCall) {
 		c.reply(svc.rewind(c.Params))
 	case "_lembas/configure":
 		async(func() (any, error) { return svc.configure(c.Params) })
-	case "_lembas/jobs", "_lembas/job/output", "_lembas/job/stop":
+	case "_lembas/jobs", "_lembas/job/output", "_lembas/job/stop", "_lembas/job/send", "_lembas/job/transcript":
 		async(func() (any, error) { return svc.jobRequest(c.Method, c.Params, lim) })
 	case "_lembas/terminal/open", "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalRequest(c, async)
@@ -758,7 +759,14 @@ func (svc *linkService) history(raw json.RawMessage) (any, error) {
 	if sess == nil {
 		return nil, linkErr("no_session", "id", cutForError(p.SessionID, 64))
 	}
-	ids := svc.turns.byTurn(sess.ID)
+	return historyOf(sess, svc.turns.byTurn(sess.ID)), nil
+}
+
+// historyOf is a session as _lembas/session/history gives it: the person's
+// prompts (with the client's turn ids, where ids has them) and the
+// assistant's answers with their tool calls and results; undone turns left
+// out.
+func historyOf(sess *session, ids map[int]string) map[string]any {
 	results := map[string]message{}
 	for _, m := range sess.Messages {
 		if m.Role == "tool" {
@@ -790,7 +798,7 @@ func (svc *linkService) history(raw json.RawMessage) (any, error) {
 			turns = append(turns, map[string]any{"role": "assistant", "text": m.Content, "reasoning": m.Reasoning, "tools": tools})
 		}
 	}
-	return map[string]any{"sessionId": sess.ID, "title": sess.Title, "root": sess.Project, "turns": turns}, nil
+	return map[string]any{"sessionId": sess.ID, "title": sess.Title, "root": sess.Project, "turns": turns}
 }
 
 // turnPrompt is the prompt of a message's turn as the person typed it
