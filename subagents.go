@@ -583,6 +583,10 @@ func (tb *toolbox) forSubagent(readOnly, canTask bool) (*toolbox, error) {
 	sp := tb.spec
 	sub := &toolbox{root: tb.root, spec: sp, byName: map[string]*toolSpec{}, shell: tb.shell, vision: tb.vision,
 		fsys: tb.fsys, reads: map[string]fileStamp{}, snap: tb.snap}
+	parentOffers := map[string]bool{}
+	for _, t := range tb.tools {
+		parentOffers[t.Name] = true
+	}
 	for _, name := range sp.ToolNames {
 		t := sp.Tools[name]
 		if !(t.Scope == "shared" || t.Scope == "cli") || !(t.Sessions == "agent" || t.Sessions == "both") || t.Offered == "main" {
@@ -599,11 +603,14 @@ func (tb *toolbox) forSubagent(readOnly, canTask bool) (*toolbox, error) {
 		case readOnly && t.Risk != "read" && name != "report":
 			continue
 		}
-		sub.tools = append(sub.tools, t)
 		sub.byName[name] = t
 		for _, a := range t.Aliases["cli"] {
 			sub.byName[a] = t
 		}
+		if len(t.OfferedIf) > 0 && !parentOffers[name] {
+			continue // the session's offer rules hold for its subagents (tools_offer.go): callable by name, not listed
+		}
+		sub.tools = append(sub.tools, t)
 	}
 	defs, err := sub.definitions()
 	if err != nil {

@@ -419,3 +419,37 @@ func TestJobSendToRunningSubagent(t *testing.T) {
 		t.Errorf("the subagent's second request had %q; want the message", u)
 	}
 }
+
+// TestSubagentOfferRules: a subagent is offered no tool its session's offer
+// rules leave out (offered_if: notes, skills, knowledge, an earlier
+// session), though it can still call one by name, as the session can.
+func TestSubagentOfferRules(t *testing.T) {
+	root := t.TempDir()
+	tb, err := newToolboxFor(root, false, map[string]bool{}) // no condition holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := 0
+	for _, readOnly := range []bool{true, false} {
+		sub, err := tb.forSubagent(readOnly, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range sub.tools {
+			if len(st.OfferedIf) > 0 {
+				t.Errorf("readOnly=%v: the subagent was offered %s (offered_if %v), which its session was not", readOnly, st.Name, st.OfferedIf)
+			}
+		}
+		for _, name := range theSpec().ToolNames {
+			if ts := theSpec().Tools[name]; len(ts.OfferedIf) > 0 && tb.lookup(name) != nil && ts.Risk == "read" {
+				gated++
+				if sub.lookup(name) == nil {
+					t.Errorf("readOnly=%v: %s is not even callable by name in the subagent", readOnly, name)
+				}
+			}
+		}
+	}
+	if gated == 0 {
+		t.Fatal("no read tool with offered_if in the harness: the test checks nothing")
+	}
+}
