@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"sync"
 	"time"
 )
@@ -113,6 +114,26 @@ func (b *turnBook) claim(session, turnID string) (fresh bool, answer json.RawMes
 	ch := make(chan json.RawMessage, 1)
 	st.waiters[turnID] = append(st.waiters[turnID], ch)
 	return false, nil, ch
+}
+
+// start records a turn this process runs now as running, turn n of the
+// session, in one write: a terminal's own turn (claimed and started at
+// once), or the web UI's prompt into a shared session, which the service
+// claimed.
+func (b *turnBook) start(session, turnID string, n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.book(session)
+	e, ok := st.entries[turnID]
+	if !ok {
+		e = &turnEntry{ID: turnID}
+		st.entries[turnID] = e
+	} else if e.State == "done" {
+		return
+	}
+	st.mine[turnID] = true
+	e.State, e.N, e.Updated = "running", n, time.Now()
+	b.saveLocked(st)
 }
 
 // running marks a turn as started, as turn n of the session.
@@ -215,7 +236,12 @@ func (b *turnBook) saveLocked(st *sessionTurns) {
 	data, _ := json.Marshal(turnFile{Session: st.id, Turns: list})
 	os.MkdirAll(turnsDir(), 0o700)
 	writeFileAtomic(turnsPath(st.id), data, 0o600)
+	turnFileWrites.Add(1)
 }
+
+// turnFileWrites counts the turns files written (each an fsync'd atomic
+// rewrite), so a test can hold a turn to what it costs an SD card.
+var turnFileWrites atomic.Int64
 
 // pruneTurnFiles removes turns files untouched for turns.prune_days.
 func pruneTurnFiles(now time.Time) int {

@@ -127,12 +127,11 @@ func (rl *replLink) beginTurnAs(tid string) string {
 	if tid == "" {
 		tid = newTerminalTurnID()
 	}
-	rl.turns.claim(id, tid)
 	rl.mu.Lock()
 	rl.turnID = tid
 	rl.mu.Unlock()
-	rl.turns.running(id, tid, len(rl.r.e.sess.Turns)+1) // the engine numbers the turn it appends so
-	rl.r.reannounce(true)                               // a shared session is busy now (repl_share.go)
+	rl.turns.start(id, tid, len(rl.r.e.sess.Turns)+1) // one write; the engine numbers the turn it appends so
+	rl.r.reannounce(true)                             // a shared session is busy now (repl_share.go)
 	return tid
 }
 

@@ -88,9 +88,13 @@ func TestReplTurnsFile(t *testing.T) {
 		t.Fatal("a new web turn id was not fresh")
 	}
 	svc.finish(id, "web-1", rawJSON(map[string]any{"stopReason": "end_turn"}))
+	before := turnFileWrites.Load()
 	h.typ("second")
 	h.turnDone()
 	h.exit()
+	if n := turnFileWrites.Load() - before; n != 2 {
+		t.Errorf("a terminal turn wrote the turns file %d times, want 2 (started, done)", n)
+	}
 	all := waitTurnsDone(t, id, 3)
 	states := map[string]string{}
 	for _, e := range all {
