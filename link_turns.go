@@ -15,8 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
