@@ -43,6 +43,7 @@ type linkSpec struct {
 	WS            struct {
 		MaxMessageBytes int `json:"max_message_bytes"`
 		SendQueue       int `json:"send_queue"`
+		SendQueueBytes  int `json:"send_queue_bytes"`
 		WriteTimeoutS   int `json:"write_timeout_s"`
 		PingS           int `json:"ping_s"`
 		DeadS           int `json:"dead_s"`

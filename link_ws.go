@@ -42,7 +42,10 @@ type linkSocket struct {
 	max      int
 	out      chan wsItem
 	wtimeout time.Duration
-	seen     atomic.Int64 // unix nanoseconds of the last frame read
+	seen     atomic.Int64  // unix nanoseconds of the last frame read
+	budget   int64         // bytes the queue may hold (one message alone may be larger)
+	queued   atomic.Int64  // bytes in the queue now
+	room     chan struct{} // a write made room
 	done     chan struct{}
 	once     sync.Once
 	mu       sync.Mutex
@@ -51,7 +54,8 @@ type linkSocket struct {
 }
 
 func newLinkSocket(ws *websocket.Conn, max, queue int, wtimeout time.Duration) *linkSocket {
-	s := &linkSocket{ws: ws, max: max, out: make(chan wsItem, queue), wtimeout: wtimeout, done: make(chan struct{})}
+	s := &linkSocket{ws: ws, max: max, out: make(chan wsItem, queue), wtimeout: wtimeout, done: make(chan struct{}),
+		budget: int64(theLinkSpec().WS.SendQueueBytes), room: make(chan struct{}, 1)}
 	s.seen.Store(time.Now().UnixNano())
 	go s.writer()
 	return s
@@ -71,6 +75,11 @@ func (s *linkSocket) writer() {
 			}
 			s.ws.PayloadType = it.op
 			_, err = s.ws.Write(it.data)
+			s.queued.Add(-int64(len(it.data)))
+			select {
+			case s.room <- struct{}{}:
+			default:
+			}
 			if err != nil {
 				s.fail(err)
 				return
@@ -101,22 +110,56 @@ func (s *linkSocket) reason() (error, int) {
 // enqueue puts one item in the send queue, waiting while it is full (the
 // backpressure terminal output relies on) but never past the socket's end
 // or the write timeout.
+//
+// The queue is bounded twice: by items (link.json ws.send_queue) and by
+// bytes (ws.send_queue_bytes), so a link's memory stays small on an SBC
+// whatever the messages' sizes; a message larger than the byte budget
+// goes alone, once the queue is empty.
 func (s *linkSocket) enqueue(it wsItem) error {
+	n := int64(len(it.data))
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	expired := func() <-chan time.Time {
+		if t == nil {
+			t = time.NewTimer(s.wtimeout)
+		}
+		return t.C
+	}
+	for {
+		q := s.queued.Load()
+		if q == 0 || s.budget <= 0 || q+n <= s.budget {
+			break
+		}
+		select {
+		case <-s.room:
+		case <-s.done:
+			return errLinkClosed
+		case <-expired():
+			s.fail(errors.New("the instance read nothing while the send queue was full"))
+			return errLinkClosed
+		}
+	}
+	s.queued.Add(n)
 	select {
 	case s.out <- it:
 		return nil
 	case <-s.done:
+		s.queued.Add(-n)
 		return errLinkClosed
 	default:
 	}
-	t := time.NewTimer(s.wtimeout)
-	defer t.Stop()
 	select {
 	case s.out <- it:
 		return nil
 	case <-s.done:
+		s.queued.Add(-n)
 		return errLinkClosed
-	case <-t.C:
+	case <-expired():
+		s.queued.Add(-n)
 		s.fail(errors.New("the instance read nothing while the send queue was full"))
 		return errLinkClosed
 	}
