@@ -1,0 +1,121 @@
+package main
+
+// What `lembas -p` costs before its first request, measured from outside:
+// the built binary is exec'd against a loopback fake model and the clock
+// stops when the first chat request arrives — everything the process did
+// before it (runtime start, config, store, tools, permissions, the system
+// prompt, the model lookup) is inside the figure, nothing after it is.
+// A Go program whose whole work is that one request is timed the same way,
+// in turn, so both see the same machine load:
+//
+//	go test -run '^$' -bench 'PStartup' -benchtime 100x .
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// firstRequestModel is a fakeModel whose server also notes when each chat
+// request arrives, so a benchmark can stop its clock there.
+type firstRequestModel struct {
+	*fakeModel
+	arrived chan time.Time
+}
+
+func newFirstRequestModel(b *testing.B) *firstRequestModel {
+	f := &firstRequestModel{fakeModel: &fakeModel{t: b, models: []string{"mock"}}, arrived: make(chan time.Time, 16)}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			f.arrived <- time.Now()
+		}
+		f.serve(w, r)
+	}))
+	b.Cleanup(f.srv.Close)
+	return f
+}
+
+// buildLembasStatic builds the binary as released (CGO_ENABLED=0: static,
+// no dynamic loader at start), so the figure is the one a person sees.
+func buildLembasStatic(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "lembas")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building lembas: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// BenchmarkPStartup reports the mean time from exec to the first chat
+// request of `lembas -p` (a new session in an empty project, the model
+// named by LEMBAS_MODEL and served at OPENAI_BASE_URL), of a Go program
+// that only sends one such request, and their ratio.
+func BenchmarkPStartup(b *testing.B) {
+	bin := buildLembasStatic(b)
+	client := buildGoProgram(b, `package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"strings"
+)
+
+func main() {
+	body := `+"`"+`{"model":"mock","stream":true,"messages":[{"role":"user","content":"say hi"}]}`+"`"+`
+	resp, err := http.Post(os.Getenv("OPENAI_BASE_URL")+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		os.Exit(1)
+	}
+	io.Copy(io.Discard, resp.Body)
+}
+`)
+	f := newFirstRequestModel(b)
+	took := map[string]time.Duration{}
+	names := []string{"lembas_p", "go_client"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, name := range names {
+			b.StopTimer()
+			f.push(textReply("hi"))
+			var cmd *exec.Cmd
+			if name == "lembas_p" {
+				cmd = exec.Command(bin, "-p", "say hi")
+			} else {
+				cmd = exec.Command(client)
+			}
+			cmd.Dir = b.TempDir()
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "SHELL=/bin/sh",
+				"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock",
+				"XDG_STATE_HOME=" + b.TempDir(), "XDG_CONFIG_HOME=" + b.TempDir()}
+			if name == "lembas_p" {
+				b.StartTimer() // ns/op is lembas's alone; the client's is a metric
+			}
+			t0 := time.Now()
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case at := <-f.arrived:
+				b.StopTimer()
+				took[name] += at.Sub(t0)
+			case err := <-done:
+				b.Fatalf("%s ended before its first request: %v", name, err)
+			}
+			if err := <-done; err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+	b.ReportMetric(float64(took["lembas_p"].Microseconds())/float64(b.N), "lembas_p_us")
+	b.ReportMetric(float64(took["go_client"].Microseconds())/float64(b.N), "go_client_us")
+	b.ReportMetric(float64(took["lembas_p"])/float64(took["go_client"]), "ratio")
+}
