@@ -19,7 +19,11 @@ import (
 )
 
 //go:embed all:harness
-var harnessFS embed.FS
+var harnessEmbed embed.FS
+
+// harnessFS is the embedded harness as the code reads it: the same files,
+// noting which were read (lazy.go), so a test can tell what start-up parsed.
+var harnessFS = harnessFiles{harnessEmbed}
 
 // toolSpec is one harness/tools/<name>.json.
 type toolSpec struct {
