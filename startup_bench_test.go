@@ -9,6 +9,12 @@ package main
 // in turn, so both see the same machine load:
 //
 //	go test -run '^$' -bench 'PStartup' -benchtime 100x .
+//
+// LEMBAS_BENCH_BASE names another lembas binary (say, one built from an
+// earlier commit) timed the same way in the same rounds, for a before and
+// after under the same load. LEMBAS_BENCH_MODELS_DELAY_MS holds each
+// answer to GET /models back that long, as a server across a network
+// would (lembas asks it which models it serves; the Go program does not).
 
 import (
 	"net/http"
@@ -16,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +35,12 @@ type firstRequestModel struct {
 	arrived chan time.Time
 }
 
-func newFirstRequestModel(b *testing.B) *firstRequestModel {
+func newFirstRequestModel(b *testing.B, modelsDelay time.Duration) *firstRequestModel {
 	f := &firstRequestModel{fakeModel: &fakeModel{t: b, models: []string{"mock"}}, arrived: make(chan time.Time, 16)}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/models") {
+			time.Sleep(modelsDelay)
+		}
 		if r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/chat/completions") {
 			f.arrived <- time.Now()
 		}
@@ -76,18 +86,26 @@ func main() {
 	io.Copy(io.Discard, resp.Body)
 }
 `)
-	f := newFirstRequestModel(b)
+	delay, _ := strconv.Atoi(os.Getenv("LEMBAS_BENCH_MODELS_DELAY_MS"))
+	f := newFirstRequestModel(b, time.Duration(delay)*time.Millisecond)
 	took := map[string]time.Duration{}
 	names := []string{"lembas_p", "go_client"}
+	base := os.Getenv("LEMBAS_BENCH_BASE")
+	if base != "" {
+		names = append(names, "base_p")
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, name := range names {
 			b.StopTimer()
 			f.push(textReply("hi"))
 			var cmd *exec.Cmd
-			if name == "lembas_p" {
+			switch name {
+			case "lembas_p":
 				cmd = exec.Command(bin, "-p", "say hi")
-			} else {
+			case "base_p":
+				cmd = exec.Command(base, "-p", "say hi")
+			default:
 				cmd = exec.Command(client)
 			}
 			cmd.Dir = b.TempDir()
@@ -118,4 +136,8 @@ func main() {
 	b.ReportMetric(float64(took["lembas_p"].Microseconds())/float64(b.N), "lembas_p_us")
 	b.ReportMetric(float64(took["go_client"].Microseconds())/float64(b.N), "go_client_us")
 	b.ReportMetric(float64(took["lembas_p"])/float64(took["go_client"]), "ratio")
+	if base != "" {
+		b.ReportMetric(float64(took["base_p"].Microseconds())/float64(b.N), "base_p_us")
+		b.ReportMetric(float64(took["lembas_p"])/float64(took["base_p"]), "ratio_base")
+	}
 }
