@@ -115,3 +115,47 @@ func TestHelperStartupReads(t *testing.T) {
 	b, _ := json.Marshal(read)
 	fmt.Printf("READ %s\n", b)
 }
+
+// TestPStartupErrorsAsBefore: what start-up moved off its path or beside
+// it (startup.go, lazy.go) changes no error -p reports before its first
+// request — the same message, the same exit status, and no request sent
+// (the fake model has no reply scripted, so a request fails the test).
+func TestPStartupErrorsAsBefore(t *testing.T) {
+	bin := lembasBin(t)
+	f := newFakeModel(t)
+	for _, c := range []struct {
+		name, config, model string
+		args                []string
+		code                int
+		say                 string
+	}{
+		{"config_does_not_parse", "mode: [oops\n", "mock", nil, 1, "config.yaml:1:7: unclosed flow list"},
+		{"config_mode_unknown", "mode: sideways\n", "mock", nil, 1, `unknown mode "sideways"; use one of manual, edit, auto, plan`},
+		{"model_unknown", "", "nosuch", nil, 1, fillPairs(theSpec().Loop.ModelErrors["model_not_found"], "model", "nosuch")},
+		{"effort_unknown", "", "mock", []string{"--effort", "galaxy"}, 2, "--effort: "},
+		{"cwd_missing", "", "mock", []string{"--cwd", "/nonexistent/lembas"}, 2, "--cwd /nonexistent/lembas: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := t.TempDir()
+			if c.config != "" {
+				os.MkdirAll(cfg+"/lembas", 0o700)
+				os.WriteFile(cfg+"/lembas/config.yaml", []byte(c.config), 0o600)
+			}
+			cmd := exec.Command(bin, append(c.args, "-p", "say hi")...)
+			cmd.Dir = t.TempDir()
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh", "OPENAI_BASE_URL=" + f.url(),
+				"LEMBAS_MODEL=" + c.model, "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfg}
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != c.code || !strings.Contains(string(out), c.say) {
+				t.Errorf("exit %d, want %d; said %q, want it to hold %q", code, c.code, out, c.say)
+			}
+		})
+	}
+	if n := len(f.got()); n != 0 {
+		t.Errorf("%d chat requests sent; none of these runs may reach the model", n)
+	}
+}
