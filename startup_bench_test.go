@@ -141,3 +141,15 @@ func main() {
 		b.ReportMetric(float64(took["lembas_p"])/float64(took["base_p"]), "ratio_base")
 	}
 }
+
+// BenchmarkLoadSpec parses the whole main spec, as the first theSpec of a
+// process does — the largest piece of -p's start-up CPU. encoding/json's
+// type caches are warm after the first round, so the figure is below what
+// a fresh process pays.
+func BenchmarkLoadSpec(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, err := loadSpec(harnessFS); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
