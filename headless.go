@@ -217,6 +217,8 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		if latest, err = st.latest(root); err == nil {
 			sess, err = st.open(latest.ID)
 		}
+	case headless:
+		sess, err = st.begin(root) // on disk at its first message (store.go)
 	default:
 		sess, err = st.create(root)
 	}

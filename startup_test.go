@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -120,6 +121,9 @@ func TestHelperStartupReads(t *testing.T) {
 // it (startup.go, lazy.go) changes no error -p reports before its first
 // request — the same message, the same exit status, and no request sent
 // (the fake model has no reply scripted, so a request fails the test).
+// And a run that fails before its first message leaves no session behind
+// (store.begin): an empty one left by an unknown model was what -c then
+// went on with, instead of the last real session.
 func TestPStartupErrorsAsBefore(t *testing.T) {
 	bin := lembasBin(t)
 	f := newFakeModel(t)
@@ -143,8 +147,9 @@ func TestPStartupErrorsAsBefore(t *testing.T) {
 			}
 			cmd := exec.Command(bin, append(c.args, "-p", "say hi")...)
 			cmd.Dir = t.TempDir()
+			state := t.TempDir()
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh", "OPENAI_BASE_URL=" + f.url(),
-				"LEMBAS_MODEL=" + c.model, "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + cfg}
+				"LEMBAS_MODEL=" + c.model, "XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + cfg}
 			out, err := cmd.CombinedOutput()
 			code := 0
 			if ee, ok := err.(*exec.ExitError); ok {
@@ -152,6 +157,9 @@ func TestPStartupErrorsAsBefore(t *testing.T) {
 			}
 			if code != c.code || !strings.Contains(string(out), c.say) {
 				t.Errorf("exit %d, want %d; said %q, want it to hold %q", code, c.code, out, c.say)
+			}
+			if left, _ := filepath.Glob(filepath.Join(state, "lembas", "sessions", "*.json*")); len(left) > 0 {
+				t.Errorf("the failed run left a session behind: %v", left)
 			}
 		})
 	}
