@@ -419,7 +419,7 @@ func mcpServersFor(cfg *config, root string, acp []json.RawMessage, getenv func(
 // client opened carry _meta.lembas.scope.
 func mcpFromLogin(cfg *config, logins []*loginRecord) (mcpServerConfig, bool) {
 	if len(logins) == 0 {
-		return mcpServerConfig{}, false // no instance: and mcp.json stays unparsed on -p's way
+		return mcpServerConfig{}, false // no login, no instance library: mcp.json stays unparsed
 	}
 	sp := theMCP().Library
 	if raw, ok := cfg.Raw.(map[string]any); ok {
