@@ -19,7 +19,11 @@ import (
 )
 
 //go:embed all:harness
-var harnessFS embed.FS
+var harnessEmbed embed.FS
+
+// harnessFS is the embedded harness as the code reads it: the same files,
+// noting which were read (lazy.go), so a test can tell what start-up parsed.
+var harnessFS = harnessFiles{harnessEmbed}
 
 // toolSpec is one harness/tools/<name>.json.
 type toolSpec struct {
@@ -201,8 +205,8 @@ type spec struct {
 	Index     promptIndex
 	Purpose   purposeSpec
 	Commands  commandsSpec // commands.json: /commands and @path attachments (expand.go)
-	Repl      replSpec     // repl.json: the REPL's texts and numbers (repl.go)
-	Themes    themesSpec   // themes.json: the REPL's colours
+	// repl.json and themes.json are the REPL's: theReplSpec and theThemes
+	// parse them on first use, so -p and the service never do.
 }
 
 var (
@@ -268,8 +272,6 @@ func loadSpec(fsys fs.FS) (*spec, error) {
 		{"harness/prompts/index.json", &s.Index},
 		{"harness/purpose.json", &s.Purpose},
 		{"harness/commands.json", &s.Commands},
-		{"harness/repl.json", &s.Repl},
-		{"harness/themes.json", &s.Themes},
 	} {
 		if err := decodeStrict(fsys, f.name, f.v); err != nil {
 			return nil, err
@@ -505,6 +507,43 @@ type replSpec struct {
 		ToolLineChars    int `json:"tool_line_chars"`
 	} `json:"numbers"`
 	Texts map[string]string `json:"texts"`
+}
+
+var (
+	replSpecOnce sync.Once
+	replSpecVal  *replSpec
+	replSpecErr  error
+	themesOnce   sync.Once
+	themesVal    *themesSpec
+	themesErr    error
+)
+
+// theReplSpec parses harness/repl.json on first use. It is the REPL's
+// (and undo's snapshot limit), so it is not in loadSpec: -p and the
+// service reach their first request without it (harness/conformance/
+// startup.json). A broken file is a build-time bug TestHarness catches,
+// so at run time it panics like theSpec.
+func theReplSpec() *replSpec {
+	replSpecOnce.Do(func() {
+		replSpecVal = &replSpec{}
+		replSpecErr = decodeStrict(harnessFS, "harness/repl.json", replSpecVal)
+	})
+	if replSpecErr != nil {
+		panic("harness: " + replSpecErr.Error())
+	}
+	return replSpecVal
+}
+
+// theThemes parses harness/themes.json on first use, for the same reason.
+func theThemes() *themesSpec {
+	themesOnce.Do(func() {
+		themesVal = &themesSpec{}
+		themesErr = decodeStrict(harnessFS, "harness/themes.json", themesVal)
+	})
+	if themesErr != nil {
+		panic("harness: " + themesErr.Error())
+	}
+	return themesVal
 }
 
 // themesSpec is harness/themes.json: role → SGR parameters, per theme.

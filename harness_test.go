@@ -203,3 +203,16 @@ func init() {
 		return map[string]any{"calls": calls, "text": r.Text, "finish": r.Finish}, nil
 	}
 }
+
+// TestFrontSpecs: repl.json and themes.json, parsed on first use rather
+// than in loadSpec, still parse strictly and hold what the REPL reads.
+func TestFrontSpecs(t *testing.T) {
+	r := theReplSpec()
+	if r.Numbers.FoldLines <= 0 || r.Numbers.HistoryMax <= 0 || len(r.Texts) == 0 {
+		t.Errorf("repl.json: numbers %+v, %d texts", r.Numbers, len(r.Texts))
+	}
+	th := theThemes()
+	if _, ok := th.Themes[th.Default]; !ok || len(th.Order) == 0 {
+		t.Errorf("themes.json: default %q not among %v", th.Default, th.Order)
+	}
+}

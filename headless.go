@@ -178,6 +178,7 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 // newSessionEngine sets up a session to work in — new, the newest of the
 // project (-c), or a given one (--session) — and an engine for it.
 func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func(string)) (*engine, func(), error) {
+	warmSessionSpecs() // beside this path, what it needs further down (startup.go)
 	cfg, err := loadConfig()
 	if err != nil {
 		return nil, nil, err
@@ -201,6 +202,11 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		}
 		return nil, nil, fmt.Errorf("config.yaml: %v", err)
 	}
+	var early *modelLookup // a new session's model does not depend on it: look it up while it is made
+	if !f.cont && f.sessionID == "" {
+		early = lookupModel(ctx, cfg, f.model, os.Getenv)
+	}
+	defer early.stop()
 	st := newStore(stateDir(), warn)
 	var sess *session
 	switch {
@@ -211,6 +217,8 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		if latest, err = st.latest(root); err == nil {
 			sess, err = st.open(latest.ID)
 		}
+	case headless:
+		sess, err = st.begin(root) // on disk at its first message (store.go)
 	default:
 		sess, err = st.create(root)
 	}
@@ -229,12 +237,18 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	if model == "" && sess.Model != "" && (f.cont || f.sessionID != "") && os.Getenv("LEMBAS_MODEL") == "" {
 		model = sess.Model
 	}
-	ref, err := chooseModel(ctx, cfg, model, os.Getenv)
+	offer := sessionOffer(sess, root, mode, headless, st) // needs no model: decided while the lookup runs
+	var ref *modelRef
+	if early != nil {
+		ref, err = early.wait()
+	} else {
+		ref, err = chooseModel(ctx, cfg, model, os.Getenv)
+	}
 	if err != nil {
 		st.close()
 		return nil, nil, err
 	}
-	tb, err := newToolboxFor(root, ref.Meta.vision(), sessionOffer(sess, root, mode, headless, st))
+	tb, err := newToolboxFor(root, ref.Meta.vision(), offer)
 	if err != nil {
 		st.close()
 		return nil, nil, err

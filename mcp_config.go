@@ -418,6 +418,9 @@ func mcpServersFor(cfg *config, root string, acp []json.RawMessage, getenv func(
 // is left to the session (startSessionMCP): only sessions the link's
 // client opened carry _meta.lembas.scope.
 func mcpFromLogin(cfg *config, logins []*loginRecord) (mcpServerConfig, bool) {
+	if len(logins) == 0 {
+		return mcpServerConfig{}, false // no login, no instance library: mcp.json stays unparsed
+	}
 	sp := theMCP().Library
 	if raw, ok := cfg.Raw.(map[string]any); ok {
 		if _, set := raw[sp.ConfigKey]; set {

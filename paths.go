@@ -154,10 +154,8 @@ func evalExisting(p string) string {
 // points at nothing (a write through it lands at its target, so that is
 // where it is judged). More than max_links links is a loop: an error.
 func resolveLinks(p string) (string, error) {
-	max := 40
-	if h, err := loadHardline(); err == nil && h.Paths.MaxLinks > 0 {
-		max = h.Paths.MaxLinks
-	}
+	// max_links is read when a link is met: a path without one parses no floor.
+	max := 0
 	seen := map[string]bool{} // links followed: one met again is a loop
 	for hops := 0; ; hops++ {
 		rest := ""
@@ -177,6 +175,12 @@ func resolveLinks(p string) (string, error) {
 				}
 				if !filepath.IsAbs(target) {
 					target = filepath.Join(filepath.Dir(cur), target)
+				}
+				if max == 0 {
+					max = 40
+					if h, err := loadHardline(); err == nil && h.Paths.MaxLinks > 0 {
+						max = h.Paths.MaxLinks
+					}
 				}
 				if hops >= max || seen[cur] {
 					return "", fmt.Errorf("the path %s goes through more than %d symbolic links (a loop?); give the file's own path", p, max)

@@ -124,7 +124,7 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 
 // text fills one of repl.json's texts.
 func (r *repl) text(key string, kv ...any) string {
-	s, ok := r.spec.Repl.Texts[key]
+	s, ok := theReplSpec().Texts[key]
 	if !ok {
 		panic("harness: repl.json has no text " + key)
 	}
@@ -505,7 +505,7 @@ func (r *repl) tick() {
 		}
 		return
 	}
-	quiet := time.Duration(r.spec.Repl.Numbers.ProgressQuietS) * time.Second
+	quiet := time.Duration(theReplSpec().Numbers.ProgressQuietS) * time.Second
 	if r.col == 0 && !r.shownWait && time.Since(r.since) >= quiet {
 		secs := int(time.Since(r.turnStart).Seconds())
 		io.WriteString(r.out, "… "+r.text("progress_elapsed", "what", r.progress, "seconds", secs)+"\n")
@@ -520,7 +520,7 @@ func (r *repl) ctrlC(lineEmpty bool) (clear bool) {
 	r.mu.Lock()
 	running, cancel := r.running, r.cancel
 	now := time.Now()
-	double := now.Sub(r.lastCtrlC) < time.Duration(r.spec.Repl.Numbers.DoubleCtrlCMS)*time.Millisecond
+	double := now.Sub(r.lastCtrlC) < time.Duration(theReplSpec().Numbers.DoubleCtrlCMS)*time.Millisecond
 	r.lastCtrlC = now
 	w := r.waiter
 	r.waiter = nil

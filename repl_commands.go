@@ -71,7 +71,7 @@ func (r *repl) showResume() {
 			live = append(live, t)
 		}
 	}
-	n := r.spec.Repl.Numbers.ResumeTurns
+	n := theReplSpec().Numbers.ResumeTurns
 	if len(live) > n {
 		r.say("status", r.text("resume_more", "n", len(live)-n))
 		live = live[len(live)-n:]
@@ -161,15 +161,15 @@ func (r *repl) terminalCommand(name, args string) {
 			"mode", e.perm.mode, "model", e.ref.String()))
 	case "theme":
 		if args != "" {
-			if _, ok := r.spec.Themes.Themes[args]; !ok {
-				r.say("error", r.text("error", "text", fmt.Sprintf("no theme %q; use one of %s", args, strings.Join(r.spec.Themes.Order, ", "))))
+			if _, ok := theThemes().Themes[args]; !ok {
+				r.say("error", r.text("error", "text", fmt.Sprintf("no theme %q; use one of %s", args, strings.Join(theThemes().Order, ", "))))
 				return
 			}
 			r.settings.Theme = args
 			saveReplSettings(r.settings)
 			r.theme = pickTheme(args)
 		}
-		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(r.spec.Themes.Order, ", ")))
+		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(theThemes().Order, ", ")))
 	case "mcp":
 		r.write(mcpListText(e.tb.mcp))
 	case "sessions":
@@ -211,10 +211,10 @@ func onOff(b bool) string {
 }
 
 func (r *repl) themeName() string {
-	if _, ok := r.spec.Themes.Themes[r.settings.Theme]; ok {
+	if _, ok := theThemes().Themes[r.settings.Theme]; ok {
 		return r.settings.Theme
 	}
-	return r.spec.Themes.Default
+	return theThemes().Default
 }
 
 // help lists every command: the shared built-ins, the terminal's own, and
@@ -398,7 +398,7 @@ type fileHistory struct {
 }
 
 func openHistory() *fileHistory {
-	h := &fileHistory{path: filepath.Join(stateDir(), "history"), max: theSpec().Repl.Numbers.HistoryMax}
+	h := &fileHistory{path: filepath.Join(stateDir(), "history"), max: theReplSpec().Numbers.HistoryMax}
 	data, err := os.ReadFile(h.path)
 	if err == nil {
 		for _, l := range strings.Split(string(data), "\n") {

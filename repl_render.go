@@ -20,7 +20,7 @@ import (
 
 // pickTheme finds a theme's roles; an unknown name is the default theme.
 func pickTheme(name string) map[string]string {
-	ts := theSpec().Themes
+	ts := theThemes()
 	if t, ok := ts.Themes[name]; ok {
 		return t
 	}
@@ -55,7 +55,7 @@ func (r *repl) onEvent(ev event) {
 		r.streamLocked("text", ev.Text)
 	case evToolEnd:
 		r.inReason = false
-		r.sayLocked(r.toolRole(ev.Tool), toolLine(ev.Tool, r.spec.Repl.Numbers.ToolLineChars))
+		r.sayLocked(r.toolRole(ev.Tool), toolLine(ev.Tool, theReplSpec().Numbers.ToolLineChars))
 		if body := r.foldResult(ev.Tool); body != "" {
 			r.writeLinesLocked(body)
 		}
@@ -300,7 +300,7 @@ func countLines(s string) int {
 // foldResult shows the first lines of a result, indented, and how to see
 // the rest (its id for recall).
 func (r *repl) foldResult(t *toolEvent) string {
-	n := r.spec.Repl.Numbers.FoldLines
+	n := theReplSpec().Numbers.FoldLines
 	text := strings.TrimRight(t.Output, "\n")
 	var lines []string
 	if text != "" {

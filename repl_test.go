@@ -559,7 +559,7 @@ func init() {
 		if err := json.Unmarshal(input, &t); err != nil {
 			return nil, err
 		}
-		return toolLine(&t, theSpec().Repl.Numbers.ToolLineChars), nil
+		return toolLine(&t, theReplSpec().Numbers.ToolLineChars), nil
 	}
 }
 

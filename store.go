@@ -151,6 +151,17 @@ func (s *store) create(project string) (*session, error) {
 	return sess, s.save(sess)
 }
 
+// begin is create without the first write: the session is locked and
+// goes to disk whole at its first save (one fsync where create and that
+// save made two). -p uses it: a run that fails before its first message
+// leaves no empty session behind, and the first request waits on one
+// fsync fewer.
+func (s *store) begin(project string) (*session, error) {
+	now := time.Now()
+	sess := &session{ID: newSessionID(now), Project: project, Created: now, Updated: now, NextResult: 1}
+	return sess, s.lock(sess.ID)
+}
+
 // save puts the session on disk: it appends what changed since the last
 // save, in one write and fsync, and rewrites the journal whole when it has
 // no shadow of what is there or the journal has grown too big

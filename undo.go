@@ -55,8 +55,8 @@ func (e *engine) snapshot(abs string) {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		snap.Existed, snap.Skipped = true, err.Error()
-	case st.Size() > int64(theSpec().Repl.Numbers.SnapshotMaxBytes):
-		snap.Existed, snap.Skipped = true, fmt.Sprintf("%d bytes, over the %d byte limit", st.Size(), theSpec().Repl.Numbers.SnapshotMaxBytes)
+	case st.Size() > int64(theReplSpec().Numbers.SnapshotMaxBytes):
+		snap.Existed, snap.Skipped = true, fmt.Sprintf("%d bytes, over the %d byte limit", st.Size(), theReplSpec().Numbers.SnapshotMaxBytes)
 	default:
 		snap.Existed, snap.Mode = true, uint32(st.Mode().Perm())
 		data, err := e.tb.files().readFile(abs)
@@ -175,7 +175,7 @@ func (rep *undoReport) text(text func(key string, kv ...any) string) string {
 // replText fills a text of harness/repl.json, for front ends other than
 // the REPL that say the same things (an undo's report over ACP).
 func replText(key string, kv ...any) string {
-	s, ok := theSpec().Repl.Texts[key]
+	s, ok := theReplSpec().Texts[key]
 	if !ok {
 		panic("harness: repl.json has no text " + key)
 	}
