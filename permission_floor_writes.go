@@ -1,0 +1,499 @@
+package main
+
+// The floor beyond a command's words (hardline.json write_guarded,
+// exfiltration, unknown_wrappers): what a shell line writes is judged by
+// where it lands (through the links it names) and refused when that is a
+// protected or write-guarded file; a line that sends a secret off the
+// machine is refused; a program the floor does not know, given a floor
+// command as its words, may run it. The floor proper (checkHardline) reads
+// words only; these checks need the project, the home folder and the disk.
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+type writeGuardSpec struct {
+	About        string           `json:"about"`
+	Reason       string           `json:"reason"`
+	ProtectedIDs []string         `json:"protected_ids"`
+	ModeCommands []string         `json:"mode_commands"`
+	Unlinkers    []string         `json:"unlinking_commands"`
+	LinkReason   string           `json:"link_reason"`
+	Entries      []protectedEntry `json:"entries"`
+}
+
+type exfilSpec struct {
+	About      string     `json:"about"`
+	Reason     string     `json:"reason"`
+	Senders    []string   `json:"senders"`
+	FileMarks  []string   `json:"file_prefixes"`
+	EnvDumps   [][]string `json:"env_dumps"`
+	Exports    [][]string `json:"secret_exports"`
+	Secrets    []string   `json:"secret_mentions"`
+	NetMarkers []string   `json:"net_markers"`
+}
+
+type unknownWrapperSpec struct {
+	About  string   `json:"about"`
+	Reason string   `json:"reason"`
+	Not    []string `json:"not_wrappers"`
+}
+
+// compileWrites checks the write_guarded, exfiltration and
+// unknown_wrappers parts of the spec and prepares their patterns.
+func (h *hardlineSpec) compileWrites() error {
+	w := &h.WriteGuard
+	if w.Reason == "" || w.LinkReason == "" || len(w.Entries) == 0 {
+		return fmt.Errorf("write_guarded needs reason, link_reason and entries")
+	}
+	for i := range w.Entries {
+		e := &w.Entries[i]
+		if e.Base != "home" && e.Base != "root" {
+			return fmt.Errorf("write_guarded %s: base %q (want home or root)", e.ID, e.Base)
+		}
+		e.pats = nil
+		for _, p := range e.Patterns {
+			e.pats = append(e.pats, splitPattern(strings.TrimPrefix(p, "/")))
+		}
+	}
+	if h.Exfil.Reason == "" || len(h.Exfil.Senders) == 0 {
+		return fmt.Errorf("exfiltration needs reason and senders")
+	}
+	if h.UnknownWrappers.Reason == "" {
+		return fmt.Errorf("unknown_wrappers needs reason")
+	}
+	return nil
+}
+
+// writeGuarded says whether an absolute, clean path is one of
+// write_guarded's files (shell start-up files, shell history), and which.
+func (h *hardlineSpec) writeGuarded(abs, home string) (string, bool) {
+	abs = filepath.ToSlash(abs)
+	home = filepath.ToSlash(home)
+	for _, e := range h.WriteGuard.Entries {
+		rel, ok := "", false
+		switch e.Base {
+		case "home":
+			rel, ok = relUnder(abs, home)
+			if o := h.someonesHome(abs); !ok && o != "" {
+				rel, ok = relUnder(abs, o)
+			}
+		case "root":
+			rel, ok = strings.TrimPrefix(abs, "/"), strings.HasPrefix(abs, "/")
+		}
+		if !ok || rel == "." || rel == "" {
+			continue
+		}
+		if anySegMatch(e.pats, splitName(windowsName(strings.ToLower(rel)))) {
+			return e.ID, true
+		}
+	}
+	return "", false
+}
+
+// floorBeyondWords is the part of the floor that needs the session: a
+// refusal (or an unsure verdict) when a line writes a guarded file, sends
+// a secret away, reaches a floor target through a link, or hands a floor
+// command to a program the floor does not know.
+func (p *permissions) floorBeyondWords(h *hardlineSpec, cmds []shellCmd, env shellEnv) (decision, bool) {
+	all := cmds
+	if sub, changed := substituteAssigns(cmds, env); changed {
+		all = append(append([]shellCmd(nil), cmds...), sub...)
+	}
+	if linked, ok := p.throughLinks(h, all, env); ok {
+		if hit := h.checkCommands(linked, env, false); hit != nil && !hit.Unsure {
+			return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule + " (through a link)",
+				Reason: permText("floor", "reason", hit.Reason+" "+h.WriteGuard.LinkReason, "command", hit.Command, "rule", hit.Rule)}, true
+		}
+	}
+	var found *decision
+	p.eachAt(h, all, env, func(c shellCmd, cwd string) bool {
+		follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
+		for _, w := range h.writtenWords(c) {
+			if d, ok := p.guardedWrite(h, cwd, w, follow); ok {
+				found = &d
+				return false
+			}
+		}
+		return true
+	})
+	if found != nil {
+		return *found, true
+	}
+	if d, ok := p.exfiltrates(h, all); ok {
+		return d, true
+	}
+	for _, c := range all {
+		if hit := h.unknownWrapper(c, env); hit != nil {
+			return p.unsureDecision(h, hit), true
+		}
+	}
+	return decision{}, false
+}
+
+// eachAt calls f with each command of a line and the folder it runs in,
+// as the line's cd, pushd and popd lead (the project at first); after a
+// cd to a folder only known at run time, commands are read from the
+// project still. f returns false to stop.
+func (p *permissions) eachAt(h *hardlineSpec, cmds []shellCmd, env shellEnv, f func(c shellCmd, cwd string) bool) {
+	cwd := p.root
+	var dirs []string
+	for _, c := range cmds {
+		if len(c.Words) > 0 && contains(h.Unsure.dirCommands, c.Words[0]) {
+			switch c.Words[0] {
+			case "popd":
+				if len(dirs) > 0 {
+					cwd, dirs = dirs[len(dirs)-1], dirs[:len(dirs)-1]
+				}
+				continue
+			case "pushd":
+				dirs = append(dirs, cwd)
+			}
+			if next, known := nextDir(filepath.ToSlash(cwd), c.Words[1:], env); known {
+				cwd = filepath.FromSlash(next)
+			}
+			continue
+		}
+		if !f(c, cwd) {
+			return
+		}
+	}
+}
+
+func firstWord(c shellCmd) string {
+	if len(c.Words) == 0 {
+		return ""
+	}
+	return c.Words[0]
+}
+
+// pathAt is a word as an absolute path read from folder cwd, the way the
+// shell would, without touching the disk.
+func (p *permissions) pathAt(cwd, w string) string {
+	if w == "~" || strings.HasPrefix(w, "~/") {
+		w = p.home + w[1:]
+	}
+	w = filepath.FromSlash(w)
+	if !filepath.IsAbs(w) {
+		w = filepath.Join(cwd, w)
+	}
+	return filepath.Clean(w)
+}
+
+// spellings are the places a word read from cwd may name: as written, and
+// through the links on the way (a dangling one to where it points). With
+// follow false the last name is not followed: rm, mv and ln act on a link
+// itself, unless the word ends in / (rm -rf link/ empties its target).
+func (p *permissions) spellings(cwd, w string, follow bool) []string {
+	if w == "" || len(w) > 4096 {
+		return nil
+	}
+	abs := p.pathAt(cwd, w)
+	out := []string{abs}
+	r := ""
+	if follow || strings.HasSuffix(w, "/") || strings.HasSuffix(w, "/.") {
+		r = evalExisting(abs)
+	} else {
+		r = filepath.Join(evalExisting(filepath.Dir(abs)), filepath.Base(abs))
+	}
+	if r != abs {
+		out = append(out, r)
+	}
+	return out
+}
+
+// guardedWrite refuses a write to a protected file (the entries
+// write_guarded.protected_ids names) or a write_guarded one.
+func (p *permissions) guardedWrite(h *hardlineSpec, cwd, w string, follow bool) (decision, bool) {
+	var cands []string
+	if hasGlob(w) {
+		matches, _ := filepath.Glob(p.pathAt(cwd, w))
+		for i, m := range matches {
+			if i < 1000 {
+				cands = append(cands, p.spellings(cwd, m, follow)...)
+			}
+		}
+	}
+	cands = append(cands, p.spellings(cwd, w, follow)...)
+	for _, abs := range cands {
+		if id, ok := p.protectedAmong(h, abs, h.WriteGuard.ProtectedIDs); ok {
+			return decision{Verdict: "deny", Rule: "hardline.json protected " + id, Reason: permText("protected_write", "path", relPath(p.root, abs), "reason", protectedReason(id))}, true
+		}
+		if id, ok := h.writeGuarded(abs, p.home); ok {
+			return decision{Verdict: "deny", Rule: "hardline.json write_guarded " + id, Reason: permText("protected_write", "path", relPath(p.root, abs), "reason", h.WriteGuard.Reason)}, true
+		}
+	}
+	return decision{}, false
+}
+
+// writtenWords are the words naming files a command writes, moves away
+// or deletes: its write redirections' targets, the operands of the
+// writers the floor's system-file rules name (tee, rm, truncate, sed -i…,
+// the destination of cp, mv, ln, install), what mv moves away and dd's
+// of=. Mode changers (write_guarded.mode_commands) change no content.
+func (h *hardlineSpec) writtenWords(c shellCmd) []string {
+	var words []string
+	for _, r := range c.Redirs {
+		op := strings.TrimLeft(r.Op, "0123456789")
+		if contains(h.PathClass.WriteRedirects, op) && !isFdTarget(r.Target) {
+			words = append(words, r.Target)
+		}
+	}
+	if len(c.Words) == 0 || contains(h.WriteGuard.ModeCommands, c.Words[0]) {
+		return words
+	}
+	name, args := c.Words[0], c.Words[1:]
+	for i := range h.Refuse {
+		r := &h.Refuse[i]
+		if !contains(r.Targets, "system_file") && !contains(r.Dests, "system_file") || !nameMatches(r.Commands, name) {
+			continue
+		}
+		flags, operands := h.options(name, args)
+		miss := false
+		for _, f := range r.Flags {
+			miss = miss || !flags[f]
+		}
+		if miss {
+			continue
+		}
+		if len(r.Dests) > 0 {
+			words = append(words, destOperands(h, name, operands, args)...)
+			if name == "mv" {
+				words = append(words, sourceOperands(operands, args)...)
+			}
+		} else {
+			words = append(words, operands...)
+		}
+	}
+	if contains([]string{"dd", "dcfldd", "dc3dd"}, name) {
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "of="); ok {
+				words = append(words, v)
+			}
+		}
+	}
+	return words
+}
+
+// throughLinks spells each path word and redirection target of the line
+// through the links it goes through, keeping a trailing / (rm -rf link/
+// deletes what the link points at). It says whether any word changed.
+func (p *permissions) throughLinks(h *hardlineSpec, cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
+	changed := false
+	var out []shellCmd
+	cwd := p.root
+	resolve := func(w string, follow bool) string {
+		if w == "" || strings.HasPrefix(w, "-") || hasUnknown(w) || len(w) > 4096 {
+			return w
+		}
+		sp := p.spellings(cwd, w, follow)
+		if len(sp) < 2 {
+			return w
+		}
+		r := filepath.ToSlash(sp[1])
+		if strings.HasSuffix(w, "/") && !strings.HasSuffix(r, "/") {
+			r += "/"
+		}
+		changed = true
+		return r
+	}
+	for _, c := range cmds {
+		if len(c.Words) > 0 && contains(h.Unsure.dirCommands, c.Words[0]) {
+			if next, known := nextDir(filepath.ToSlash(cwd), c.Words[1:], env); known && c.Words[0] != "popd" {
+				cwd = filepath.FromSlash(next)
+			}
+			out = append(out, c)
+			continue
+		}
+		follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
+		n := shellCmd{Assigns: c.Assigns, Fed: c.Fed, fromFind: c.fromFind}
+		for i, w := range c.Words {
+			if i > 0 {
+				if k, v, ok := strings.Cut(w, "="); ok && isShellName(k) {
+					w = k + "=" + resolve(v, true)
+				} else {
+					w = resolve(w, follow)
+				}
+			}
+			n.Words = append(n.Words, w)
+		}
+		for _, r := range c.Redirs {
+			if !strings.Contains(r.Op, "<<") && !isFdTarget(r.Target) {
+				r.Target = resolve(r.Target, true)
+			}
+			n.Redirs = append(n.Redirs, r)
+		}
+		out = append(out, n)
+	}
+	return out, changed
+}
+
+// exfiltrates refuses a line that sends a secret away: a sender
+// (exfiltration.senders) given a protected file (as an operand, @file,
+// key=@file, --opt=file or stdin), or a line running a sender (or code
+// with a net marker) that also reads a protected file, dumps the
+// environment or exports secret keys.
+func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, bool) {
+	ex := &h.Exfil
+	deny := func(what string) (decision, bool) {
+		return decision{Verdict: "deny", Rule: "hardline.json exfiltration", Reason: permText("floor", "reason", fillPairs(ex.Reason, "what", what), "command", what, "rule", "exfiltration")}, true
+	}
+	protected := func(w string) bool {
+		for _, m := range ex.FileMarks {
+			if i := strings.Index(w, m); i >= 0 && (i == 0 || m[0] == '=' || strings.HasPrefix(w, "-")) {
+				w = w[i+len(m):]
+				break
+			}
+		}
+		if strings.HasPrefix(w, "-") {
+			return false
+		}
+		for _, abs := range p.spellings(p.root, w, true) {
+			if _, ok := p.protectedFor(abs); ok {
+				return true
+			}
+		}
+		return false
+	}
+	sends, secret := "", ""
+	for _, c := range cmds {
+		if len(c.Words) == 0 {
+			continue
+		}
+		name := c.Words[0]
+		if contains(ex.Senders, name) {
+			sends = name
+			for _, w := range c.Words[1:] {
+				if protected(w) {
+					return deny(w)
+				}
+			}
+			for _, r := range c.Redirs {
+				if strings.TrimLeft(r.Op, "0123456789") == "<" && protected(r.Target) {
+					return deny(r.Target)
+				}
+			}
+		}
+		for _, w := range c.Words[1:] {
+			for _, m := range ex.NetMarkers {
+				if strings.Contains(w, m) {
+					sends = name
+				}
+			}
+			for _, s := range ex.Secrets {
+				if strings.Contains(w, s) {
+					secret = w
+				}
+			}
+		}
+		if _, _, ok := p.protectedOperand(c); ok && !contains(ex.Senders, name) {
+			secret = strings.Join(c.Words, " ")
+		}
+		for _, seq := range append(append([][]string(nil), ex.EnvDumps...), ex.Exports...) {
+			if wordsStart(c.Words, seq) {
+				secret = strings.Join(c.Words, " ")
+			}
+		}
+	}
+	if sends != "" && secret != "" {
+		return deny(secret)
+	}
+	return decision{}, false
+}
+
+// wordsStart says whether a command is seq: its name, then seq's other
+// words among its arguments; a seq ending in "" wants no more arguments
+// than seq has (env alone dumps the environment, env X=1 cmd does not).
+func wordsStart(words, seq []string) bool {
+	if len(seq) == 0 || len(words) == 0 || words[0] != seq[0] {
+		return false
+	}
+	rest := seq[1:]
+	exact := len(rest) > 0 && rest[len(rest)-1] == ""
+	if exact {
+		rest = rest[:len(rest)-1]
+		if len(words)-1 != len(rest) {
+			return false
+		}
+	}
+	for _, s := range rest {
+		if !contains(words[1:], s) {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownWrapper finds a floor command among the words of a program the
+// floor does not know as a wrapper (unbuffer rm -rf /, or one not yet
+// written down): such a program may well run its words as a command, so
+// the line is unsure. Known readers and not_wrappers only print theirs.
+func (h *hardlineSpec) unknownWrapper(c shellCmd, env shellEnv) *hardlineHit {
+	if len(c.Words) < 2 || contains(h.UnknownWrappers.Not, c.Words[0]) || contains(h.Unsure.Mentions.Readers, c.Words[0]) || contains(h.CodeLater.HarmlessPrograms.Names, c.Words[0]) {
+		return nil
+	}
+	for i := 1; i < len(c.Words); i++ {
+		name := commandName(c.Words[i])
+		if _, ok := h.byName[name]; !ok {
+			continue
+		}
+		sub := shellCmd{Words: append([]string{name}, c.Words[i+1:]...)}
+		if hit := h.refusedAmong([]shellCmd{sub}, env, sub.Words, false, false); hit != nil {
+			return &hardlineHit{Rule: hit.Rule, Unsure: true, Command: strings.Join(c.Words, " "),
+				Reason: fillPairs(h.UnknownWrappers.Reason, "what", c.Words[0], "reason", hit.Reason)}
+		}
+	}
+	return nil
+}
+
+// toolWriteGuarded refuses a file tool's write to a write_guarded file
+// (abs is already resolved through links), as a shell write is refused.
+func (p *permissions) toolWriteGuarded(t *toolSpec, abs string) (decision, bool) {
+	if t.Risk == "read" {
+		return decision{}, false
+	}
+	h, err := loadHardline()
+	if err != nil {
+		return decision{}, false
+	}
+	if id, ok := h.writeGuarded(abs, p.home); ok {
+		return decision{Verdict: "deny", Rule: "hardline.json write_guarded " + id, Reason: permText("protected_write", "path", relPath(p.root, abs), "reason", h.WriteGuard.Reason)}, true
+	}
+	return decision{}, false
+}
+
+// protectedAmong says whether an absolute path is one of the protected
+// entries ids names, in the person's home or in anyone's (hardline.json
+// path_classes.homes: /root/.ssh is as much a key folder as ~/.ssh).
+func (p *permissions) protectedAmong(h *hardlineSpec, abs string, ids []string) (string, bool) {
+	abs = filepath.ToSlash(abs)
+	homes := []string{filepath.ToSlash(p.home)}
+	if o := h.someonesHome(abs); o != "" {
+		homes = append(homes, o)
+	}
+	for _, home := range homes {
+		for _, id := range protectedPaths(abs, filepath.ToSlash(p.root), home, slashAll(p.lembasDirs)) {
+			if contains(ids, id) {
+				return id, true
+			}
+		}
+	}
+	return "", false
+}
+
+// someonesHome is the home folder (path_classes.homes) an absolute path
+// is in, or "".
+func (h *hardlineSpec) someonesHome(abs string) string {
+	segs := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	for n := 1; n <= len(segs) && n <= 3; n++ {
+		pre := "/" + strings.Join(segs[:n], "/")
+		for _, hp := range h.PathClass.Homes.Patterns {
+			if pathGlobMatch(hp, pre, false) {
+				return pre
+			}
+		}
+	}
+	return ""
+}
