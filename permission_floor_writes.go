@@ -33,6 +33,7 @@ type exfilSpec struct {
 	Exports    [][]string `json:"secret_exports"`
 	Secrets    []string   `json:"secret_mentions"`
 	NetMarkers []string   `json:"net_markers"`
+	NetFiles   []string   `json:"net_files"`
 }
 
 type unknownWrapperSpec struct {
@@ -126,6 +127,9 @@ func (p *permissions) floorBeyondWords(h *hardlineSpec, cmds []shellCmd, env she
 		return d, true
 	}
 	for _, c := range all {
+		if hit := h.codeNamesGuarded(c); hit != nil {
+			return p.unsureDecision(h, hit), true
+		}
 		if hit := h.unknownWrapper(c, env); hit != nil {
 			return p.unsureDecision(h, hit), true
 		}
@@ -267,6 +271,13 @@ func (h *hardlineSpec) writtenWords(c shellCmd) []string {
 			words = append(words, operands...)
 		}
 	}
+	if _, ok := h.CodeLater.WrittenThenRun.OutputOptions[name]; ok {
+		out := map[string]bool{}
+		h.noteWritten(shellCmd{Words: c.Words}, out) // curl -o f, wget -O f
+		for w := range out {
+			words = append(words, w)
+		}
+	}
 	if contains([]string{"dd", "dcfldd", "dc3dd"}, name) {
 		for _, a := range args {
 			if v, ok := strings.CutPrefix(a, "of="); ok {
@@ -360,7 +371,7 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 	sends, secret := "", ""
 	for _, c := range cmds {
 		if len(c.Words) == 0 {
-			continue
+			c.Words = []string{""}
 		}
 		name := c.Words[0]
 		if contains(ex.Senders, name) {
@@ -373,6 +384,13 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 			for _, r := range c.Redirs {
 				if strings.TrimLeft(r.Op, "0123456789") == "<" && protected(r.Target) {
 					return deny(r.Target)
+				}
+			}
+		}
+		for _, r := range c.Redirs {
+			for _, f := range ex.NetFiles {
+				if strings.HasPrefix(r.Target, f) {
+					sends = r.Target
 				}
 			}
 		}
@@ -496,4 +514,67 @@ func (h *hardlineSpec) someonesHome(abs string) string {
 		}
 	}
 	return ""
+}
+
+// codeNamesGuarded finds code given to an interpreter (code_later.
+// interpreters) that names a write_guarded file or a folder of the
+// protected entries protected_ids names, by a home-relative spelling
+// (~/.bashrc, /home/x/.ssh/…): the code may write it, which the floor
+// cannot judge, so the line is unsure.
+func (h *hardlineSpec) codeNamesGuarded(c shellCmd) *hardlineHit {
+	if len(c.Words) < 2 {
+		return nil
+	}
+	isInterp := false
+	for _, in := range h.CodeLater.Interpreters {
+		if nameMatches(in.Names, c.Words[0]) && len(in.CodeOptions) > 0 {
+			isInterp = true
+		}
+	}
+	if !isInterp {
+		return nil
+	}
+	names := h.guardedNames()
+	for _, w := range c.Words[1:] {
+		lw := strings.ToLower(w)
+		for _, n := range names {
+			if strings.Contains(lw, "/"+n) {
+				return &hardlineHit{Rule: "interpreter-names-guarded", Unsure: true, Command: strings.Join(c.Words, " "),
+					Reason: fillPairs(h.CodeLater.InterpreterReason, "what", c.Words[0])}
+			}
+		}
+	}
+	return nil
+}
+
+// guardedNames are the literal home-relative names of write_guarded's
+// entries and of the protected entries write_guarded.protected_ids
+// names (.bashrc, .ssh, .aws): patterns with a glob give their literal
+// first part.
+func (h *hardlineSpec) guardedNames() []string {
+	var out []string
+	add := func(pat string) {
+		lit := pat
+		if i := strings.IndexAny(lit, "*?["); i >= 0 {
+			lit = strings.TrimSuffix(lit[:i], "/")
+		}
+		if lit != "" && !strings.HasPrefix(lit, "**") {
+			out = append(out, strings.ToLower(lit))
+		}
+	}
+	for _, e := range h.WriteGuard.Entries {
+		if e.Base == "home" {
+			for _, p := range e.Patterns {
+				add(p)
+			}
+		}
+	}
+	for _, e := range h.Protected.Entries {
+		if e.Base == "home" && contains(h.WriteGuard.ProtectedIDs, e.ID) {
+			for _, p := range e.Patterns {
+				add(p)
+			}
+		}
+	}
+	return out
 }

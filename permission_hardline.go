@@ -862,12 +862,17 @@ func (h *hardlineSpec) inClass(word string, classes []string, env shellEnv) bool
 
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
+// shellPattern is a shell glob as path.Match reads it: the shell's [!…]
+// is path.Match's [^…] (path.Match reads ! as itself, so /[!.]* would
+// seem to match no system folder).
+func shellPattern(p string) string { return strings.ReplaceAll(p, "[!", "[^") }
+
 // reachesTop says whether a pattern for a name right under / could match
 // one of the system's folders (/u* does, /lembas-* does not).
 func (h *hardlineSpec) reachesTop(seg string) bool {
 	for _, t := range h.PathClass.Top {
 		name, _, _ := strings.Cut(strings.TrimPrefix(t, "/"), "/")
-		if ok, _ := path.Match(seg, name); ok {
+		if ok, _ := path.Match(shellPattern(seg), name); ok {
 			return true
 		}
 	}
