@@ -33,7 +33,7 @@ type redteamEntry struct {
 // below them ("# class: name"); a line starting with "+|" continues the
 // previous one after a newline; a line starting with "q:" is a Go-quoted
 // string (for NUL and other bytes a text file does not hold well).
-func readRedteam(t *testing.T, name string) []redteamEntry {
+func readRedteam(t testing.TB, name string) []redteamEntry {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "redteam", name))
 	if err != nil {
@@ -79,7 +79,7 @@ func readRedteam(t *testing.T, name string) []redteamEntry {
 // folder holding the person's rc files, keys and credentials, the project
 // its subfolder proj (a git repository with hooks), and the project's
 // links that point out of it. It returns the project.
-func redteamWorld(t *testing.T) string {
+func redteamWorld(t testing.TB) string {
 	t.Helper()
 	// Not under /tmp where it can be helped: a home under /tmp would make
 	// the everyday clean-ups of /tmp reach it.
@@ -233,4 +233,26 @@ func TestRedteamCorpus(t *testing.T) {
 	sort.Strings(classes)
 	t.Logf("redteam: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; paths %d, missed %d, falsely refused %d; misses by class: %s",
 		len(refuse), missed, strict, len(ask), askMissed, len(allow), falseDeny, falseAsk, nPaths, pathMiss, pathFalse, strings.Join(classes, " "))
+}
+
+// FuzzFloorBeyondWords feeds hostile lines, seeded with the corpus,
+// through the whole shell decision in the corpus's world (links that
+// loop, point out or dangle): it must give a verdict, never crash.
+func FuzzFloorBeyondWords(f *testing.F) {
+	proj := redteamWorld(f)
+	for _, name := range []string{"refuse.txt", "allow.txt", "ask.txt"} {
+		for _, e := range readRedteam(f, name) {
+			f.Add(e.text)
+		}
+	}
+	p := permissionsFor("auto", proj, false, &config{})
+	shell := theSpec().Tools[theArityShellTool()]
+	f.Fuzz(func(t *testing.T, line string) {
+		raw, _ := json.Marshal(map[string]string{"command": line})
+		switch d := p.decide(shell, raw); d.Verdict {
+		case "allow", "ask", "deny":
+		default:
+			t.Fatalf("%q: verdict %q", line, d.Verdict)
+		}
+	})
 }
