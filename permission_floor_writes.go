@@ -103,25 +103,29 @@ func (p *permissions) floorBeyondWords(h *hardlineSpec, cmds []shellCmd, env she
 	if sub, changed := substituteAssigns(cmds, env); changed {
 		all = append(append([]shellCmd(nil), cmds...), sub...)
 	}
+	writes := [][]shellCmd{all}
 	if linked, ok := p.throughLinks(h, all, env); ok {
 		if hit := h.checkCommands(linked, env, false); hit != nil && !hit.Unsure {
 			return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule + " (through a link)",
 				Reason: permText("floor", "reason", hit.Reason+" "+h.WriteGuard.LinkReason, "command", hit.Command, "rule", hit.Rule)}, true
 		}
+		writes = append(writes, linked) // links the line makes (ln -s ~/.ssh k; > k/x)
 	}
-	var found *decision
-	p.eachAt(h, all, env, func(c shellCmd, cwd string) bool {
-		follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
-		for _, w := range h.writtenWords(c) {
-			if d, ok := p.guardedWrite(h, cwd, w, follow); ok {
-				found = &d
-				return false
+	for _, cmds := range writes {
+		var found *decision
+		p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
+			follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
+			for _, w := range h.writtenWords(c) {
+				if d, ok := p.guardedWrite(h, cwd, w, follow); ok {
+					found = &d
+					return false
+				}
 			}
+			return true
+		})
+		if found != nil {
+			return *found, true
 		}
-		return true
-	})
-	if found != nil {
-		return *found, true
 	}
 	if d, ok := p.exfiltrates(h, all); ok {
 		return d, true
@@ -289,15 +293,29 @@ func (h *hardlineSpec) writtenWords(c shellCmd) []string {
 }
 
 // throughLinks spells each path word and redirection target of the line
-// through the links it goes through, keeping a trailing / (rm -rf link/
-// deletes what the link points at). It says whether any word changed.
+// through the links it goes through, those on disk and those the line
+// makes itself with ln (ln -s ~ x && rm -rf x/), keeping a trailing /
+// (rm -rf link/ deletes what the link points at). It says whether any
+// word changed.
 func (p *permissions) throughLinks(h *hardlineSpec, cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
 	changed := false
 	var out []shellCmd
 	cwd := p.root
+	made := map[string]string{} // links the line itself makes (ln -s T NAME): NAME's path to T's
 	resolve := func(w string, follow bool) string {
 		if w == "" || strings.HasPrefix(w, "-") || hasUnknown(w) || len(w) > 4096 {
 			return w
+		}
+		abs := p.pathAt(cwd, w)
+		for name, target := range made {
+			if rest, ok := strings.CutPrefix(abs, name); ok && (rest == "" || rest[0] == filepath.Separator) && (follow || rest != "" || strings.HasSuffix(w, "/")) {
+				changed = true
+				r := filepath.ToSlash(target + rest)
+				if strings.HasSuffix(w, "/") {
+					r += "/"
+				}
+				return r
+			}
 		}
 		sp := p.spellings(cwd, w, follow)
 		if len(sp) < 2 {
@@ -317,6 +335,12 @@ func (p *permissions) throughLinks(h *hardlineSpec, cmds []shellCmd, env shellEn
 			}
 			out = append(out, c)
 			continue
+		}
+		if firstWord(c) == "ln" {
+			_, operands := h.options("ln", c.Words[1:])
+			if len(operands) == 2 {
+				made[p.pathAt(cwd, operands[1])] = p.pathAt(cwd, operands[0])
+			}
 		}
 		follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
 		n := shellCmd{Assigns: c.Assigns, Fed: c.Fed, fromFind: c.fromFind}
