@@ -10,8 +10,10 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 type writeGuardSpec struct {
@@ -200,6 +202,9 @@ func (p *permissions) spellings(cwd, w string, follow bool) []string {
 	}
 	abs := p.pathAt(cwd, w)
 	out := []string{abs}
+	if p.linkFree(abs) {
+		return out
+	}
 	r := ""
 	if follow || strings.HasSuffix(w, "/") || strings.HasSuffix(w, "/.") {
 		r = evalExisting(abs)
@@ -210,6 +215,43 @@ func (p *permissions) spellings(cwd, w string, follow bool) []string {
 		out = append(out, r)
 	}
 	return out
+}
+
+// realRoots remembers which project folders are their own resolved path,
+// so that linkFree can walk from the project instead of from /.
+var realRoots sync.Map // root → bool
+
+// linkFree says, cheaply, that an absolute path in the project goes
+// through no link: walking down from the project (itself no link), each
+// name is a plain entry until one does not exist. Most words of a line
+// are not files at all and cost one Lstat here instead of a walk from /.
+func (p *permissions) linkFree(abs string) bool {
+	if !within(p.root, abs) {
+		return false
+	}
+	real, ok := realRoots.Load(p.root)
+	if !ok {
+		real = evalExisting(p.root) == filepath.Clean(p.root)
+		realRoots.Store(p.root, real)
+	}
+	if !real.(bool) {
+		return false
+	}
+	cur := filepath.Clean(p.root)
+	for _, part := range strings.Split(filepath.ToSlash(relPath(p.root, abs)), "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			return os.IsNotExist(err)
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // guardedWrite refuses a write to a protected file (the entries
@@ -226,6 +268,9 @@ func (p *permissions) guardedWrite(h *hardlineSpec, cwd, w string, follow bool) 
 	}
 	cands = append(cands, p.spellings(cwd, w, follow)...)
 	for _, abs := range cands {
+		if p.plainProjectFile(abs) {
+			continue
+		}
 		if id, ok := p.protectedAmong(h, abs, h.WriteGuard.ProtectedIDs); ok {
 			return decision{Verdict: "deny", Rule: "hardline.json protected " + id, Reason: permText("protected_write", "path", relPath(p.root, abs), "reason", protectedReason(id))}, true
 		}
@@ -234,6 +279,17 @@ func (p *permissions) guardedWrite(h *hardlineSpec, cwd, w string, follow bool) 
 		}
 	}
 	return decision{}, false
+}
+
+// plainProjectFile says whether an absolute path is in the project and
+// can be none of the guarded files: not in .git (however spelt), and the
+// project neither the home folder nor holding it. Most of a line's
+// writes are, and skip the pattern matching.
+func (p *permissions) plainProjectFile(abs string) bool {
+	if !within(p.root, abs) || within(p.root, p.home) {
+		return false
+	}
+	return !strings.Contains(strings.ToLower(relPath(p.root, abs)), ".git")
 }
 
 // writtenWords are the words naming files a command writes, moves away
@@ -430,17 +486,25 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 				}
 			}
 		}
-		if _, _, ok := p.protectedOperand(c); ok && !contains(ex.Senders, name) {
-			secret = strings.Join(c.Words, " ")
+	}
+	if sends == "" {
+		return decision{}, false // nothing leaves the machine
+	}
+	if secret != "" {
+		return deny(secret)
+	}
+	for _, c := range cmds {
+		if len(c.Words) == 0 {
+			continue
+		}
+		if _, _, ok := p.protectedOperand(c); ok && !contains(ex.Senders, c.Words[0]) {
+			return deny(strings.Join(c.Words, " "))
 		}
 		for _, seq := range append(append([][]string(nil), ex.EnvDumps...), ex.Exports...) {
 			if wordsStart(c.Words, seq) {
-				secret = strings.Join(c.Words, " ")
+				return deny(strings.Join(c.Words, " "))
 			}
 		}
-	}
-	if sends != "" && secret != "" {
-		return deny(secret)
 	}
 	return decision{}, false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,6 +122,9 @@ func redteamWorld(t testing.TB) string {
 	}
 	for l, target := range links {
 		if err := os.Symlink(target, filepath.Join(proj, l)); err != nil {
+			if runtime.GOOS == "windows" {
+				t.Skip("symlinks need a privilege here: ", err)
+			}
 			t.Fatal(err)
 		}
 	}
@@ -255,4 +259,19 @@ func FuzzFloorBeyondWords(f *testing.F) {
 			t.Fatalf("%q: verdict %q", line, d.Verdict)
 		}
 	})
+}
+
+// BenchmarkDecideWrites times the whole shell decision on an everyday
+// line with writes, a cd and a link to follow: what the checks beyond the
+// words (write_guarded, links, exfiltration) cost on top of the floor.
+func BenchmarkDecideWrites(b *testing.B) {
+	proj := redteamWorld(b)
+	p := permissionsFor("auto", proj, false, &config{})
+	t := theSpec().Tools[theArityShellTool()]
+	args := json.RawMessage(`{"command":"cd src && cp a.go ../build/ && echo done > ../build/log.txt && rm -rf ../build/tmp | tee -a up/x.log"}`)
+	for b.Loop() {
+		if d := p.decide(t, args); d.Verdict != "allow" {
+			b.Fatalf("decision %+v", d)
+		}
+	}
 }
