@@ -38,6 +38,21 @@ type exfilSpec struct {
 	NetFiles   []string   `json:"net_files"`
 }
 
+type holdersSpec struct {
+	About  string `json:"about"`
+	Reason string `json:"reason"`
+}
+
+type containersSpec struct {
+	About       string   `json:"about"`
+	Names       []string `json:"names"`
+	Subcommands []string `json:"subcommands"`
+	VolumeOpts  []string `json:"volume_options"`
+	Privileged  []string `json:"privileged"`
+	Classes     []string `json:"classes"`
+	Reason      string   `json:"reason"`
+}
+
 type unknownWrapperSpec struct {
 	About  string   `json:"about"`
 	Reason string   `json:"reason"`
@@ -64,8 +79,8 @@ func (h *hardlineSpec) compileWrites() error {
 	if h.Exfil.Reason == "" || len(h.Exfil.Senders) == 0 {
 		return fmt.Errorf("exfiltration needs reason and senders")
 	}
-	if h.UnknownWrappers.Reason == "" {
-		return fmt.Errorf("unknown_wrappers needs reason")
+	if h.UnknownWrappers.Reason == "" || h.Holders.Reason == "" || h.Containers.Reason == "" {
+		return fmt.Errorf("unknown_wrappers, holders and containers need a reason")
 	}
 	return nil
 }
@@ -127,6 +142,24 @@ func (p *permissions) floorBeyondWords(h *hardlineSpec, cmds []shellCmd, env she
 		})
 		if found != nil {
 			return *found, true
+		}
+	}
+	for _, cmds := range writes {
+		var found *decision
+		p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
+			if d, ok := p.removesHolder(h, c, cwd); ok {
+				found = &d
+				return false
+			}
+			return true
+		})
+		if found != nil {
+			return *found, true
+		}
+	}
+	for _, c := range all {
+		if hit := h.containerGetsMachine(c, env); hit != nil {
+			return p.unsureDecision(h, hit), true
 		}
 	}
 	if d, ok := p.exfiltrates(h, all); ok {
@@ -665,4 +698,125 @@ func (h *hardlineSpec) guardedNames() []string {
 		}
 	}
 	return out
+}
+
+// removesHolder refuses deleting or moving away a folder that holds one
+// of the person's key or credential folders or lembas's own (holders):
+// rm -r's operands, what mv moves away, the folders find deletes from.
+func (p *permissions) removesHolder(h *hardlineSpec, c shellCmd, cwd string) (decision, bool) {
+	if len(c.Words) == 0 {
+		return decision{}, false
+	}
+	name, args := c.Words[0], c.Words[1:]
+	var words []string
+	switch name {
+	case "rm":
+		if flags, operands := h.options(name, args); flags["recursive"] {
+			words = operands
+		}
+	case "mv":
+		_, operands := h.options(name, args)
+		words = sourceOperands(operands, args)
+	case "find":
+		deletes := contains(args, "-delete")
+		for i, a := range args {
+			if (a == "-exec" || a == "-execdir") && i+1 < len(args) && contains([]string{"rm", "rmdir", "shred", "unlink"}, commandName(args[i+1])) {
+				deletes = true
+			}
+		}
+		if deletes {
+			words = findStarts(args)
+		}
+	}
+	if len(words) == 0 {
+		return decision{}, false
+	}
+	var held []string
+	for _, e := range h.Protected.Entries {
+		if e.Base != "home" || !contains(h.WriteGuard.ProtectedIDs, e.ID) {
+			continue
+		}
+		for _, pat := range e.Patterns {
+			if lit := strings.TrimSuffix(pat, "/**"); !hasGlob(lit) {
+				held = append(held, filepath.Join(p.home, filepath.FromSlash(lit)))
+			}
+		}
+	}
+	held = append(held, p.lembasDirs...)
+	for _, w := range words {
+		for _, abs := range p.spellings(cwd, strings.TrimSuffix(w, "/"), true) {
+			for _, f := range held {
+				if f != "" && abs != f && within(abs, f) {
+					return decision{Verdict: "deny", Rule: "hardline.json holders", Reason: permText("floor", "reason", fillPairs(h.Holders.Reason, "what", w, "held", f), "command", strings.Join(c.Words, " "), "rule", "holders")}, true
+				}
+			}
+		}
+	}
+	return decision{}, false
+}
+
+// containerGetsMachine finds a container run (containers) given a
+// literal /, system or home folder as a writable volume, or run
+// privileged: unsure.
+func (h *hardlineSpec) containerGetsMachine(c shellCmd, env shellEnv) *hardlineHit {
+	ct := &h.Containers
+	if len(c.Words) < 2 || !contains(ct.Names, c.Words[0]) {
+		return nil
+	}
+	sub := -1
+	for i, w := range c.Words[1:] {
+		if contains(ct.Subcommands, w) {
+			sub = i + 1
+			break
+		}
+	}
+	if sub < 0 {
+		return nil
+	}
+	hit := func(how string) *hardlineHit {
+		return &hardlineHit{Rule: "container-gets-machine", Unsure: true, Command: strings.Join(c.Words, " "), Reason: fillPairs(ct.Reason, "what", c.Words[0], "how", how)}
+	}
+	args := c.Words[sub+1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if contains(ct.Privileged, a) {
+			return hit(a)
+		}
+		opt, val, hasVal := strings.Cut(a, "=")
+		if !contains(ct.VolumeOpts, opt) {
+			if len(a) > 2 && a[0] == '-' && a[1] != '-' && contains(ct.VolumeOpts, a[:2]) {
+				opt, val, hasVal = a[:2], a[2:], true // -v/:/host
+			} else {
+				continue
+			}
+		}
+		if !hasVal && i+1 < len(args) {
+			i++
+			val = args[i]
+		}
+		src, ro := val, false
+		if opt == "--mount" {
+			src = ""
+			for _, kv := range strings.Split(val, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				switch k {
+				case "src", "source":
+					src = v
+				case "readonly", "ro":
+					ro = v == "" || v == "true" || v == "1"
+				}
+			}
+		} else {
+			parts := strings.Split(val, ":")
+			src = parts[0]
+			ro = len(parts) > 2 && contains(strings.Split(parts[2], ","), "ro")
+		}
+		if src == "" || ro || hasUnknown(src) {
+			continue
+		}
+		if h.inClass(src, ct.Classes, env) {
+			return hit(opt + " " + val)
+		}
+	}
+	return nil
 }

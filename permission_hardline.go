@@ -108,6 +108,8 @@ type hardlineSpec struct {
 	WriteGuard      writeGuardSpec     `json:"write_guarded"`
 	Exfil           exfilSpec          `json:"exfiltration"`
 	UnknownWrappers unknownWrapperSpec `json:"unknown_wrappers"`
+	Holders         holdersSpec        `json:"holders"`
+	Containers      containersSpec     `json:"containers"`
 
 	forkDefs []*regexp.Regexp
 	top      map[string]bool
