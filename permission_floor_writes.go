@@ -22,6 +22,9 @@ type writeGuardSpec struct {
 	ProtectedIDs []string         `json:"protected_ids"`
 	ModeCommands []string         `json:"mode_commands"`
 	Unlinkers    []string         `json:"unlinking_commands"`
+	Readers      []string         `json:"mention_readers"`
+	CodeReaders  []string         `json:"code_readers"`
+	WritingReads []string         `json:"writing_readers"`
 	LinkReason   string           `json:"link_reason"`
 	Entries      []protectedEntry `json:"entries"`
 }
@@ -164,6 +167,16 @@ func (p *permissions) floorBeyondWords(h *hardlineSpec, cmds []shellCmd, env she
 	}
 	if d, ok := p.exfiltrates(h, all); ok {
 		return d, true
+	}
+	for _, cmds := range writes {
+		var found *hardlineHit
+		p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
+			found = p.mentionsGuarded(h, c, cwd)
+			return found == nil
+		})
+		if found != nil {
+			return p.unsureDecision(h, found), true
+		}
 	}
 	for _, c := range all {
 		if hit := h.codeNamesGuarded(c); hit != nil {
@@ -700,7 +713,7 @@ func (h *hardlineSpec) guardedNames() []string {
 	return out
 }
 
-// removesHolder refuses deleting or moving away a folder that holds one
+// removesHolder refuses deleting or moving away a folder that is or holds one
 // of the person's key or credential folders or lembas's own (holders):
 // rm -r's operands, what mv moves away, the folders find deletes from.
 func (p *permissions) removesHolder(h *hardlineSpec, c shellCmd, cwd string) (decision, bool) {
@@ -746,7 +759,7 @@ func (p *permissions) removesHolder(h *hardlineSpec, c shellCmd, cwd string) (de
 	for _, w := range words {
 		for _, abs := range p.spellings(cwd, strings.TrimSuffix(w, "/"), true) {
 			for _, f := range held {
-				if f != "" && abs != f && within(abs, f) {
+				if f != "" && within(abs, f) {
 					return decision{Verdict: "deny", Rule: "hardline.json holders", Reason: permText("floor", "reason", fillPairs(h.Holders.Reason, "what", w, "held", f), "command", strings.Join(c.Words, " "), "rule", "holders")}, true
 				}
 			}
@@ -816,6 +829,68 @@ func (h *hardlineSpec) containerGetsMachine(c shellCmd, env shellEnv) *hardlineH
 		}
 		if h.inClass(src, ct.Classes, env) {
 			return hit(opt + " " + val)
+		}
+	}
+	return nil
+}
+
+// mentionsGuarded finds a guarded file (write_guarded's, or a protected
+// one of protected_ids) named by a command that may write what it names:
+// a word or option value of a program the floor does not know as a
+// reader (sort -o ~/.bashrc, gpg --output …), or code of a code reader
+// (sed 'w ~/.bashrc', awk '… > "/etc/passwd"'). The line is unsure.
+func (p *permissions) mentionsGuarded(h *hardlineSpec, c shellCmd, cwd string) *hardlineHit {
+	if len(c.Words) < 2 {
+		return nil
+	}
+	name := c.Words[0]
+	hit := func() *hardlineHit {
+		return &hardlineHit{Rule: "names-guarded-file", Unsure: true, Command: strings.Join(c.Words, " "), Reason: fillPairs(h.CodeLater.InterpreterReason, "what", name)}
+	}
+	if contains(h.WriteGuard.CodeReaders, name) {
+		names := h.guardedNames()
+		for _, w := range c.Words[1:] {
+			if !strings.ContainsAny(w, " \t;{}>") {
+				continue // an operand, read; code holds spaces or braces
+			}
+			lw := strings.ToLower(w)
+			for _, n := range names {
+				if strings.Contains(lw, "/"+n) {
+					return hit()
+				}
+			}
+			for _, sf := range h.PathClass.SystemFiles.Patterns {
+				if lit := strings.TrimSuffix(sf, "/**"); !hasGlob(lit) && strings.Contains(w, lit) {
+					return hit()
+				}
+			}
+		}
+		return nil
+	}
+	if (contains(h.Unsure.Mentions.Readers, name) && !contains(h.WriteGuard.WritingReads, name)) || contains(h.WriteGuard.Readers, name) || contains(h.CodeLater.HarmlessPrograms.Names, name) {
+		return nil
+	}
+	for _, w := range c.Words[1:] {
+		if strings.HasPrefix(w, "-") {
+			_, v, ok := strings.Cut(w, "=")
+			if !ok {
+				continue
+			}
+			w = v
+		}
+		if w == "" || !strings.ContainsAny(w, "/~") {
+			continue
+		}
+		for _, abs := range p.spellings(cwd, w, true) {
+			if p.plainProjectFile(abs) {
+				continue
+			}
+			if _, ok := p.protectedAmong(h, abs, h.WriteGuard.ProtectedIDs); ok {
+				return hit()
+			}
+			if _, ok := h.writeGuarded(abs, p.home); ok {
+				return hit()
+			}
 		}
 	}
 	return nil
