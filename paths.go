@@ -133,6 +133,9 @@ func expandHome(p, home string) string {
 			return p
 		}
 	}
+	if name == loginName(home) {
+		return home + p[end:] // the person's own, as the floor reads ~login
+	}
 	if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
 		return u.HomeDir + p[end:]
 	}

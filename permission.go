@@ -393,6 +393,9 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 			}
 			continue
 		}
+		if d, ok := p.toolWriteGuarded(t, abs); ok {
+			return d // permission_floor_writes.go
+		}
 		inside := within(p.root, abs)
 		rel := ""
 		if inside {
@@ -497,6 +500,9 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_refused", "error", err, "mode", p.mode)}
 		}
 		return decision{Verdict: "ask", Rule: "unparseable", Reason: permText("unparsed", "error", err)}
+	}
+	if d, ok := p.floorBeyondWords(h, cmds, env); ok {
+		return d // permission_floor_writes.go
 	}
 	mv, mrule := p.modeEntry(t)
 	if mv == "deny" {
@@ -685,17 +691,19 @@ func (p *permissions) lexicalPath(w string) string {
 	return filepath.Clean(w)
 }
 
-// protectedOperand finds a protected path among the words of a command.
-// Words are judged as written, not through symlinks (see namesOutside);
-// making a symlink to a protected file names it, and so asks.
+// protectedOperand finds a protected path among the words of a command,
+// as written and through the links they go through; making a symlink to
+// a protected file names it, and so asks.
 func (p *permissions) protectedOperand(c shellCmd) (shown, id string, ok bool) {
 	for _, w := range pathWords(c) {
 		if len(w) > 4096 {
 			continue
 		}
 		abs := p.lexicalPath(w)
-		if id, ok := p.protectedFor(abs); ok {
-			return relPath(p.root, abs), id, true
+		for _, sp := range p.spellings(p.root, w, true) { // through links too (permission_floor_writes.go)
+			if id, ok := p.protectedFor(sp); ok {
+				return relPath(p.root, sp), id, true
+			}
 		}
 		if hasGlob(w) {
 			if shown, id, ok := p.protectedMatch(abs); ok {

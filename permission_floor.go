@@ -171,6 +171,12 @@ func (h *hardlineSpec) possibly(c shellCmd) []shellCmd {
 		return nil // the plain pass has judged it as it is
 	}
 	var out []shellCmd
+	if fed := fedWords(c); len(fed) > 0 {
+		// A here-string xargs reads is known: it feeds exactly its words.
+		t := c
+		t.Words = append(append([]string(nil), c.Words...), fed...)
+		out = append(out, t)
+	}
 	for _, wv := range h.Unsure.Written {
 		v := wv // what an operand is tried as: a written value, or /
 		if !contains(h.Unsure.Possibly, v) {
@@ -204,6 +210,20 @@ func (h *hardlineSpec) possibly(c shellCmd) []shellCmd {
 		out = append(out, t)
 	}
 	return out
+}
+
+// fedWords are the words a command fed by xargs reads from a known
+// here-string (xargs kill -9 <<< -1 runs kill -9 -1), or none.
+func fedWords(c shellCmd) []string {
+	if !c.Fed {
+		return nil
+	}
+	for _, r := range c.Redirs {
+		if strings.TrimLeft(r.Op, "0123456789") == "<<<" && !hasUnknown(r.Target) {
+			return strings.Fields(r.Target)
+		}
+	}
+	return nil
 }
 
 // replaceUnknown puts v in place of every expansion a word still holds
@@ -283,7 +303,7 @@ func (h *hardlineSpec) systemFile(p string) bool {
 func globCovers(word, target string) bool {
 	t := strings.TrimSuffix(target, "/**")
 	t = strings.ReplaceAll(t, "*", "x")
-	ok, _ := path.Match(word, t)
+	ok, _ := path.Match(shellPattern(word), t)
 	return ok
 }
 
@@ -635,6 +655,9 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 				code, hasCode = a[1:], true
 				break
 			}
+			if h.stdinScript(a) {
+				break // its program comes from a pipe: read as stdin below
+			}
 			if !strings.HasPrefix(a, "-") || a == "-" {
 				if len(in.CodeOptions) == 0 {
 					code, hasCode = a, true // awk: the program is the first operand
@@ -680,6 +703,21 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 		return nil
 	}
 	return nil
+}
+
+// stdinScript says whether an interpreter's script operand is a pipe:
+// a process substitution (python3 <(curl …)) or one of the shells'
+// stdin_files.
+func (h *hardlineSpec) stdinScript(a string) bool {
+	if strings.HasPrefix(a, "<(") {
+		return true
+	}
+	for _, f := range h.Plain.Shells.StdinFiles {
+		if pathGlobMatch(f, a, false) {
+			return true
+		}
+	}
+	return false
 }
 
 // valueOption is the option of opts that a word is or starts with (-MFile

@@ -51,6 +51,7 @@ type hardlineRule struct {
 	FromFind       []string            `json:"from_find"`    // classes the folders of a find feeding the command must hit
 	UnlessArgs     []string            `json:"unless_args"`  // any of these words among the arguments: no match (fdisk -l)
 	UnlessFlags    []string            `json:"unless_flags"` // any of these options (flags names): no match (wipefs -n)
+	NoOperands     bool                `json:"no_operands"`  // only with no operand beyond options: pkill -u name alone
 }
 
 type protectedEntry struct {
@@ -103,6 +104,12 @@ type hardlineSpec struct {
 	CodeLater codeLaterSpec `json:"code_later"`
 	Unicode   unicodeSpec   `json:"unicode"`
 	Paths     pathsSpec     `json:"paths"`
+
+	WriteGuard      writeGuardSpec     `json:"write_guarded"`
+	Exfil           exfilSpec          `json:"exfiltration"`
+	UnknownWrappers unknownWrapperSpec `json:"unknown_wrappers"`
+	Holders         holdersSpec        `json:"holders"`
+	Containers      containersSpec     `json:"containers"`
 
 	forkDefs []*regexp.Regexp
 	top      map[string]bool
@@ -182,6 +189,9 @@ func (h *hardlineSpec) compile() error {
 		}
 	}
 	if err := h.compileFloor(); err != nil {
+		return err
+	}
+	if err := h.compileWrites(); err != nil {
 		return err
 	}
 	h.indexRules()
@@ -680,6 +690,9 @@ func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
 	if len(r.Pids) > 0 && !anyIn(killPids(args), r.Pids) {
 		return false
 	}
+	if r.NoOperands && len(operands) > 0 {
+		return false
+	}
 	return true
 }
 
@@ -851,12 +864,17 @@ func (h *hardlineSpec) inClass(word string, classes []string, env shellEnv) bool
 
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
+// shellPattern is a shell glob as path.Match reads it: the shell's [!…]
+// is path.Match's [^…] (path.Match reads ! as itself, so /[!.]* would
+// seem to match no system folder).
+func shellPattern(p string) string { return strings.ReplaceAll(p, "[!", "[^") }
+
 // reachesTop says whether a pattern for a name right under / could match
 // one of the system's folders (/u* does, /lembas-* does not).
 func (h *hardlineSpec) reachesTop(seg string) bool {
 	for _, t := range h.PathClass.Top {
 		name, _, _ := strings.Cut(strings.TrimPrefix(t, "/"), "/")
-		if ok, _ := path.Match(seg, name); ok {
+		if ok, _ := path.Match(shellPattern(seg), name); ok {
 			return true
 		}
 	}
@@ -944,10 +962,20 @@ func (h *hardlineSpec) pathClasses(word string, env shellEnv) []string {
 // rules apply under the project; lembasDirs are lembas's own config folder,
 // login token file and state folder.
 func protectedPath(abs string, project, home string, lembasDirs []string) (string, bool) {
+	if ids := protectedPaths(abs, project, home, lembasDirs); len(ids) > 0 {
+		return ids[0], true
+	}
+	return "", false
+}
+
+// protectedPaths is every protected entry an absolute path is in, in the
+// spec's order (~/.ssh/id_rsa is both a private key and in ~/.ssh).
+func protectedPaths(abs string, project, home string, lembasDirs []string) []string {
 	h, err := loadHardline()
 	if err != nil {
-		return "hardline-spec", true
+		return []string{"hardline-spec"}
 	}
+	var ids []string
 	abs = path.Clean(strings.ReplaceAll(abs, `\`, "/"))
 	for _, e := range h.Protected.Entries {
 		var rels []string
@@ -978,11 +1006,12 @@ func protectedPath(abs string, project, home string, lembasDirs []string) (strin
 		for _, rel := range rels {
 			ns := splitName(windowsName(strings.ToLower(rel)))
 			if anySegMatch(e.pats, ns) && !anySegMatch(e.excepts, ns) {
-				return e.ID, true
+				ids = append(ids, e.ID)
+				break
 			}
 		}
 	}
-	return "", false
+	return ids
 }
 
 // windowsName spells a relative path the way Windows opens it: a name's
