@@ -175,11 +175,11 @@ type mcpServer struct {
 	open  func(ctx context.Context) (mcpTransport, error) // the transport's dialer
 	scope func() string                                   // the session's id, for SessionScope (set by the session)
 
-	person  func() asker          // the session's asker for elicitation (nil or nil asker: nobody, -p)
-	notice  func(string)          // tells the person something (the session's notices)
-	callCtx []context.Context     // the calls in flight: an elicitation ends with the newest
-	auth    *mcpAuth              // OAuth for an HTTP server (mcp_auth.go); nil for stdio
-	hold    func() func()         // pauses the startup timeout (while connecting)
+	person  func() asker      // the session's asker for elicitation (nil or nil asker: nobody, -p)
+	notice  func(string)      // tells the person something (the session's notices)
+	callCtx []context.Context // the calls in flight: an elicitation ends with the newest
+	auth    *mcpAuth          // OAuth for an HTTP server (mcp_auth.go); nil for stdio
+	hold    func() func()     // pauses the startup timeout (while connecting)
 }
 
 // errStartupTimeout ends a connect that took longer than its timeout.

@@ -338,7 +338,7 @@ type mcpAuth struct {
 	cfg      mcpOAuthConfig
 	sp       *mcpAuthSpec
 	client   *http.Client
-	show     func(string) // shows the person the login address; nil: nobody (-p)
+	show     func(string)  // shows the person the login address; nil: nobody (-p)
 	hold     func() func() // pauses the startup timeout while the person logs in
 
 	mu      sync.Mutex // one login or refresh at a time

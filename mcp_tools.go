@@ -196,7 +196,7 @@ func (e *engine) awaitMCP(ctx context.Context) {
 		for _, s := range m.servers {
 			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
 			s.mu.Lock()
-			s.person = func() asker { return e.asker }                          // elicitation (mcp_elicit.go)
+			s.person = func() asker { return e.asker }                           // elicitation (mcp_elicit.go)
 			s.notice = func(t string) { e.send(event{Type: evNotice, Text: t}) } // logins, elicitation notices
 			s.mu.Unlock()
 		}
