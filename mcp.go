@@ -182,6 +182,10 @@ type mcpServer struct {
 	hold    func() func()     // pauses the startup timeout (while connecting)
 }
 
+// mcpAuthFailed is the code an HTTP transport answers a request with when
+// the server wants a login that could not be had; its message says why.
+const mcpAuthFailed = -32098
+
 // errStartupTimeout ends a connect that took longer than its timeout.
 var errStartupTimeout = errors.New("startup timeout")
 
@@ -368,8 +372,12 @@ func (s *mcpServer) handshake(ctx context.Context) error {
 		} `json:"capabilities"`
 	}
 	if _, err := mcpCall(ctx, s.conn, "initialize", params, &res); err != nil {
+		var re *rpcError
 		if ctx.Err() != nil {
 			return err
+		}
+		if errors.As(err, &re) && re.Code == mcpAuthFailed {
+			return errors.New(re.Message) // the login's own sentence (mcp_auth.go)
 		}
 		return errors.New(sp.text("no_handshake", "error", err))
 	}

@@ -199,6 +199,7 @@ type authServerMeta struct {
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
+	GrantTypesSupported               []string `json:"grant_types_supported"`
 }
 
 // parseProtectedResource reads and checks an RFC 9728 document fetched from
@@ -237,14 +238,17 @@ func resourceCovers(resource, want string) bool {
 }
 
 // parseAuthServerMeta reads and checks RFC 8414 / OpenID metadata fetched
-// from from for the issuer want.
-func parseAuthServerMeta(body []byte, from, want string) (*authServerMeta, error) {
+// from from for the issuer want. The issuer must be want (RFC 8414 §3.3)
+// when want came from protected resource metadata; a 2025-03-26 server's
+// own origin is no issuer anyone named, so there (strict false) it is not
+// checked.
+func parseAuthServerMeta(body []byte, from, want string, strict bool) (*authServerMeta, error) {
 	sp := theMCPAuth()
 	var m authServerMeta
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, errors.New(sp.text("as_bad", "url", from, "error", "not JSON ("+err.Error()+")"))
 	}
-	if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(want, "/") {
+	if strict && strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(want, "/") {
 		return nil, errors.New(sp.text("as_issuer", "url", from, "got", m.Issuer, "want", want))
 	}
 	for k, v := range map[string]string{"authorization_endpoint": m.AuthorizationEndpoint, "token_endpoint": m.TokenEndpoint} {
@@ -500,7 +504,7 @@ func (a *mcpAuth) discover(ctx context.Context, metadataURL string) (*discovered
 		if body == nil {
 			continue
 		}
-		m, err := parseAuthServerMeta(body, u, issuer)
+		m, err := parseAuthServerMeta(body, u, issuer, prm != nil)
 		if err != nil {
 			return nil, err
 		}
@@ -536,9 +540,6 @@ func pkceChallenge(verifier string) string {
 // loginLocked runs the whole authorization code flow and keeps the token.
 func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, scopes []string) error {
 	sp := a.sp
-	if a.show == nil {
-		return errors.New(sp.text("login_needed_headless", "server", a.server))
-	}
 	d, err := a.discover(ctx, params["resource_metadata"])
 	if err != nil {
 		return err
@@ -550,6 +551,12 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 		scopes = d.scopes
 	}
 	a.scopes = scopes
+	if g := d.meta.GrantTypesSupported; a.cfg.ClientID != "" && a.cfg.ClientSecret != "" && contains(g, "client_credentials") && !contains(g, "authorization_code") {
+		return a.clientCredentialsLocked(ctx, d.meta, scopes)
+	}
+	if a.show == nil {
+		return errors.New(sp.text("login_needed_headless", "server", a.server))
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -632,6 +639,26 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 	}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {ans.code}, "redirect_uri": {redirect},
 		"code_verifier": {verifier}, "resource": {a.resource}}
+	if err := a.tokenRequest(ctx, tok, form); err != nil {
+		return err
+	}
+	a.tok, a.loaded = tok, true
+	return saveMCPToken(tok)
+}
+
+// clientCredentialsLocked gets a token with the client credentials grant
+// (RFC 6749 §4.4): a pre-registered confidential client at an
+// authorization server that offers only that grant — a machine's own
+// access, with no person and no browser, so it works with -p too.
+func (a *mcpAuth) clientCredentialsLocked(ctx context.Context, m *authServerMeta, scopes []string) error {
+	tok := &mcpToken{Server: a.server, Resource: a.resource, Issuer: m.Issuer, TokenEndpoint: m.TokenEndpoint}
+	if err := a.client_(ctx, m, "", tok); err != nil {
+		return err
+	}
+	form := url.Values{"grant_type": {"client_credentials"}, "resource": {a.resource}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
 	if err := a.tokenRequest(ctx, tok, form); err != nil {
 		return err
 	}

@@ -178,11 +178,11 @@ func (h *mcpHTTP) post(b []byte, id json.RawMessage, isRequest bool) error {
 		// a server that still refuses after auth_attempts is told as it is.
 		resp.Body.Close()
 		if attempt >= int(theMCPAuth().num("auth_attempts"))+int(theMCPAuth().num("step_up_attempts")) {
-			return fail(rpcInternalError, "HTTP %d: the server still refuses after logging in", resp.StatusCode)
+			return fail(mcpAuthFailed, "HTTP %d: the server still refuses after logging in", resp.StatusCode)
 		}
 		sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 		if err := h.auth.challenge(h.ctx, resp.StatusCode, resp.Header.Values("WWW-Authenticate"), sent); err != nil {
-			return fail(rpcInternalError, "%v", err)
+			return fail(mcpAuthFailed, "%v", err)
 		}
 	}
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
