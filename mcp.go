@@ -456,7 +456,7 @@ func (s *mcpServer) onRequest(c *rpcCall) {
 			}
 			notice := s.notice
 			s.mu.Unlock()
-			ctx, cancel := context.WithTimeout(ctx, theMCPAuth().ms("elicit_timeout_ms"))
+			ctx, cancel := context.WithTimeout(ctx, elicitTimeout())
 			defer cancel()
 			c.reply(elicit(ctx, who, s.cfg.Name, req, fields, notice), nil)
 		}()

@@ -85,7 +85,7 @@ func mcpListText(m *mcpSet) string {
 // with the person there: the same code as a REPL session's login, its
 // address printed here.
 func cmdMCPLogin(args []string, stdout, stderr io.Writer) error {
-	sp := theMCPAuth()
+	au := theMCPAuth()
 	dir := "."
 	switch {
 	case len(args) == 2:
@@ -97,10 +97,10 @@ func cmdMCPLogin(args []string, stdout, stderr io.Writer) error {
 	name := args[1]
 	if args[0] == "logout" {
 		if err := os.Remove(mcpTokenPath(name)); err != nil {
-			fmt.Fprintln(stdout, sp.text("logout_none", "server", name))
+			fmt.Fprintln(stdout, au.text("logout_none", "server", name))
 			return nil
 		}
-		fmt.Fprintln(stdout, sp.text("logout_done", "server", name))
+		fmt.Fprintln(stdout, au.text("logout_done", "server", name))
 		return nil
 	}
 	cfg, err := loadConfig()
@@ -123,9 +123,9 @@ func cmdMCPLogin(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case c == nil:
-		return usageError{sp.text("unknown_server", "server", name)}
+		return usageError{au.text("unknown_server", "server", name)}
 	case c.URL == "":
-		return usageError{sp.text("not_http", "server", name)}
+		return usageError{au.text("not_http", "server", name)}
 	}
 	os.Remove(mcpTokenPath(name))
 	c.Enabled, c.Interactive = true, true
@@ -138,7 +138,7 @@ func cmdMCPLogin(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("mcp login %s: %s", name, reason)
 	}
 	if _, err := os.Stat(mcpTokenPath(name)); err == nil {
-		fmt.Fprintln(stdout, sp.text("login_saved", "server", name, "path", mcpTokenPath(name)))
+		fmt.Fprintln(stdout, au.text("login_saved", "server", name, "path", mcpTokenPath(name)))
 	}
 	fmt.Fprint(stdout, mcpListText(set))
 	return nil

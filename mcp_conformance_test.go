@@ -196,6 +196,7 @@ func conformanceConfig(url, context string) string {
 type conformancePerson struct {
 	in                   *io.PipeWriter
 	prompt, marker, done string
+	answer               func(n int) string // the line for the n-th question prompt (nil: 1, then Enter)
 
 	mu       sync.Mutex
 	b        strings.Builder
@@ -227,7 +228,9 @@ func (p *conformancePerson) Write(b []byte) (int, error) {
 		case "q":
 			p.seen += iq + len(p.prompt)
 			line := ""
-			if p.answered == 0 {
+			if p.answer != nil {
+				line = p.answer(p.answered)
+			} else if p.answered == 0 {
 				line = "1" // an elicitation's first question: answer it
 			}
 			p.answered++

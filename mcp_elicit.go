@@ -384,7 +384,10 @@ func (f elicitField) value(a questionAnswer) (v any, present bool, problem strin
 	}
 	n := len([]rune(text))
 	if f.MinLength != nil && n < *f.MinLength || f.MaxLength != nil && n > *f.MaxLength {
-		return nil, false, sp.text("elicit_length", "min", intOr(f.MinLength, 0), "max", intOr(f.MaxLength, n))
+		if f.MaxLength == nil {
+			return nil, false, sp.text("elicit_length_min", "min", *f.MinLength)
+		}
+		return nil, false, sp.text("elicit_length", "min", intOr(f.MinLength, 0), "max", *f.MaxLength)
 	}
 	return text, true, ""
 }
@@ -484,6 +487,16 @@ func elicit(ctx context.Context, who asker, server string, req elicitRequest, fi
 		notice(sp.text("elicit_gave_up", "server", server))
 	}
 	return elicitResult{Action: "cancel"}
+}
+
+// elicitTimeout bounds how long a question waits for the person.
+func elicitTimeout() time.Duration { return theMCPAuth().ms("elicit_timeout_ms") }
+
+// authRetries is how many times one message is sent again after logins:
+// a refresh or login, then each step-up.
+func authRetries() int {
+	sp := theMCPAuth()
+	return int(sp.num("auth_attempts")) + int(sp.num("step_up_attempts"))
 }
 
 // elicitCapability is what initialize's capabilities say lembas can ask.

@@ -177,7 +177,7 @@ func (h *mcpHTTP) post(b []byte, id json.RawMessage, isRequest bool) error {
 		// A login (or a refresh, or more scopes) and the same message again;
 		// a server that still refuses after auth_attempts is told as it is.
 		resp.Body.Close()
-		if attempt >= int(theMCPAuth().num("auth_attempts"))+int(theMCPAuth().num("step_up_attempts")) {
+		if attempt >= authRetries() {
 			return fail(mcpAuthFailed, "HTTP %d: the server still refuses after logging in", resp.StatusCode)
 		}
 		sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
