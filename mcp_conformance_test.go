@@ -81,12 +81,12 @@ func TestMCPConformanceSuite(t *testing.T) {
 		var b bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &b, &b
 		cmd.Run()
-		pass, fail := conformanceCounts(out)
+		pass, fail, warn := conformanceCounts(out)
 		result := "pass"
 		if fail > 0 || pass == 0 {
 			result = "fail"
 		}
-		fmt.Printf("mcp conformance: %-40s %s (%d checks passed, %d failed); expected %s\n", sc.name, result, pass, fail, sc.expect)
+		fmt.Printf("mcp conformance: %-40s %s (%d checks passed, %d failed, %d warnings); expected %s\n", sc.name, result, pass, fail, warn, sc.expect)
 		if result != strings.SplitN(sc.expect, ":", 2)[0] {
 			failed++
 			t.Errorf("scenario %s: %s, expected %s\n%s", sc.name, result, sc.expect, lastLines(b.String(), 30))
@@ -98,7 +98,7 @@ func TestMCPConformanceSuite(t *testing.T) {
 }
 
 // conformanceCounts reads the checks.json files the suite wrote.
-func conformanceCounts(dir string) (pass, fail int) {
+func conformanceCounts(dir string) (pass, fail, warn int) {
 	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() || filepath.Base(p) != "checks.json" {
 			return nil
@@ -112,11 +112,13 @@ func conformanceCounts(dir string) (pass, fail int) {
 				pass++
 			case "FAILURE":
 				fail++
+			case "WARNING":
+				warn++
 			}
 		}
 		return nil
 	})
-	return pass, fail
+	return pass, fail, warn
 }
 
 func lastLines(s string, n int) string {
