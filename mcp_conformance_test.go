@@ -346,4 +346,20 @@ func TestMCPReferenceServer(t *testing.T) {
 	if r.IsError || !strings.Contains(r.Text, "from lembas") {
 		t.Errorf("echo: %+v", r)
 	}
+	// Its elicitation tool asks through the real client: the scripted
+	// person answers, types the one required field (the first), takes every
+	// default, and the server reports what it got.
+	if !contains(names, "trigger-elicitation-request") {
+		return
+	}
+	sa := &scriptedAsker{answers: []askAnswer{{Answers: []questionAnswer{{Kind: "options", Labels: []string{theMCPAuth().text("elicit_accept")}}}},
+		{Answers: []questionAnswer{{Kind: "custom", Text: "Ada Lovelace"}}}}}
+	s.mu.Lock()
+	s.person = func() asker { return sa }
+	s.mu.Unlock()
+	r = s.callTool(t.Context(), mcpTool{Server: "everything", Name: "trigger-elicitation-request"}, json.RawMessage(`{}`), false)
+	fmt.Printf("mcp reference: trigger-elicitation-request → %q\n", cutRunes(r.Text, 400))
+	if r.IsError || len(sa.asked) != 2 || !strings.Contains(r.Text, "Ada Lovelace") || !strings.Contains(strings.ToLower(r.Text), "accept") {
+		t.Errorf("elicitation through server-everything: %+v, asked %d times", r, len(sa.asked))
+	}
 }

@@ -288,7 +288,13 @@ func (f elicitField) question(problem string) question {
 	}
 	if def != nil {
 		b, _ := json.Marshal(def)
-		notes = append(notes, sp.text("elicit_default", "value", string(b)))
+		shown := string(b)
+		for i, v := range vals {
+			if jsonEqual(v, def) {
+				shown = labels[i] // a choice's default by the name the person reads
+			}
+		}
+		notes = append(notes, sp.text("elicit_default", "value", shown))
 	}
 	if f.required {
 		notes = append(notes, sp.text("elicit_required"))
@@ -382,6 +388,9 @@ func (f elicitField) value(a questionAnswer) (v any, present bool, problem strin
 		}
 		return n, true, ""
 	}
+	if bad := checkFormat(f.Format, text); bad {
+		return nil, false, sp.text("elicit_format", "value", text, "format", f.Format)
+	}
 	n := len([]rune(text))
 	if f.MinLength != nil && n < *f.MinLength || f.MaxLength != nil && n > *f.MaxLength {
 		if f.MaxLength == nil {
@@ -390,6 +399,26 @@ func (f elicitField) value(a questionAnswer) (v any, present bool, problem strin
 		return nil, false, sp.text("elicit_length", "min", intOr(f.MinLength, 0), "max", *f.MaxLength)
 	}
 	return text, true, ""
+}
+
+// checkFormat says whether text fails the string formats the spec names
+// (email, uri, date, date-time); an unknown format is not checked.
+func checkFormat(format, text string) bool {
+	switch format {
+	case "email":
+		at := strings.LastIndexByte(text, '@')
+		return at < 1 || at == len(text)-1 || strings.ContainsAny(text, " \t")
+	case "uri":
+		u, err := url.Parse(text)
+		return err != nil || u.Scheme == ""
+	case "date":
+		_, err := time.Parse("2006-01-02", text)
+		return err != nil
+	case "date-time":
+		_, err := time.Parse(time.RFC3339, text)
+		return err != nil
+	}
+	return false
 }
 
 func intOr(p *int, d int) int {

@@ -336,3 +336,20 @@ func TestMCPAuthHarness(t *testing.T) {
 		t.Errorf("elicitation capability %s", sp.Elicitation)
 	}
 }
+
+// TestElicitFieldOrder: fields are asked in the order the server wrote
+// them, not sorted (the conformance files are rewritten with sorted keys,
+// so this one is a raw string).
+func TestElicitFieldOrder(t *testing.T) {
+	_, fields, err := parseElicitRequest(json.RawMessage(`{"message":"m","requestedSchema":{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"boolean"},"mid":{"type":"integer"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range fields {
+		names = append(names, f.Name)
+	}
+	if strings.Join(names, ",") != "zeta,alpha,mid" {
+		t.Errorf("order %v", names)
+	}
+}
