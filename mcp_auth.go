@@ -20,10 +20,16 @@ package main
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +49,7 @@ type mcpOAuthConfig struct {
 	ClientSecret      string   // its secret, if it has one (${VAR} from the environment)
 	ClientMetadataURL string   // an https URL where the person published a client ID metadata document
 	Scopes            []string // asked for when the server names none
+	PrivateKey        string   // a PEM private key (EC P-256 or RSA) the client signs its assertions with (private_key_jwt)
 }
 
 // authChallenge is one WWW-Authenticate challenge: its scheme and params.
@@ -551,7 +558,7 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 		scopes = d.scopes
 	}
 	a.scopes = scopes
-	if g := d.meta.GrantTypesSupported; a.cfg.ClientID != "" && a.cfg.ClientSecret != "" && contains(g, "client_credentials") && !contains(g, "authorization_code") {
+	if g := d.meta.GrantTypesSupported; a.cfg.ClientID != "" && (a.cfg.ClientSecret != "" || a.cfg.PrivateKey != "") && contains(g, "client_credentials") && !contains(g, "authorization_code") {
 		return a.clientCredentialsLocked(ctx, d.meta, scopes)
 	}
 	if a.show == nil {
@@ -672,6 +679,9 @@ func (a *mcpAuth) clientCredentialsLocked(ctx context.Context, m *authServerMeta
 func (a *mcpAuth) client_(ctx context.Context, m *authServerMeta, redirect string, tok *mcpToken) error {
 	sp := a.sp
 	switch {
+	case a.cfg.ClientID != "" && a.cfg.PrivateKey != "":
+		tok.ClientID, tok.AuthMethod = a.cfg.ClientID, "private_key_jwt"
+		return nil
 	case a.cfg.ClientID != "":
 		tok.ClientID, tok.ClientSecret = a.cfg.ClientID, a.cfg.ClientSecret
 		tok.AuthMethod = "none"
@@ -745,6 +755,14 @@ func (a *mcpAuth) tokenRequest(ctx context.Context, tok *mcpToken, form url.Valu
 	ctx, cancel := context.WithTimeout(ctx, sp.ms("http_timeout_ms"))
 	defer cancel()
 	switch tok.AuthMethod {
+	case "private_key_jwt":
+		assertion, err := clientAssertion(a.cfg.PrivateKey, tok.ClientID, tok.Issuer)
+		if err != nil {
+			return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
+		}
+		form.Set("client_id", tok.ClientID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", assertion)
 	case "client_secret_post":
 		form.Set("client_id", tok.ClientID)
 		form.Set("client_secret", tok.ClientSecret)
@@ -880,7 +898,7 @@ func mcpOAuthEntry(v any) (mcpOAuthConfig, error) {
 	}
 	for k, x := range m {
 		switch k {
-		case "client_id", "client_secret", "client_metadata_url":
+		case "client_id", "client_secret", "client_metadata_url", "private_key":
 			str, ok := x.(string)
 			if !ok {
 				return o, errors.New(sp.text("bad_oauth", "error", k+" must be text"))
@@ -890,6 +908,8 @@ func mcpOAuthEntry(v any) (mcpOAuthConfig, error) {
 				o.ClientID = str
 			case "client_secret":
 				o.ClientSecret = str
+			case "private_key":
+				o.PrivateKey = str
 			default:
 				o.ClientMetadataURL = str
 			}
@@ -914,4 +934,59 @@ func mcpOAuthEntry(v any) (mcpOAuthConfig, error) {
 		}
 	}
 	return o, nil
+}
+
+// clientAssertion is a signed JWT that authenticates the client at the
+// token endpoint (RFC 7523 §2.2): iss and sub the client id, aud the
+// authorization server, a short life and a unique id; ES256 for an EC
+// P-256 key, RS256 for an RSA one.
+func clientAssertion(keyPEM, clientID, audience string) (string, error) {
+	sp := theMCPAuth()
+	block, _ := pem.Decode([]byte(keyPEM))
+	if block == nil {
+		return "", errors.New(sp.text("bad_key", "error", "not PEM"))
+	}
+	var key any
+	var err error
+	if key, err = x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
+		if key, err = x509.ParseECPrivateKey(block.Bytes); err != nil {
+			if key, err = x509.ParsePKCS1PrivateKey(block.Bytes); err != nil {
+				return "", errors.New(sp.text("bad_key", "error", "not a PKCS#8, EC or RSA private key"))
+			}
+		}
+	}
+	alg := ""
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		if k.Curve != elliptic.P256() {
+			return "", errors.New(sp.text("bad_key", "error", "an EC key must be on P-256 (ES256)"))
+		}
+		alg = "ES256"
+	case *rsa.PrivateKey:
+		alg = "RS256"
+	default:
+		return "", errors.New(sp.text("bad_key", "error", "only EC P-256 and RSA keys sign assertions"))
+	}
+	now := time.Now()
+	head, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
+	claims, _ := json.Marshal(map[string]any{"iss": clientID, "sub": clientID, "aud": audience,
+		"iat": now.Unix(), "exp": now.Add(sp.ms("assertion_life_ms")).Unix(), "jti": randomString(int(sp.num("state_bytes")))})
+	input := base64.RawURLEncoding.EncodeToString(head) + "." + base64.RawURLEncoding.EncodeToString(claims)
+	sum := sha256.Sum256([]byte(input))
+	var sig []byte
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		r, s, err := ecdsa.Sign(rand.Reader, k, sum[:])
+		if err != nil {
+			return "", err
+		}
+		sig = make([]byte, 64) // JWS: r and s, 32 bytes each (RFC 7518 §3.4)
+		r.FillBytes(sig[:32])
+		s.FillBytes(sig[32:])
+	case *rsa.PrivateKey:
+		if sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, sum[:]); err != nil {
+			return "", err
+		}
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
 }

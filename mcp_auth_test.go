@@ -9,11 +9,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,6 +50,8 @@ type fakeAS struct {
 	basicAuth  []string // client ids seen in Basic headers
 	grantOnly  string   // when set, every code is for these scopes, whatever was asked
 	forgeState bool     // redirect with a state lembas never sent
+	clientKey  *ecdsa.PublicKey
+	assertion  map[string]any // the claims of the last client assertion that verified
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -140,6 +148,15 @@ func (a *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			scope = s
+		case "client_credentials":
+			claims, ok := a.verifyAssertion(r.Form.Get("client_assertion_type"), r.Form.Get("client_assertion"))
+			if !ok && len(a.basicAuth) == 0 {
+				w.WriteHeader(http.StatusUnauthorized)
+				io.WriteString(w, `{"error":"invalid_client"}`)
+				return
+			}
+			a.assertion = claims
+			scope = r.Form.Get("scope")
 		default:
 			w.WriteHeader(http.StatusBadRequest)
 			io.WriteString(w, `{"error":"unsupported_grant_type"}`)
@@ -154,6 +171,27 @@ func (a *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// verifyAssertion checks an ES256 client assertion against the client's
+// public key and gives its claims.
+func (a *fakeAS) verifyAssertion(typ, jwt string) (map[string]any, bool) {
+	parts := strings.Split(jwt, ".")
+	if a.clientKey == nil || typ != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || len(parts) != 3 {
+		return nil, false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || len(sig) != 64 {
+		return nil, false
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(a.clientKey, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return nil, false
+	}
+	body, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims map[string]any
+	json.Unmarshal(body, &claims)
+	return claims, true
 }
 
 // scopesOf is the scopes a token was issued with; ok false: not issued.
@@ -576,5 +614,37 @@ func TestMCPAuthState(t *testing.T) {
 	}
 	if strings.Contains(as.events(), "token:") {
 		t.Errorf("a forged redirect reached the token endpoint: %s", as.events())
+	}
+}
+
+// TestMCPAuthClientCredentialsJWT: a pre-registered client with a private
+// key, at a server that offers only client_credentials, gets its token
+// with a signed assertion (ES256: iss and sub the client, aud the
+// issuer), with nobody there (-p) and no login shown.
+func TestMCPAuthClientCredentialsJWT(t *testing.T) {
+	authEnv(t)
+	as := newFakeAS(t)
+	mcp := newFakeProtectedMCP(t, as)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	as.clientKey = &key.PublicKey
+	as.meta["grant_types_supported"] = []string{"client_credentials"}
+	b := &browser{}
+	s := connectAuth(t, mcp.url(), false, b, mcpOAuthConfig{ClientID: "svc", PrivateKey: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
+	if st, why, _ := s.status(); st != "ready" {
+		t.Fatalf("%s %s", st, why)
+	}
+	if as.events() != "token:client_credentials" || b.all() != "" {
+		t.Errorf("flow %q, shown %q", as.events(), b.all())
+	}
+	if as.assertion["iss"] != "svc" || as.assertion["sub"] != "svc" || as.assertion["aud"] != as.srv.URL {
+		t.Errorf("assertion claims %v", as.assertion)
+	}
+
+	// A key that is not one gives a sentence, not a crash.
+	authEnv(t)
+	s2 := connectAuth(t, mcp.url(), false, b, mcpOAuthConfig{ClientID: "svc", PrivateKey: "not a key"})
+	if st, why, _ := s2.status(); st != "failed" || !strings.Contains(why, "give a PEM EC P-256") {
+		t.Errorf("a bad key: %s %s", st, why)
 	}
 }

@@ -101,6 +101,7 @@ func (c *mcpServerConfig) expand(getenv func(string) string) {
 	c.OAuth.ClientID = expandMCP(c.OAuth.ClientID, getenv, &c.missing)
 	c.OAuth.ClientSecret = expandMCP(c.OAuth.ClientSecret, getenv, &c.missing)
 	c.OAuth.ClientMetadataURL = expandMCP(c.OAuth.ClientMetadataURL, getenv, &c.missing)
+	c.OAuth.PrivateKey = expandMCP(c.OAuth.PrivateKey, getenv, &c.missing)
 }
 
 // mcpFromConfig reads config.yaml's mcp: section (kept in Raw by

@@ -53,7 +53,7 @@ var mcpConformanceScenarios = []struct{ name, expect string }{
 	{"auth/resource-mismatch", "pass"},
 	{"auth/offline-access-scope", "pass"},
 	{"auth/offline-access-not-supported", "pass"},
-	{"auth/client-credentials-jwt", "fail: lembas signs no client assertions (private_key_jwt, RFC 7523); client_credentials goes with a client secret only"},
+	{"auth/client-credentials-jwt", "pass"},
 	{"auth/client-credentials-basic", "pass"},
 	{"auth/cross-app-access-complete-flow", "fail: lembas does not do the cross-app access extension (an identity provider's token exchanged for an authorization grant, RFC 8693)"},
 }
@@ -179,6 +179,7 @@ func conformanceConfig(url, context string) string {
 	var ctx struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
+		PrivateKey   string `json:"private_key_pem"`
 	}
 	json.Unmarshal([]byte(context), &ctx)
 	cfg := "mcp:\n  conformance:\n    url: \"" + url + "\"\n    oauth:\n      client_metadata_url: \"" + conformanceClientMetadataURL + "\"\n"
@@ -187,6 +188,10 @@ func conformanceConfig(url, context string) string {
 		if ctx.ClientSecret != "" {
 			os.Setenv("LEMBAS_CONFORMANCE_SECRET", ctx.ClientSecret)
 			cfg += "      client_secret: \"${LEMBAS_CONFORMANCE_SECRET}\"\n"
+		}
+		if ctx.PrivateKey != "" {
+			os.Setenv("LEMBAS_CONFORMANCE_KEY", ctx.PrivateKey)
+			cfg += "      private_key: \"${LEMBAS_CONFORMANCE_KEY}\"\n"
 		}
 	}
 	return cfg

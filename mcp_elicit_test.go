@@ -106,16 +106,31 @@ type fakeElicitMCP struct {
 	mu      sync.Mutex
 	told    string // the last answer to an elicitation
 	replies chan json.RawMessage
+	onGet   bool        // ask on the GET stream (as the TypeScript SDK does for a request not tied to a call)
+	toGet   chan []byte // requests for the GET stream
 }
 
 func newFakeElicitMCP(t *testing.T, schema map[string]any) *fakeElicitMCP {
-	f := &fakeElicitMCP{schema: schema, replies: make(chan json.RawMessage, 1)}
+	f := &fakeElicitMCP{schema: schema, replies: make(chan json.RawMessage, 1), toGet: make(chan []byte, 1)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
 func (f *fakeElicitMCP) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && f.onGet {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case req := <-f.toGet:
+				io.WriteString(w, "data: "+string(req)+"\n\n")
+				w.(http.Flusher).Flush()
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
@@ -153,10 +168,16 @@ func (f *fakeElicitMCP) serve(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		reply(map[string]any{"tools": []any{map[string]any{"name": "ask", "inputSchema": map[string]any{"type": "object"}}}})
 	case "tools/call":
-		w.Header().Set("Content-Type", "text/event-stream")
-		fl := w.(http.Flusher)
 		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
 			"params": map[string]any{"message": "Which deploy target?", "requestedSchema": f.schema}})
+		if f.onGet {
+			f.toGet <- req
+			got := <-f.replies
+			reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": "told: " + string(got)}}})
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
 		io.WriteString(w, "data: "+string(req)+"\n\n")
 		fl.Flush()
 		var got json.RawMessage
@@ -220,6 +241,24 @@ func TestMCPElicitREPL(t *testing.T) {
 	}
 	if !strings.Contains(out, "MCP server deploy asks: Which deploy target?") {
 		t.Errorf("the question was not shown:\n%s", out)
+	}
+}
+
+// TestMCPElicitOnGetStream: a request the server sends on the GET stream
+// lembas opened after initialize reaches the person too.
+func TestMCPElicitOnGetStream(t *testing.T) {
+	authEnv(t)
+	f := newFakeElicitMCP(t, elicitTestSchema)
+	f.onGet = true
+	s := newMCPServer(mcpServerConfig{Name: "deploy", Source: "config", Enabled: true, URL: f.srv.URL + "/mcp"}, nil)
+	s.connect(context.Background())
+	t.Cleanup(s.close)
+	sa := &scriptedAsker{answers: []askAnswer{{Answers: []questionAnswer{{Kind: "options", Labels: []string{"Answer"}}}},
+		{Answers: []questionAnswer{{Kind: "custom", Text: "n"}, {Kind: "options", Labels: []string{"prod"}}}}}}
+	s.person = func() asker { return sa }
+	r := s.callTool(context.Background(), mcpTool{Server: "deploy", Name: "ask"}, nil, false)
+	if want := `told: {"action":"accept","content":{"note":"n","target":"prod"}}`; r.Text != want {
+		t.Errorf("got %q, want %q", r.Text, want)
 	}
 }
 
