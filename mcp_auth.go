@@ -390,8 +390,8 @@ func (a *mcpAuth) challenge(ctx context.Context, status int, www []string, sent 
 	if params == nil {
 		params = map[string]string{}
 	}
-	if a.tok != nil && a.tok.AccessToken != sent && sent != "" {
-		return nil // another request logged in meanwhile: try its token
+	if a.tok != nil && a.tok.AccessToken != sent {
+		return nil // another request logged in (or refreshed) meanwhile: try its token
 	}
 	var want []string
 	if s := params["scope"]; s != "" {
@@ -418,6 +418,14 @@ func (a *mcpAuth) challenge(ctx context.Context, status int, www []string, sent 
 		}
 	}
 	return a.loginLocked(ctx, params, want)
+}
+
+// accepted notes that the server took a request: the step-up count starts
+// again, so the limit is on step-ups in a row, not in a whole session.
+func (a *mcpAuth) accepted() {
+	a.mu.Lock()
+	a.stepUps = 0
+	a.mu.Unlock()
 }
 
 func unionScopes(a, b []string) []string {

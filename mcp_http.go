@@ -172,6 +172,9 @@ func (h *mcpHTTP) post(b []byte, id json.RawMessage, isRequest bool) error {
 			return fail(rpcInternalError, "POST %s: %v", h.url, err)
 		}
 		if h.auth == nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+			if h.auth != nil && resp.StatusCode/100 == 2 && attempt > 0 {
+				h.auth.accepted()
+			}
 			break
 		}
 		// A login (or a refresh, or more scopes) and the same message again;
