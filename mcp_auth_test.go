@@ -32,7 +32,7 @@ import (
 // fakeAS is an authorization server: metadata, registration, authorize
 // (redirects at once, as if the person approved), token with PKCE checked.
 type fakeAS struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu         sync.Mutex
@@ -54,7 +54,7 @@ type fakeAS struct {
 	assertion  map[string]any // the claims of the last client assertion that verified
 }
 
-func newFakeAS(t *testing.T) *fakeAS {
+func newFakeAS(t testing.TB) *fakeAS {
 	a := &fakeAS{t: t, challenges: map[string]string{}, codeScope: map[string]string{}, tokens: map[string]string{},
 		refresh: map[string]string{}, expiresIn: 3600}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
@@ -214,7 +214,7 @@ type fakeProtectedMCP struct {
 	noPRMIn bool // the challenge names no resource_metadata (well-known discovery)
 }
 
-func newFakeProtectedMCP(t *testing.T, as *fakeAS) *fakeProtectedMCP {
+func newFakeProtectedMCP(t testing.TB, as *fakeAS) *fakeProtectedMCP {
 	f := &fakeProtectedMCP{as: as}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
@@ -318,14 +318,14 @@ func (b *browser) all() string {
 	return strings.Join(b.shown, "\n")
 }
 
-func authEnv(t *testing.T) {
+func authEnv(t testing.TB) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 }
 
 // connectAuth connects one server the way a session does.
-func connectAuth(t *testing.T, url string, interactive bool, b *browser, oauth mcpOAuthConfig) *mcpServer {
+func connectAuth(t testing.TB, url string, interactive bool, b *browser, oauth mcpOAuthConfig) *mcpServer {
 	t.Helper()
 	cfg := mcpServerConfig{Name: "prot", Source: "config", Enabled: true, URL: url, Interactive: interactive, OAuth: oauth}
 	if b != nil {
@@ -646,5 +646,44 @@ func TestMCPAuthClientCredentialsJWT(t *testing.T) {
 	s2 := connectAuth(t, mcp.url(), false, b, mcpOAuthConfig{ClientID: "svc", PrivateKey: "not a key"})
 	if st, why, _ := s2.status(); st != "failed" || !strings.Contains(why, "give a PEM EC P-256") {
 		t.Errorf("a bad key: %s %s", st, why)
+	}
+}
+
+// BenchmarkMCPAuthLogin: a whole login against the fake authorization
+// server over loopback — 401, both metadata documents, registration,
+// authorize (the browser's visit and redirect), token, the token kept —
+// and the handshake and tools/list that follow.
+func BenchmarkMCPAuthLogin(b *testing.B) {
+	authEnv(b)
+	as := newFakeAS(b)
+	mcp := newFakeProtectedMCP(b, as)
+	br := &browser{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		os.Remove(mcpTokenPath("prot"))
+		s := newMCPServer(mcpServerConfig{Name: "prot", Source: "config", Enabled: true, URL: mcp.url(), Interactive: true, Warn: br.show}, nil)
+		s.connect(context.Background())
+		if st, why, _ := s.status(); st != "ready" {
+			b.Fatalf("%s %s", st, why)
+		}
+		s.close()
+	}
+}
+
+// BenchmarkMCPCallOAuth: one tools/call round trip carrying a kept bearer
+// token, against BenchmarkMCPCallHTTP's plain one.
+func BenchmarkMCPCallOAuth(b *testing.B) {
+	authEnv(b)
+	as := newFakeAS(b)
+	mcp := newFakeProtectedMCP(b, as)
+	s := connectAuth(b, mcp.url(), true, &browser{}, mcpOAuthConfig{})
+	if st, why, _ := s.status(); st != "ready" {
+		b.Fatalf("%s %s", st, why)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := s.callTool(context.Background(), mcpTool{Server: "prot", Name: "read_thing"}, nil, false); r.IsError {
+			b.Fatal(r.Text)
+		}
 	}
 }
