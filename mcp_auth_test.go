@@ -570,6 +570,15 @@ func TestMCPLoginCommand(t *testing.T) {
 	if fm.calls() == "" {
 		t.Errorf("-p after the login called nothing: %s %s", out.String(), errb.String())
 	}
+	outside := filepath.Join(os.Getenv("XDG_STATE_HOME"), "keep.json")
+	os.WriteFile(outside, []byte("{}"), 0o600)
+	var bad bytes.Buffer
+	if code := run([]string{"mcp", "logout", "../keep"}, strings.NewReader(""), &bad, &bad); code != 2 {
+		t.Errorf("logout of a name with a path: exit %d %s", code, bad.String())
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("logout reached outside its folder: %v", err)
+	}
 	var lo bytes.Buffer
 	run([]string{"mcp", "logout", "prot"}, strings.NewReader(""), &lo, &lo)
 	if _, err := os.Stat(mcpTokenPath("prot")); err == nil || !strings.Contains(lo.String(), "Logged out") {

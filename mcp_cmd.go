@@ -95,6 +95,9 @@ func cmdMCPLogin(args []string, stdout, stderr io.Writer) error {
 		return usageError{"use: lembas mcp " + args[0] + " NAME [--cwd DIR]"}
 	}
 	name := args[1]
+	if err := checkMCPName(name); err != nil {
+		return usageError{err.Error()} // also keeps the token file's name inside its folder
+	}
 	if args[0] == "logout" {
 		if err := os.Remove(mcpTokenPath(name)); err != nil {
 			fmt.Fprintln(stdout, au.text("logout_none", "server", name))
