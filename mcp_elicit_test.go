@@ -392,3 +392,32 @@ func TestElicitFieldOrder(t *testing.T) {
 		t.Errorf("order %v", names)
 	}
 }
+
+// TestMCPElicitLink: in a session the web UI opened over the device link,
+// a server's question goes to the instance as _lembas/question cards (the
+// same path as ask_user), and the answers reach the server.
+func TestMCPElicitLink(t *testing.T) {
+	f := newFakeElicitMCP(t, elicitTestSchema)
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n  max_mode: auto\nmcp:\n  deploy:\n    url: \""+f.srv.URL+"/mcp\"\n")
+	e.fi.model.push(callsReply(fakeCall{"mcp__deploy__ask", map[string]any{}}), textReply("ok"))
+	e.startService()
+	l := e.link()
+	seen := make(chan map[string]any, 4)
+	n := 0
+	cardsAnswer(l, "_lembas/question", seen, func(m map[string]any) any {
+		n++
+		if n == 1 {
+			return map[string]any{"outcome": "answered", "answers": []any{map[string]any{"kind": "options", "labels": []any{"Answer"}}}}
+		}
+		return map[string]any{"outcome": "answered", "answers": []any{map[string]any{"kind": "custom", "text": "from the web"},
+			map[string]any{"kind": "options", "labels": []any{"prod"}}}}
+	})
+	sid := e.newSession(l, e.proj, "auto")
+	l.result("session/prompt", promptParams(sid, "deploy", "q-1"))
+	if got := f.lastTold(); got != `{"action":"accept","content":{"note":"from the web","target":"prod"}}` {
+		t.Errorf("the server was told %q", got)
+	}
+	if len(seen) != 2 {
+		t.Errorf("%d question cards, want 2", len(seen))
+	}
+}
