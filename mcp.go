@@ -539,6 +539,11 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 			}
 			return toolResult{Text: sp.text("timeout", "server", s.cfg.Name, "tool", t.Name, "seconds", s.cfg.CallTimeout.Seconds()), IsError: true, Status: "failed"}
 		}
+		if errors.As(err, &re) && re.Code == mcpURLElicitationRequired {
+			if r, ok := s.urlRequired(ctx, t.Name, re); ok {
+				return r
+			}
+		}
 		if errors.As(err, &re) {
 			return toolResult{Text: sp.text("rpc_error", "server", s.cfg.Name, "tool", t.Name, "message", re.Message, "code", re.Code), IsError: true, Status: "failed"}
 		}

@@ -530,3 +530,43 @@ func authRetries() int {
 
 // elicitCapability is what initialize's capabilities say lembas can ask.
 func elicitCapability() json.RawMessage { return theMCPAuth().Elicitation }
+
+// mcpURLElicitationRequired is the error a server answers a call with when
+// the person must first visit an address (2025-11-25 URL mode).
+const mcpURLElicitationRequired = -32042
+
+// urlRequired shows the person each address a call's -32042 error names,
+// as a url-mode question, and tells the model what they said; the call is
+// not retried here (the step happens in the person's browser, in its own
+// time), so the model is told to call again once it is done. ok false:
+// the error carried no address, and is told as any error.
+func (s *mcpServer) urlRequired(ctx context.Context, tool string, re *rpcError) (toolResult, bool) {
+	var data struct {
+		Elicitations []json.RawMessage `json:"elicitations"`
+	}
+	if json.Unmarshal(re.Data, &data) != nil || len(data.Elicitations) == 0 {
+		return toolResult{}, false
+	}
+	sp := theMCPAuth()
+	s.mu.Lock()
+	var who asker
+	if s.person != nil {
+		who = s.person()
+	}
+	notice := s.notice
+	s.mu.Unlock()
+	var lines []string
+	for _, raw := range data.Elicitations {
+		req, _, err := parseElicitRequest(raw)
+		if err != nil || req.Mode != "url" {
+			continue
+		}
+		u, _ := url.Parse(req.URL)
+		res := elicit(ctx, who, s.cfg.Name, req, nil, notice)
+		lines = append(lines, sp.text("url_required_"+res.Action, "server", s.cfg.Name, "tool", tool, "host", u.Hostname()))
+	}
+	if len(lines) == 0 {
+		return toolResult{}, false
+	}
+	return toolResult{Text: strings.Join(lines, "\n"), IsError: true, Status: "failed"}, true
+}

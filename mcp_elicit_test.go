@@ -168,6 +168,13 @@ func (f *fakeElicitMCP) serve(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		reply(map[string]any{"tools": []any{map[string]any{"name": "ask", "inputSchema": map[string]any{"type": "object"}}}})
 	case "tools/call":
+		if p, _ := msg["params"].(map[string]any); p["name"] == "visit" {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32042,
+				"message": "this request requires more information", "data": map[string]any{"elicitations": []any{map[string]any{
+					"mode": "url", "elicitationId": "v-1", "url": "https://pay.example.com/authorize?x=1", "message": "Authorize the payment"}}}}})
+			return
+		}
 		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
 			"params": map[string]any{"message": "Which deploy target?", "requestedSchema": f.schema}})
 		if f.onGet {
@@ -361,7 +368,7 @@ func TestMCPAuthHarness(t *testing.T) {
 	if found < 40 {
 		t.Errorf("only %d text look-ups found; the pattern no longer matches the code", found)
 	}
-	for _, k := range []string{"elicit_kind_string", "elicit_kind_number", "elicit_kind_integer", "elicit_kind_boolean", "elicit_kind_array",
+	for _, k := range []string{"url_required_accept", "url_required_decline", "url_required_cancel", "elicit_kind_string", "elicit_kind_number", "elicit_kind_integer", "elicit_kind_boolean", "elicit_kind_array",
 		"elicit_not_integer", "elicit_not_number"} { // asked for by a name made at run time
 		if _, ok := sp.Texts[k]; !ok {
 			t.Errorf("mcp_auth.json has no texts.%s", k)
@@ -419,5 +426,30 @@ func TestMCPElicitLink(t *testing.T) {
 	}
 	if len(seen) != 2 {
 		t.Errorf("%d question cards, want 2", len(seen))
+	}
+}
+
+// TestMCPElicitURLRequired: a call answered with -32042 (URL elicitation
+// required) shows the person the address as a url-mode question, and the
+// model is told what they said; with nobody to ask it is told that too.
+func TestMCPElicitURLRequired(t *testing.T) {
+	authEnv(t)
+	f := newFakeElicitMCP(t, elicitTestSchema)
+	s := newMCPServer(mcpServerConfig{Name: "pay", Source: "config", Enabled: true, URL: f.srv.URL + "/mcp"}, nil)
+	s.connect(context.Background())
+	t.Cleanup(s.close)
+	sa := &scriptedAsker{answers: []askAnswer{{Answers: []questionAnswer{{Kind: "options", Labels: []string{theMCPAuth().text("elicit_url_accept")}}}}}}
+	s.person = func() asker { return sa }
+	r := s.callTool(context.Background(), mcpTool{Server: "pay", Name: "visit"}, nil, false)
+	if !r.IsError || !strings.Contains(r.Text, "at pay.example.com") || !strings.Contains(r.Text, "said they would go there") {
+		t.Errorf("accepted: %+v", r)
+	}
+	if len(sa.asked) != 1 || !strings.Contains(sa.asked[0][0].Question, "https://pay.example.com/authorize?x=1") {
+		t.Errorf("the person was asked %v", sa.asked)
+	}
+	s.person = func() asker { return nil }
+	r = s.callTool(context.Background(), mcpTool{Server: "pay", Name: "visit"}, nil, false)
+	if !r.IsError || !strings.Contains(r.Text, "nobody answered") {
+		t.Errorf("nobody: %+v", r)
 	}
 }
