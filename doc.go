@@ -12,6 +12,7 @@
 //	lembas permissions check [--mode M] [--cwd DIR] -- COMMAND... | --tool read|write --path P
 //	lembas sandbox check [--cwd DIR] [--mode M]
 //	lembas mcp list [--cwd DIR]
+//	lembas mcp login|logout NAME [--cwd DIR]
 //
 // # Models
 //
@@ -53,6 +54,9 @@
 // .mcp.json, or given by an editor in ACP session/new join a session's
 // tools as mcp__<server>__<tool>. Their calls are asked in manual, edit
 // and plan unless a rule (mcp__server, mcp__server__tool) allows them.
+// A remote server that wants OAuth is logged in to with `lembas mcp login
+// NAME` (or in the interactive session, which shows the address); a
+// server's questions (elicitation) are asked like ask_user's.
 // webfetch reads one http(s) page as markdown, asked per host; loopback
 // and private addresses need a rule naming the host.
 //

@@ -141,6 +141,7 @@ Usage:
   lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
   lembas sandbox check [--cwd DIR] [--mode M]   which OS sandbox commands run in, and what it allows
   lembas mcp list [--cwd DIR]     the MCP servers a session here would have, their state and tools
+  lembas mcp login|logout NAME    log in to a remote MCP server with OAuth (shows the address to open), or forget it
   lembas --version | --help
 
 Flags:

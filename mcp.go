@@ -122,6 +122,9 @@ type mcpServerConfig struct {
 	Risk           string          // interact unless the person says otherwise
 	Meta           json.RawMessage // _meta merged into every tools/call
 	SessionScope   bool            // every tools/call carries _meta.lembas.scope: the lembas session's id (the instance's library)
+	OAuth          mcpOAuthConfig  // oauth: a pre-registered client, a client ID metadata document, scopes (mcp_auth.go)
+	Interactive    bool            // a person can be shown a login address (not -p)
+	Warn           func(string)    // tells the person before the session's notices are hooked up (the REPL's stderr)
 
 	missing []string // environment variables that ${VAR} named and are unset
 }
@@ -171,7 +174,20 @@ type mcpServer struct {
 
 	open  func(ctx context.Context) (mcpTransport, error) // the transport's dialer
 	scope func() string                                   // the session's id, for SessionScope (set by the session)
+
+	person  func() asker      // the session's asker for elicitation (nil or nil asker: nobody, -p)
+	notice  func(string)      // tells the person something (the session's notices)
+	callCtx []context.Context // the calls in flight: an elicitation ends with the newest
+	auth    *mcpAuth          // OAuth for an HTTP server (mcp_auth.go); nil for stdio
+	hold    func() func()     // pauses the startup timeout (while connecting)
 }
+
+// mcpAuthFailed is the code an HTTP transport answers a request with when
+// the server wants a login that could not be had; its message says why.
+const mcpAuthFailed = -32098
+
+// errStartupTimeout ends a connect that took longer than its timeout.
+var errStartupTimeout = errors.New("startup timeout")
 
 // mcpSessionGone is the code an HTTP transport answers a request with when
 // the server no longer knows the session (404): the client initialises again.
@@ -196,7 +212,11 @@ func newMCPServer(cfg mcpServerConfig, log func(string)) *mcpServer {
 	case len(cfg.missing) > 0:
 		s.finish("failed", sp.text("needs_token", "vars", strings.Join(cfg.missing, ", ")))
 	case cfg.URL != "":
-		s.open = func(ctx context.Context) (mcpTransport, error) { return newMCPHTTP(cfg, sp), nil }
+		s.open = func(ctx context.Context) (mcpTransport, error) {
+			h := newMCPHTTP(cfg, sp)
+			h.auth = s.oauth()
+			return h, nil
+		}
 	default:
 		s.open = func(ctx context.Context) (mcpTransport, error) { return startMCPStdio(cfg, sp) }
 	}
@@ -228,8 +248,23 @@ func (s *mcpServer) connect(ctx context.Context) {
 	if s.open == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartupTimeout)
-	defer cancel()
+	// The startup timeout pauses while a person logs in (mcp_auth.go): the
+	// login has its own, longer, bound.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(s.cfg.StartupTimeout, func() { cancel(errStartupTimeout) })
+	defer timer.Stop()
+	s.mu.Lock()
+	s.hold = func() func() {
+		timer.Stop()
+		return func() { timer.Reset(s.cfg.StartupTimeout) }
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.hold = nil
+		s.mu.Unlock()
+	}()
 	tr, err := s.open(ctx)
 	if err != nil {
 		s.finish("failed", err.Error())
@@ -253,7 +288,7 @@ func (s *mcpServer) connect(ctx context.Context) {
 		s.gone()
 	}()
 	fail := func(reason string) {
-		if ctx.Err() == context.DeadlineExceeded {
+		if context.Cause(ctx) == errStartupTimeout {
 			reason = s.spec.text("startup_timeout", "seconds", s.cfg.StartupTimeout.Seconds())
 		}
 		select {
@@ -325,7 +360,7 @@ func (s *mcpServer) handshake(ctx context.Context) error {
 	sp := s.spec
 	params := map[string]any{
 		"protocolVersion": sp.Protocol.Latest,
-		"capabilities":    map[string]any{},
+		"capabilities":    map[string]any{"elicitation": elicitCapability()},
 		"clientInfo":      map[string]any{"name": sp.Client.Name, "title": sp.Client.Title, "version": version},
 	}
 	var res struct {
@@ -337,8 +372,12 @@ func (s *mcpServer) handshake(ctx context.Context) error {
 		} `json:"capabilities"`
 	}
 	if _, err := mcpCall(ctx, s.conn, "initialize", params, &res); err != nil {
+		var re *rpcError
 		if ctx.Err() != nil {
 			return err
+		}
+		if errors.As(err, &re) && re.Code == mcpAuthFailed {
+			return errors.New(re.Message) // the login's own sentence (mcp_auth.go)
 		}
 		return errors.New(sp.text("no_handshake", "error", err))
 	}
@@ -350,6 +389,9 @@ func (s *mcpServer) handshake(ctx context.Context) error {
 	s.mu.Unlock()
 	s.tr.setVersion(res.ProtocolVersion)
 	s.conn.notify("notifications/initialized", map[string]any{})
+	if h, ok := s.tr.(*mcpHTTP); ok {
+		h.listen() // where a server sends requests of its own (elicitation)
+	}
 	return nil
 }
 
@@ -389,12 +431,35 @@ func (s *mcpServer) listTools(ctx context.Context) ([]mcpTool, error) {
 	return out, nil
 }
 
-// onRequest answers what a server asks of lembas: ping; nothing else is
-// offered in the capabilities, so anything else is method not found.
+// onRequest answers what a server asks of lembas: ping, and elicitation
+// (mcp_elicit.go), asked off the read loop so the server's other messages
+// keep flowing while the person thinks; anything else is method not found.
 func (s *mcpServer) onRequest(c *rpcCall) {
 	switch c.Method {
 	case "ping":
 		c.reply(map[string]any{}, nil)
+	case "elicitation/create":
+		req, fields, err := parseElicitRequest(c.Params)
+		if err != nil {
+			c.reply(nil, rpcErrorf(rpcInvalidParams, "%v", err))
+			return
+		}
+		go func() {
+			s.mu.Lock()
+			ctx := context.Background()
+			if n := len(s.callCtx); n > 0 {
+				ctx = s.callCtx[n-1]
+			}
+			var who asker
+			if s.person != nil {
+				who = s.person()
+			}
+			notice := s.notice
+			s.mu.Unlock()
+			ctx, cancel := context.WithTimeout(ctx, elicitTimeout())
+			defer cancel()
+			c.reply(elicit(ctx, who, s.cfg.Name, req, fields, notice), nil)
+		}()
 	default:
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "lembas does not offer %s", c.Method))
 	}
@@ -453,6 +518,7 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 	defer cancel()
+	defer s.inCall(ctx)()
 	var res mcpCallResult
 	id, err := mcpCall(cctx, s.conn, "tools/call", params, &res)
 	var re *rpcError
@@ -473,12 +539,36 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 			}
 			return toolResult{Text: sp.text("timeout", "server", s.cfg.Name, "tool", t.Name, "seconds", s.cfg.CallTimeout.Seconds()), IsError: true, Status: "failed"}
 		}
+		if errors.As(err, &re) && re.Code == mcpURLElicitationRequired {
+			if r, ok := s.urlRequired(ctx, t.Name, re); ok {
+				return r
+			}
+		}
 		if errors.As(err, &re) {
 			return toolResult{Text: sp.text("rpc_error", "server", s.cfg.Name, "tool", t.Name, "message", re.Message, "code", re.Code), IsError: true, Status: "failed"}
 		}
 		return toolResult{Text: sp.text("call_failed", "server", s.cfg.Name, "tool", t.Name, "error", err), IsError: true, Status: "failed"}
 	}
 	return mcpResultOf(sp, s.cfg.Name, res, vision)
+}
+
+// inCall notes a call in flight, so an elicitation it causes is asked
+// under its context (cancelling the turn dismisses the question); the
+// function returned forgets it.
+func (s *mcpServer) inCall(ctx context.Context) func() {
+	s.mu.Lock()
+	s.callCtx = append(s.callCtx, ctx)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		for i, c := range s.callCtx {
+			if c == ctx {
+				s.callCtx = append(s.callCtx[:i], s.callCtx[i+1:]...)
+				break
+			}
+		}
+		s.mu.Unlock()
+	}
 }
 
 // callMeta is a call's _meta: the entry's own, with lembas.scope set to

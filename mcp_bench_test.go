@@ -8,7 +8,9 @@ package main
 //   - BenchmarkMCPCallStdio / BenchmarkMCPCallHTTP: one tools/call round trip
 //     against a server that answers at once;
 //   - BenchmarkMCPRequestBytes: the bytes the fake's 12 tools add to the first
-//     request, offered whole and behind the search tool.
+//     request, offered whole and behind the search tool;
+//   - BenchmarkMCPAuthLogin / BenchmarkMCPCallOAuth (mcp_auth_test.go): a whole
+//     OAuth login, and a call carrying a kept token.
 
 import (
 	"context"

@@ -98,6 +98,10 @@ func (c *mcpServerConfig) expand(getenv func(string) string) {
 	for k, v := range c.Headers {
 		c.Headers[k] = expandMCP(v, getenv, &c.missing)
 	}
+	c.OAuth.ClientID = expandMCP(c.OAuth.ClientID, getenv, &c.missing)
+	c.OAuth.ClientSecret = expandMCP(c.OAuth.ClientSecret, getenv, &c.missing)
+	c.OAuth.ClientMetadataURL = expandMCP(c.OAuth.ClientMetadataURL, getenv, &c.missing)
+	c.OAuth.PrivateKey = expandMCP(c.OAuth.PrivateKey, getenv, &c.missing)
 }
 
 // mcpFromConfig reads config.yaml's mcp: section (kept in Raw by
@@ -202,7 +206,7 @@ func mcpEntry(name, source string, e map[string]any, strict bool) (mcpServerConf
 	var err error
 	for k := range e {
 		switch k {
-		case "command", "args", "env", "cwd", "url", "headers", "enabled", "tools", "startup_timeout", "call_timeout", "risk", "type", "_meta", "session_scope":
+		case "command", "args", "env", "cwd", "url", "headers", "enabled", "tools", "startup_timeout", "call_timeout", "risk", "type", "_meta", "session_scope", "oauth":
 		default:
 			if strict {
 				return bad("unknown key %s", k)
@@ -268,6 +272,11 @@ func mcpEntry(name, source string, e map[string]any, strict bool) (mcpServerConf
 	}
 	if m, ok := e["_meta"]; ok {
 		c.Meta, _ = json.Marshal(m)
+	}
+	if v, ok := e["oauth"]; ok && v != nil {
+		if c.OAuth, err = mcpOAuthEntry(v); err != nil {
+			return bad("%v", err)
+		}
 	}
 	switch {
 	case c.Command == "" && c.URL == "":

@@ -247,6 +247,12 @@ func (f *fakeHTTPMCP) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	case http.MethodGet:
+		if r.Header.Get("Last-Event-ID") == "" {
+			// the stream for the server's own messages (mcp_http.go listen):
+			// this server sends none, and says so as the spec allows
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
 		f.mu.Lock()
 		f.lastIDs = append(f.lastIDs, r.Header.Get("Last-Event-ID"))
 		ans := f.pending

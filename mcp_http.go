@@ -39,9 +39,12 @@ type mcpHTTP struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
-	mu      sync.Mutex
-	session string
-	version string
+	auth *mcpAuth // OAuth (mcp_auth.go); nil when the config sets its own Authorization header
+
+	mu        sync.Mutex
+	session   string
+	version   string
+	listening bool // the GET stream for the server's own messages is open (listen)
 
 	in   chan []byte
 	done chan any
@@ -96,6 +99,11 @@ func (h *mcpHTTP) newRequest(method string, body []byte) (*http.Request, error) 
 	}
 	for k, v := range h.headers {
 		req.Header.Set(k, v)
+	}
+	if h.auth != nil {
+		if t := h.auth.bearer(h.ctx); t != "" {
+			req.Header.Set("Authorization", "Bearer "+t)
+		}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -153,13 +161,32 @@ func (h *mcpHTTP) post(b []byte, id json.RawMessage, isRequest bool) error {
 		}
 		return err
 	}
-	req, err := h.newRequest(http.MethodPost, b)
-	if err != nil {
-		return fail(rpcInternalError, "%v", err)
-	}
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return fail(rpcInternalError, "POST %s: %v", h.url, err)
+	var req *http.Request
+	var resp *http.Response
+	for attempt := 0; ; attempt++ {
+		var err error
+		if req, err = h.newRequest(http.MethodPost, b); err != nil {
+			return fail(rpcInternalError, "%v", err)
+		}
+		if resp, err = h.client.Do(req); err != nil {
+			return fail(rpcInternalError, "POST %s: %v", h.url, err)
+		}
+		if h.auth == nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+			if h.auth != nil && resp.StatusCode/100 == 2 && attempt > 0 {
+				h.auth.accepted()
+			}
+			break
+		}
+		// A login (or a refresh, or more scopes) and the same message again;
+		// a server that still refuses after auth_attempts is told as it is.
+		resp.Body.Close()
+		if attempt >= authRetries() {
+			return fail(mcpAuthFailed, "HTTP %d: the server still refuses after logging in", resp.StatusCode)
+		}
+		sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if err := h.auth.challenge(h.ctx, resp.StatusCode, resp.Header.Values("WWW-Authenticate"), sent); err != nil {
+			return fail(mcpAuthFailed, "%v", err)
+		}
 	}
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		h.mu.Lock()
@@ -391,4 +418,71 @@ func (s *mcpSSE) next() (mcpEvent, error) {
 			have = true
 		}
 	}
+}
+
+// listen opens the stream a server uses for messages of its own (requests
+// such as elicitation/create that no POST of ours carries): a GET with
+// Accept: text/event-stream after initialize. A server that offers none
+// answers 405 and is not asked again; a stream that ends is opened again
+// after the server's retry delay, with Last-Event-ID, at most
+// resume_attempts times in a row without a message.
+func (h *mcpHTTP) listen() {
+	h.mu.Lock()
+	if h.listening {
+		h.mu.Unlock()
+		return
+	}
+	h.listening = true
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		sp := h.spec
+		retry, lastID, fails := sp.ms("resume_default_retry_ms"), "", 0
+		for h.ctx.Err() == nil && fails < int(sp.num("resume_attempts")) {
+			req, err := h.newRequest(http.MethodGet, nil)
+			if err != nil {
+				return
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			if lastID != "" {
+				req.Header.Set("Last-Event-ID", lastID)
+			}
+			resp, err := h.client.Do(req)
+			if err != nil {
+				fails++
+			} else if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode/100 == 4 {
+					return // no stream on offer
+				}
+				fails++
+			} else {
+				ev := newMCPSSE(resp.Body)
+				for {
+					e, err := ev.next()
+					if err != nil {
+						break
+					}
+					if e.id != "" {
+						lastID = e.id
+					}
+					if e.retry >= 0 {
+						retry = min(time.Duration(e.retry)*time.Millisecond, sp.ms("resume_max_retry_ms"))
+					}
+					if len(bytes.TrimSpace(e.data)) > 0 {
+						fails = 0
+						h.push(append([]byte(nil), e.data...))
+					}
+				}
+				resp.Body.Close()
+				fails++
+			}
+			select {
+			case <-time.After(retry):
+			case <-h.ctx.Done():
+				return
+			}
+		}
+	}()
 }

@@ -195,6 +195,10 @@ func (e *engine) awaitMCP(ctx context.Context) {
 	if !fixed {
 		for _, s := range m.servers {
 			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
+			s.mu.Lock()
+			s.person = func() asker { return e.asker }                           // elicitation (mcp_elicit.go)
+			s.notice = func(t string) { e.send(event{Type: evNotice, Text: t}) } // logins, elicitation notices
+			s.mu.Unlock()
 		}
 		m.wait(ctx)
 		if ctx.Err() != nil {
@@ -395,7 +399,8 @@ func mcpRuleKey(key string) bool {
 // and leaves those servers out rather than stopping the session.
 // clientOpened: the link's client opened the session, so the instance's
 // library (the login's server) scopes its calls by the session's id.
-func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, clientOpened bool, warn func(string)) *mcpSet {
+// interactive: a person is there to be shown a login address (not -p).
+func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, clientOpened, interactive bool, warn func(string)) *mcpSet {
 	say := func(s string) {
 		if warn != nil {
 			warn(s)
@@ -416,6 +421,7 @@ func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, cl
 		if cfgs[i].Source == theMCP().Library.Source && clientOpened {
 			cfgs[i].SessionScope = true
 		}
+		cfgs[i].Interactive, cfgs[i].Warn = interactive, warn
 	}
 	return startMCP(cfgs, vision, nil)
 }
