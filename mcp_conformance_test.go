@@ -158,7 +158,7 @@ func TestMCPConformanceWrapper(t *testing.T) {
 	setTrust(proj, true)
 	inR, inW := io.Pipe()
 	p := &conformancePerson{in: inW}
-	p.prompt = theSpec().Repl.Texts["ask_prompt"]
+	p.prompt = theReplSpec().Texts["ask_prompt"]
 	p.marker = theMCPAuth().Wrapper["login_marker"]
 	p.done = " cached · "
 	go io.WriteString(inW, "call the conformance tool\n")

@@ -232,7 +232,7 @@ func TestMCPElicitREPL(t *testing.T) {
 	f := newFakeElicitMCP(t, elicitTestSchema)
 	_, proj := elicitSession(t, f)
 	inR, inW := io.Pipe()
-	p := &conformancePerson{in: inW, prompt: theSpec().Repl.Texts["ask_prompt"], marker: "\x00never", done: " cached · "}
+	p := &conformancePerson{in: inW, prompt: theReplSpec().Texts["ask_prompt"], marker: "\x00never", done: " cached · "}
 	answers := []string{"1", "ship it", ""} // fields in the order written: note (sorted by the encoder), target
 	p.answer = func(n int) string {
 		if n < len(answers) {
