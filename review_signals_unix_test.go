@@ -22,7 +22,7 @@ import (
 // os.Interrupt, so it died of the signal.
 func TestStopSignalsRunCleanup(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
-		for _, mode := range []string{"-p"} {
+		for _, mode := range []string{"-p", "-i"} {
 			t.Run(sig.String()+mode, func(t *testing.T) {
 				f := newFakeModel(t)
 				f.push(callsReply(fakeCall{"bash", map[string]any{"command": "sleep 300 & echo $! > pid; wait", "background": true}}),
@@ -38,16 +38,20 @@ func TestStopSignalsRunCleanup(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer stdin.Close()
-				var errb bytes.Buffer
+				var errb, outb bytes.Buffer
 				cmd.Stderr = &errb
+				cmd.Stdout = &outb
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
+				}
+				if mode == "-i" {
+					stdin.Write([]byte("y\n")) // the REPL asks to trust the project first
 				}
 				exited := make(chan error, 1)
 				go func() { exited <- cmd.Wait() }()
 				if !waitForFile(filepath.Join(proj, "ready"), exited) {
 					cmd.Process.Kill()
-					t.Fatalf("the foreground command never started; stderr: %s", errb.String())
+					t.Fatalf("the foreground command never started; stderr: %s\nstdout: %s", errb.String(), outb.String())
 				}
 				b, _ := os.ReadFile(filepath.Join(proj, "pid"))
 				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -81,6 +85,7 @@ func TestStopSignalsRunCleanup(t *testing.T) {
 
 // waitForFile waits for a file to appear, or for the process to end first.
 func waitForFile(path string, exited chan error) bool {
+	deadline := time.After(60 * time.Second) // a hang guard, not a speed check
 	for {
 		if _, err := os.Stat(path); err == nil {
 			return true
@@ -90,6 +95,8 @@ func waitForFile(path string, exited chan error) bool {
 			exited <- err
 			return false
 		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			return false
 		}
 	}
 }
