@@ -667,3 +667,192 @@ func TestLinkSeedAccountAPI(t *testing.T) {
 		t.Errorf("a 422 with a validation list: %v", err)
 	}
 }
+
+// TestLinkSeedCards: the question and plan cards' params as the seed
+// draws them (patient false in a session the client holds; no path: no
+// plan file is written), steer's steered event with the message ids, an
+// image block's attachments on the prompt event and in history, set_mode's
+// updates, compact's event, the directories' Dir shape, and every frame
+// valid UTF-8 when a command prints bytes that are not.
+func TestLinkSeedCards(t *testing.T) {
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n  max_mode: auto\n")
+	e.fi.model.push(
+		callsReply(fakeCall{"ask_user", map[string]any{"questions": []any{map[string]any{"question": "Which database?",
+			"options": []any{map[string]any{"label": "SQLite", "description": "small"}, map[string]any{"label": "Postgres", "description": "big"}}}}}}),
+		callsReply(fakeCall{"plan_write", map[string]any{"title": "Fix", "phases": []any{map[string]any{"title": "Look", "tasks": []any{map[string]any{"text": "read a"}}}}}}),
+		callsReply(fakeCall{"plan_submit", map[string]any{}}), textReply("On it."))
+	e.startService()
+	l := e.link()
+	cards := make(chan map[string]any, 4)
+	var steerOnce func()
+	l.answer = func(m map[string]any) any {
+		cards <- m
+		switch m["method"] {
+		case "_lembas/question":
+			return map[string]any{"outcome": "answered", "answers": []any{map[string]any{"kind": "options", "labels": []any{"SQLite"}}}}
+		case "_lembas/plan":
+			return map[string]any{"outcome": "approve", "mode": "edit"}
+		}
+		if steerOnce != nil {
+			steerOnce()
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "once"}}
+	}
+	sid := e.newSession(l, e.proj, "plan")
+	l.result("session/prompt", promptParams(sid, "pick and plan", "c-1"))
+	var q, pl map[string]any
+	for len(cards) > 0 {
+		m := <-cards
+		switch m["method"] {
+		case "_lembas/question":
+			q = obj(m["params"])
+		case "_lembas/plan":
+			pl = obj(m["params"])
+		}
+	}
+	if q == nil || pl == nil {
+		t.Fatalf("the cards did not come: question %v plan %v", q, pl)
+	}
+	if q["sessionId"] != sid {
+		t.Errorf("question sessionId %v", q["sessionId"])
+	}
+	field(t, "question", q, "toolCallId", "string")
+	absent(t, "question (no why given)", q, "why")
+	qs := field(t, "question", q, "questions", "array").([]any)
+	qq := obj(qs[0])
+	// The spec's ask_user takes no header: the card's is empty, not absent.
+	if field(t, "questions[]", qq, "header", "string") != "" || field(t, "questions[]", qq, "question", "string") != "Which database?" ||
+		field(t, "questions[]", qq, "multiple", "bool") != false {
+		t.Errorf("question %v", qq)
+	}
+	for _, o := range field(t, "questions[]", qq, "options", "array").([]any) {
+		o := obj(o)
+		field(t, "options[]", o, "label", "string")
+		field(t, "options[]", o, "description", "string")
+		if v, ok := o["recommended"]; ok && v != true {
+			t.Errorf("recommended is true or absent, got %v", v)
+		}
+	}
+	if field(t, "question _meta.lembas", obj(obj(q["_meta"])["lembas"]), "patient", "bool") != false {
+		t.Errorf("a question in a session the client holds is not patient: %v", q["_meta"])
+	}
+	field(t, "plan card", pl, "toolCallId", "string")
+	field(t, "plan card", pl, "text", "string")
+	field(t, "plan card", pl, "plan", "object")
+	absent(t, "plan card (no plan file)", pl, "path")
+	if field(t, "plan _meta.lembas", obj(obj(pl["_meta"])["lembas"]), "patient", "bool") != false {
+		t.Errorf("plan card patient %v", pl["_meta"])
+	}
+	// The approval lowered the mode to edit: the client hears it.
+	l.waitNote("current_mode_update", func(m map[string]any) bool {
+		u := obj(obj(m["params"])["update"])
+		return m["method"] == "session/update" && u["sessionUpdate"] == "current_mode_update" && u["currentModeId"] == "edit"
+	})
+
+	// set_mode: {} and the two notices.
+	if r := l.result("session/set_mode", map[string]any{"sessionId": sid, "modeId": "manual"}); len(r) != 0 {
+		t.Errorf("set_mode answered %v, want {}", r)
+	}
+	mev := obj(obj(l.waitNote("mode event", func(m map[string]any) bool {
+		return isEvent("mode")(m) && obj(obj(m["params"])["event"])["mode"] == "manual"
+	})["params"])["event"])
+	field(t, "mode event", mev, "mode", "string")
+
+	// Steer while a turn waits on an approval: taken in at its next step,
+	// with the message id on the steered event. A command that prints a
+	// byte that is not UTF-8 runs too (the fake checks every frame).
+	steered := make(chan map[string]any, 1)
+	steerOnce = func() {
+		steerOnce = nil
+		steered <- l.result("_lembas/steer", map[string]any{"sessionId": sid, "text": "use the blue one", "messageId": "m-1"})
+	}
+	e.fi.model.push(callsReply(fakeCall{"bash", map[string]any{"command": `printf 'a\377b\n' > bytes.txt; cat bytes.txt`}}), textReply("blue it is"))
+	l.result("session/prompt", promptParams(sid, "run it", "c-2"))
+	select {
+	case sr := <-steered:
+		if sr["queued"] != float64(1) {
+			t.Errorf("steer %v", sr)
+		}
+	default:
+		t.Fatal("the bash call was not put to the instance, so nothing was steered")
+	}
+	se := obj(obj(l.waitNote("steered event", isEvent("steered"))["params"])["event"])
+	if b, _ := json.Marshal(se["texts"]); string(b) != `["use the blue one"]` {
+		t.Errorf("steered texts %s", b)
+	}
+	if b, _ := json.Marshal(se["ids"]); string(b) != `["m-1"]` {
+		t.Errorf("steered ids %s", b)
+	}
+
+	// An image block: attachments on the prompt event and in history.
+	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	e.fi.model.push(textReply("a dot"))
+	l.result("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "what is this?"},
+		map[string]any{"type": "image", "data": png, "mimeType": "image/png", "uri": "dot.png"}},
+		"_meta": map[string]any{"lembas": map[string]any{"turnId": "c-3"}}})
+	pe := obj(obj(l.waitNote("prompt event c-3", func(m map[string]any) bool {
+		return isEvent("prompt")(m) && obj(obj(m["params"])["event"])["turnId"] == "c-3"
+	})["params"])["event"])
+	checkAttachments := func(what string, v any) {
+		t.Helper()
+		as, _ := v.([]any)
+		if len(as) != 1 {
+			t.Errorf("%s: attachments %v, want one", what, v)
+			return
+		}
+		a := obj(as[0])
+		field(t, what, a, "name", "string")
+		if field(t, what, a, "mimeType", "string") != "image/png" || field(t, what, a, "size", "number") != float64(70) {
+			t.Errorf("%s: attachment %v", what, a)
+		}
+	}
+	checkAttachments("prompt event", pe["attachments"])
+	if pe["text"] != "what is this?" {
+		t.Errorf("prompt event text %q: the text without the attachments", pe["text"])
+	}
+	h := l.result("_lembas/session/history", map[string]any{"sessionId": sid})
+	var ut map[string]any
+	for _, tn := range h["turns"].([]any) {
+		if obj(tn)["turnId"] == "c-3" {
+			ut = obj(tn)
+		}
+	}
+	if ut == nil {
+		t.Fatalf("history has no turn c-3: %v", h["turns"])
+	}
+	checkAttachments("history", ut["attachments"])
+	if ut["text"] != "what is this?" {
+		t.Errorf("history text %q: the text without the attachments", ut["text"])
+	}
+	// Two text blocks are one text, joined by a blank line.
+	e.fi.model.push(textReply("ok"))
+	l.result("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "one"},
+		map[string]any{"type": "text", "text": "two"}}, "_meta": map[string]any{"lembas": map[string]any{"turnId": "c-4"}}})
+	got := e.fi.model.got()
+	if raw := string(got[len(got)-1].Raw); !strings.Contains(raw, `one\n\ntwo`) {
+		t.Errorf("two text blocks reached the model as %s", raw)
+	}
+
+	// compact: { summary } and the compacted event.
+	e.fi.model.push(textReply("The summary."))
+	cr := l.result("_lembas/session/compact", map[string]any{"sessionId": sid})
+	field(t, "compact", cr, "summary", "string")
+	ce := obj(obj(l.waitNote("compacted event", isEvent("compacted"))["params"])["event"])
+	field(t, "compacted event", ce, "summary", "string")
+
+	// directories: the roots, then a root with its entries.
+	d := l.result("_lembas/directories", map[string]any{"path": e.root})
+	if d["path"] != e.root || field(t, "directories", d, "parent", "string") == "" {
+		t.Errorf("directories %v", d)
+	}
+	field(t, "directories", d, "name", "string")
+	field(t, "directories", d, "accepted", "bool")
+	for _, en := range field(t, "directories", d, "entries", "array").([]any) {
+		en := obj(en)
+		field(t, "entries[]", en, "path", "string")
+		field(t, "entries[]", en, "name", "string")
+		if field(t, "entries[]", en, "accepted", "bool") == false {
+			field(t, "entries[] refused", en, "reason", "string")
+		}
+	}
+}

@@ -492,8 +492,17 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	}
 	m := eventMap(ev)
 	linkEventExtras(ev, m)
+	if ev.Type == evSteered {
+		steeredEvent(id, ev, m) // link_steer.go
+	}
+	if ev.Type == evDone {
+		steerIDs.forget(id)
+	}
 	if ev.Type == evPrompt || ev.Type == evDone {
 		m["turnId"] = tid
+	}
+	if ev.Type == evPrompt {
+		showPrompt(id, tid, m) // link_attachments.go
 	}
 	ls.svc.event(id, m)
 	if ev.Type == evDone {
@@ -631,6 +640,7 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	if ahead > 0 {
 		ls.sendQueued(tid, ahead)
 	}
+	notePromptShown(id, tid, c.Params) // link_attachments.go
 	sw, _ := c.to.(*socketWriter)
 	prev := sw.after
 	sw.after = func(b []byte) []byte {
@@ -682,6 +692,7 @@ func (ls *linkSession) finishTurn(tid string, frame []byte) []byte {
 		ls.running = ""
 	}
 	delete(ls.contexts, tid)
+	forgetPromptShown(ls.s.id, tid)
 	ls.mu.Unlock()
 	ls.svc.turns.finish(ls.s.id, tid, answer)
 	if m.Error != nil {
@@ -714,6 +725,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if !busy {
 		return nil, linkErr("idle", "id", p.SessionID)
 	}
+	steerIDs.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
 	return map[string]int{"queued": ls.s.e.steer(p.Text)}, nil
 }
 
@@ -807,6 +819,9 @@ func historyOf(sess *session, ids map[int]string) map[string]any {
 		switch {
 		case m.Role == "user" && m.Kind == "prompt":
 			t := map[string]any{"role": "user", "text": turnPrompt(sess, m)}
+			if text, att := historyAttachments(t["text"].(string)); len(att) > 0 {
+				t["text"], t["attachments"] = text, att // link_attachments.go
+			}
 			if tid := ids[m.Turn]; tid != "" {
 				t["turnId"] = tid
 			}
