@@ -856,3 +856,63 @@ func TestLinkSeedCards(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkSeedRemoteOff: a device whose remote work is off, or that has no
+// roots, links all the same and says roots: [] — an empty list, never
+// null — in the hello and initialize, refusing every folder with the
+// reason.
+func TestLinkSeedRemoteOff(t *testing.T) {
+	for _, c := range []struct{ config, reason string }{
+		{"remote:\n  enabled: false\n  roots: [~/work]\n", "remote work is off"},
+		{"model: x\n", "allows no folder yet"},
+	} {
+		e := newLinkEnv(t, c.config)
+		e.startService()
+		var l *instLink
+		select {
+		case l = <-e.fi.links:
+		case <-time.After(guard):
+			t.Fatal("a device with remote work off did not link")
+		}
+		hello := l.waitNote("hello", func(m map[string]any) bool { return m["method"] == "_lembas/hello" })
+		if r := field(t, "hello.limits", obj(obj(hello["params"])["limits"]), "roots", "array"); r != nil && len(r.([]any)) != 0 {
+			t.Errorf("%q: hello roots %v", c.config, r)
+		}
+		r := l.result("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"lembas": map[string]any{"protocol": 3}}}})
+		field(t, "initialize limits", obj(obj(obj(r["_meta"])["lembas"])["limits"]), "roots", "array")
+		er := l.rpcErr("session/new", map[string]any{"cwd": e.proj, "_meta": map[string]any{"lembas_model": "acme/chat-1"}})
+		if er["code"] != float64(-32602) || !strings.Contains(er["message"].(string), c.reason) {
+			t.Errorf("%q: session/new %v", c.config, er)
+		}
+		d := l.result("_lembas/directories", map[string]any{})
+		if p := field(t, "directories", d, "places", "array"); p != nil && len(p.([]any)) != 0 {
+			t.Errorf("%q: places %v", c.config, p)
+		}
+		if er := l.rpcErr("_lembas/directories", map[string]any{"path": e.proj}); er["code"] != float64(-32602) {
+			t.Errorf("%q: directories path %v", c.config, er)
+		}
+		e.stop()
+	}
+}
+
+// FuzzLinkSeedParsers: the error body's detail, a prompt's blocks read for
+// its attachments, and a stored prompt read back for history never crash,
+// and history's text is never longer than what was stored.
+func FuzzLinkSeedParsers(f *testing.F) {
+	f.Add(`{"detail":[{"loc":["body","enabled"],"msg":"bad"}]}`, `{"prompt":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}`,
+		"hi\n[attached a.png (image/png, 2 bytes), saved at /x/a.png]\n")
+	f.Add(`{"detail":"no"}`, `{"prompt":[{"type":"resource","resource":{"uri":"file:///a","blob":"!!"}}]}`, "[attached  (, 9 bytes), saved at ]")
+	f.Fuzz(func(t *testing.T, body, params, stored string) {
+		var b struct {
+			Detail any `json:"detail"`
+		}
+		json.Unmarshal([]byte(body), &b)
+		detailText(b.Detail)
+		notePromptShown("fuzz", "t", json.RawMessage(params))
+		m := map[string]any{}
+		showPrompt("fuzz", "t", m)
+		if text, _ := historyAttachments(stored); len(text) > len(stored) {
+			t.Errorf("history text grew: %q from %q", text, stored)
+		}
+	})
+}
