@@ -82,7 +82,7 @@ func showPrompt(sessionID, turnID string, m map[string]any) {
 // model is given about a saved attachment, read back for history.
 var attachmentLines = sync.OnceValue(func() []*regexp.Regexp {
 	var out []*regexp.Regexp
-	for _, key := range []string{"attachment", "image_no_vision"} {
+	for _, key := range []string{"image_no_vision", "attachment"} { // the more particular first
 		tmpl := strings.TrimSpace(theACPSpec().Texts[key])
 		if tmpl == "" {
 			continue

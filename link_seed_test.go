@@ -801,7 +801,9 @@ func TestLinkSeedCards(t *testing.T) {
 			return
 		}
 		a := obj(as[0])
-		field(t, what, a, "name", "string")
+		if field(t, what, a, "name", "string") != "dot.png" {
+			t.Errorf("%s: attachment name %v, want dot.png", what, a["name"])
+		}
 		if field(t, what, a, "mimeType", "string") != "image/png" || field(t, what, a, "size", "number") != float64(70) {
 			t.Errorf("%s: attachment %v", what, a)
 		}
