@@ -319,6 +319,9 @@ func (s *acpSession) promptText(blocks []acpBlock) (string, []imagePart, error) 
 	for i, blk := range blocks {
 		switch blk.Type {
 		case "text":
+			if i > 0 && blocks[i-1].Type == "text" {
+				b.WriteString("\n\n") // text blocks are joined by a blank line (acp.md)
+			}
 			b.WriteString(blk.Text)
 		case "resource_link":
 			if p, ok := fileURIPath(blk.URI); ok && within(s.root, p) {

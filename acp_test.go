@@ -566,14 +566,15 @@ func TestACPQueueAndEOF(t *testing.T) {
 }
 
 // TestACPPlanUpdate: a plan the model writes reaches the editor as flat
-// entries, with the structure in _meta.lembas.plan.
+// entries, every task (a dropped one completed), with the structure in
+// _meta.lembas.plan.
 func TestACPPlanUpdate(t *testing.T) {
 	p := &plan{Phases: []planPhase{{ID: "p1", Title: "Work", Tasks: []planTask{
 		{ID: "t1", Text: "read", Status: "done"}, {ID: "t2", Text: "edit", Status: "doing"},
 		{ID: "t3", Text: "gone", Status: "dropped"}, {ID: "t4", Text: "test", Status: "todo"}}}}}
 	u := planUpdate(p)
 	b, _ := json.Marshal(u["entries"])
-	want := `[{"content":"read","priority":"medium","status":"completed"},{"content":"edit","priority":"medium","status":"in_progress"},{"content":"test","priority":"medium","status":"pending"}]`
+	want := `[{"content":"read","priority":"medium","status":"completed"},{"content":"edit","priority":"medium","status":"in_progress"},{"content":"gone","priority":"medium","status":"completed"},{"content":"test","priority":"medium","status":"pending"}]`
 	if string(b) != want {
 		t.Errorf("entries %s\nwant %s", b, want)
 	}

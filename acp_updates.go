@@ -293,9 +293,9 @@ func (s *acpSession) replay() {
 	}
 }
 
-// acpPlanStatus maps a task's status to an ACP plan entry's; a dropped
-// task is left out of the flat list (the whole structure is in _meta).
-var acpPlanStatus = map[string]string{"todo": "pending", "doing": "in_progress", "done": "completed"}
+// acpPlanStatus maps a task's status to an ACP plan entry's; every task is
+// listed, a dropped one as completed, ACP having no word for it (acp.md).
+var acpPlanStatus = map[string]string{"todo": "pending", "doing": "in_progress", "done": "completed", "dropped": "completed"}
 
 // planUpdate is the plan session update: flat entries for an editor, the
 // structure itself in _meta.lembas.plan.

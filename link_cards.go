@@ -213,7 +213,18 @@ func (c linkCards) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 	if !c.card(ctx, "_lembas/plan", callID, planCard(c.ls.s.id, callID, rv, false), &res) {
 		return planAnswer{Choice: "dismissed"}
 	}
-	return res.answer(c.ls.svc)
+	ans := res.answer(c.ls.svc)
+	if ans.Choice == "approve" {
+		// plan_submit puts the session in this mode as soon as this
+		// returns (plan.go); the client hears it as it hears set_mode's.
+		m := ans.Mode
+		if m != "manual" {
+			m = "edit"
+		}
+		c.ls.s.update(map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": m})
+		c.ls.svc.event(c.ls.s.id, map[string]any{"type": "mode", "mode": m})
+	}
+	return ans
 }
 
 // planCard is _lembas/plan's params.

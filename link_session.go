@@ -37,6 +37,7 @@ type linkSession struct {
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
+	effort     string // the level the client chose (session/new, configure); "": none
 }
 
 // linkPromptMeta is session/prompt's _meta.lembas (and session/new's).
@@ -113,7 +114,17 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	if lib {
 		caps = append(caps, "library") // the instance's library is this device's (link_library.go)
 	}
-	return caps
+	// Once each: link.json and cards.json both name progress, and a client
+	// reading the list as a set must not see a name twice.
+	seen := map[string]bool{}
+	out := caps[:0]
+	for _, c := range caps {
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // engineEmitsProgress is the one line to flip when the engine emits the
@@ -201,7 +212,15 @@ func (svc *linkService) request(c *rpcCall) {
 	case "authenticate":
 		c.reply(struct{}{}, nil)
 	case "session/new":
-		async(func() (any, error) { return svc.newSession(c.Params, lim) })
+		svc.agent.wg.Add(1)
+		go func() {
+			defer svc.agent.wg.Done()
+			res, after, err := svc.newSession(c.Params, lim)
+			c.reply(res, err)
+			if after != nil {
+				after() // the session's updates follow its answer (acp.md)
+			}
+		}()
 	case "session/prompt":
 		svc.prompt(c, lim)
 	case "session/set_mode":
@@ -316,6 +335,9 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 	svc.mu.Unlock()
 	m := res.(map[string]any)
 	m["agentCapabilities"].(map[string]any)["loadSession"] = false
+	// The link's session/new takes no mcpServers (the device's own MCP
+	// config applies), so it offers no MCP transport to the client.
+	m["agentCapabilities"].(map[string]any)["mcpCapabilities"] = map[string]bool{"http": false, "sse": false}
 	meta := m["_meta"].(map[string]any)["lembas"].(map[string]any)
 	meta["protocol"] = svc.sp.Protocol
 	meta["limits"] = lim.announced()
@@ -331,52 +353,56 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 }
 
 // newSession answers session/new: the folder judged by the limits, the
-// model the instance's (no other), the mode lowered to max_mode.
-func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (any, error) {
+// model the instance's (no other), the mode lowered to max_mode. after
+// sends the session's first updates; the caller runs it once the answer is
+// queued, since a client learns the session id from the answer and may drop
+// updates for an id it does not know yet.
+func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res any, after func(), err error) {
 	var p linkNewParams
 	if err := decodeParams("session/new", raw, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dir, jerr := lim.judgeDir(p.Cwd)
 	if jerr != nil {
-		return nil, jerr
+		return nil, nil, jerr
 	}
 	served, err := svc.login.servedModels(svc.agent.ctx)
 	if err != nil {
-		return nil, rpcErrorf(rpcInternalError, "listing the instance's models: %v", err)
+		return nil, nil, rpcErrorf(rpcInternalError, "listing the instance's models: %v", err)
 	}
 	if p.Meta.LembasModel == "" || !slices.Contains(served, p.Meta.LembasModel) {
-		return nil, linkErr("model", "model", cutForError(p.Meta.LembasModel, 200), "served", strings.Join(served, ", "))
+		return nil, nil, linkErr("model", "model", cutForError(p.Meta.LembasModel, 200), "served", strings.Join(served, ", "))
 	}
 	mode := lim.MaxMode
 	if p.Meta.Mode != "" {
 		m, err := normMode(p.Meta.Mode)
 		if err != nil {
-			return nil, paramErr("mode", "mode", p.Meta.Mode, "modes", strings.Join(theSpec().Modes.Order, ", "))
+			return nil, nil, paramErr("mode", "mode", p.Meta.Mode, "modes", strings.Join(theSpec().Modes.Order, ", "))
 		}
 		mode = lim.lowerMode(m)
 	}
 	f := &runFlags{cwd: dir, mode: mode, model: svc.login.Name + "/" + p.Meta.LembasModel, effort: p.Meta.Effort, linkOpened: true}
 	e, cleanup, err := newSessionEngine(svc.agent.ctx, f, false, svc.log)
 	if err != nil {
-		return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
+		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
 	markGiven(ls.s.id)
-	res := map[string]any{
+	ls.effort = p.Meta.Effort
+	res = map[string]any{
 		"sessionId": ls.s.id,
 		"modes":     modeState(e.perm.mode),
 		"_meta": map[string]any{"lembas": map[string]any{"model": p.Meta.LembasModel, "mode": e.perm.mode,
 			"effort": nilIfEmpty(p.Meta.Effort), "instance": true}},
 	}
-	go func() {
+	after = func() {
 		ls.s.update(map[string]any{"sessionUpdate": "available_commands_update", "availableCommands": availableCommands(ls.s.root)})
 		if e.sess.Plan != nil {
 			ls.s.update(planUpdate(e.sess.Plan))
 		}
-	}()
-	return res, nil
+	}
+	return res, after, nil
 }
 
 func nilIfEmpty(s string) any {
@@ -466,8 +492,17 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	}
 	m := eventMap(ev)
 	linkEventExtras(ev, m)
+	if ev.Type == evSteered {
+		steeredEvent(id, ev, m) // link_steer.go
+	}
+	if ev.Type == evDone {
+		steerIDs.forget(id)
+	}
 	if ev.Type == evPrompt || ev.Type == evDone {
 		m["turnId"] = tid
+	}
+	if ev.Type == evPrompt {
+		showPrompt(id, tid, m) // link_attachments.go
 	}
 	ls.svc.event(id, m)
 	if ev.Type == evDone {
@@ -605,6 +640,7 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	if ahead > 0 {
 		ls.sendQueued(tid, ahead)
 	}
+	notePromptShown(id, tid, c.Params) // link_attachments.go
 	sw, _ := c.to.(*socketWriter)
 	prev := sw.after
 	sw.after = func(b []byte) []byte {
@@ -656,6 +692,7 @@ func (ls *linkSession) finishTurn(tid string, frame []byte) []byte {
 		ls.running = ""
 	}
 	delete(ls.contexts, tid)
+	forgetPromptShown(ls.s.id, tid)
 	ls.mu.Unlock()
 	ls.svc.turns.finish(ls.s.id, tid, answer)
 	if m.Error != nil {
@@ -688,6 +725,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if !busy {
 		return nil, linkErr("idle", "id", p.SessionID)
 	}
+	steerIDs.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
 	return map[string]int{"queued": ls.s.e.steer(p.Text)}, nil
 }
 
@@ -781,6 +819,9 @@ func historyOf(sess *session, ids map[int]string) map[string]any {
 		switch {
 		case m.Role == "user" && m.Kind == "prompt":
 			t := map[string]any{"role": "user", "text": turnPrompt(sess, m)}
+			if text, att := historyAttachments(t["text"].(string)); len(att) > 0 {
+				t["text"], t["attachments"] = text, att // link_attachments.go
+			}
 			if tid := ids[m.Turn]; tid != "" {
 				t["turnId"] = tid
 			}
@@ -949,13 +990,16 @@ func (svc *linkService) configure(raw json.RawMessage) (any, error) {
 		e.sess.Model = e.ref.String()
 		changed = true
 	}
-	effort := p.Effort
-	if effort != "" {
-		extra, err := levelFields(e.ref.String(), e.ref.Meta, effort)
+	// A configure that names only the model keeps the effort the session
+	// had, and answers it: the client reads the answer as the state now.
+	effort := ls.effort
+	if p.Effort != "" {
+		extra, err := levelFields(e.ref.String(), e.ref.Meta, p.Effort)
 		if err != nil {
 			return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 		}
 		e.extra = extra
+		effort, ls.effort = p.Effort, p.Effort
 		changed = true
 	}
 	if changed {

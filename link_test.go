@@ -208,6 +208,9 @@ type instLink struct {
 	// hold, while locked, stops the instance reading (a client that
 	// stopped reading: link_terminal_test.go's flood).
 	hold sync.Mutex
+	// order is every frame the device sent, in arrival order, as its
+	// method or "answer <id>" (link_seed_test.go's ordering rules).
+	order []string
 }
 
 func (fi *fakeInstance) serveLink(ws *websocket.Conn) {
@@ -242,6 +245,13 @@ func (fi *fakeInstance) serveLink(ws *websocket.Conn) {
 		}
 		_, hasID := m["id"]
 		method, _ := m["method"].(string)
+		l.mu.Lock()
+		if method != "" {
+			l.order = append(l.order, method)
+		} else {
+			l.order = append(l.order, fmt.Sprint("answer ", m["id"]))
+		}
+		l.mu.Unlock()
 		switch {
 		case method != "" && hasID:
 			go l.serveRequest(m)

@@ -164,10 +164,7 @@ func personalizationStatus(resp *http.Response) error {
 		Detail any `json:"detail"`
 	}
 	json.NewDecoder(limitBody(resp.Body)).Decode(&body)
-	detail := ""
-	if s, ok := body.Detail.(string); ok {
-		detail = oneLine(s, 200)
-	}
+	detail := detailText(body.Detail)
 	switch resp.StatusCode {
 	case 403:
 		if detail == "" {
@@ -178,4 +175,31 @@ func personalizationStatus(resp *http.Response) error {
 		return errors.New(linkText("personalization_422", "detail", detail))
 	}
 	return fmt.Errorf("the personalization: %s", resp.Status)
+}
+
+// detailText is an error body's detail in words: a string as it is, or a
+// validation list ([{loc, msg, type}], as a FastAPI server sends a 422)
+// as its messages, each after the field it names.
+func detailText(d any) string {
+	switch x := d.(type) {
+	case string:
+		return oneLine(x, 200)
+	case []any:
+		var parts []string
+		for _, it := range x {
+			m, _ := it.(map[string]any)
+			msg, _ := m["msg"].(string)
+			if msg == "" {
+				continue
+			}
+			if loc, _ := m["loc"].([]any); len(loc) > 0 {
+				if f, ok := loc[len(loc)-1].(string); ok {
+					msg = f + ": " + msg
+				}
+			}
+			parts = append(parts, msg)
+		}
+		return oneLine(strings.Join(parts, "; "), 200)
+	}
+	return ""
 }
