@@ -1,0 +1,437 @@
+package main
+
+// The kill -9 soak: the real binary, on the scripted fake model over
+// loopback HTTP, is killed with SIGKILL at a random moment of real work,
+// again and again, and after every kill the state folder is checked.
+// Skipped unless LEMBAS_SOAK=N (N rounds); LEMBAS_SOAK_SEED=S replays a
+// round (each round's seed is printed when it fails).
+//
+//	LEMBAS_SOAK=200 go test -count=1 -run '^TestSoak' -v .
+//
+// Each round is one of three kinds of work:
+//   - print: a long `-p` turn (stream-json) of many bash calls, each
+//     printing ~20 KB;
+//   - repl: a piped REPL session of several turns with /title, /undo and
+//     /compact;
+//   - link: `lembas service` linked to the fake instance, running prompts
+//     with turn ids whose bash call appends to a file (the side effect).
+//
+// The kill comes after a random number of bytes of output (print, repl),
+// of notifications to the instance (link), or after a random delay.
+//
+// What "shown" means, precisely: every byte the process wrote to its
+// stdout before it died (the pipe is drained after the kill), or every
+// notification the instance received. Of that:
+//   - a stream-json `prompt` event is the person's message: a stored user
+//     message of kind prompt ends with its text;
+//   - a `tool_end` event is a result: a stored tool message has its result
+//     id and exactly its output;
+//   - a `usage` event ends one model reply: the session holds at least as
+//     many assistant messages as usage events were shown, and the text
+//     streamed before it is one of them (text still streaming when the
+//     kill came was never a whole message, and is not counted);
+//   - a `done` event: the turn is stored as ended.
+//   - In the REPL, tokens the scripted model and commands print (ANS-…,
+//     OUT-…): an answer token followed by any further output was shown
+//     whole; a command's token on a tool line was its stored result.
+//   - On the link, `tool_end` and `prompt` events are held to the same.
+//
+// Then: every file under the state folder parses (sessions through the
+// store's own reader, with nothing set aside; turns files; the history;
+// permission answers; the link's given/deletes lists and status file);
+// `lembas -c -p` continues the newest session (when a session was made);
+// and on the link a prompt re-sent with its turn id after a restart never
+// runs its side effect twice.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// soakRounds reads LEMBAS_SOAK; 0 skips.
+func soakRounds(t *testing.T) (int, int64) {
+	n, _ := strconv.Atoi(os.Getenv("LEMBAS_SOAK"))
+	if n <= 0 {
+		t.Skip("the kill -9 soak runs with LEMBAS_SOAK=N (rounds)")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("kill -9 is a Unix signal")
+	}
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("LEMBAS_SOAK_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	return n, seed
+}
+
+// clearReplies drops what a killed process did not ask for, so the next
+// process starts from a known queue.
+func (f *fakeModel) clearReplies() {
+	f.mu.Lock()
+	f.replies = nil
+	f.mu.Unlock()
+}
+
+// killedRun is one process killed mid-work: what it printed.
+type killedRun struct {
+	out    []byte
+	exited bool // it ended by itself before the kill came
+}
+
+// runAndKill starts cmd and kills it with SIGKILL once it has printed
+// atBytes bytes, or after delay, whichever comes first; then drains its
+// stdout, so out is everything it wrote before it died.
+func runAndKill(t *testing.T, cmd *exec.Cmd, atBytes int, delay time.Duration) killedRun {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	var mu sync.Mutex
+	var out []byte
+	reached := make(chan struct{})
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 4096)
+		fired := false
+		for {
+			n, err := pr.Read(buf)
+			mu.Lock()
+			out = append(out, buf[:n]...)
+			if !fired && len(out) >= atBytes {
+				fired = true
+				close(reached)
+			}
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var r killedRun
+	select {
+	case <-reached:
+	case <-time.After(delay):
+	case <-waited:
+		r.exited = true
+	}
+	if !r.exited {
+		cmd.Process.Kill()
+		<-waited
+	}
+	<-readDone
+	pr.Close()
+	mu.Lock()
+	r.out = out
+	mu.Unlock()
+	return r
+}
+
+// soakEnv is one round's device: state, config, a project.
+type soakEnv struct {
+	t     *testing.T
+	f     *fakeModel
+	state string // XDG_STATE_HOME
+	proj  string
+	env   []string
+}
+
+func newSoakEnv(t *testing.T, f *fakeModel) *soakEnv {
+	proj, _ := filepath.EvalSymlinks(t.TempDir())
+	e := &soakEnv{t: t, f: f, state: t.TempDir(), proj: proj}
+	e.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh", "OPENAI_BASE_URL=" + f.url(),
+		"LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + e.state, "XDG_CONFIG_HOME=" + t.TempDir()}
+	return e
+}
+
+func (e *soakEnv) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(lembasBin(e.t), args...)
+	cmd.Dir = e.proj
+	cmd.Env = e.env
+	cmd.Stderr = io.Discard
+	return cmd
+}
+
+// soakSessions reads every session journal in a state folder through the
+// store's reader, without its lock (so nothing is repaired), and fails on
+// any that does not read or was set aside.
+func soakSessions(t *testing.T, stateDir string) []*session {
+	t.Helper()
+	var warned []string
+	st := newStore(stateDir, func(s string) { warned = append(warned, s) })
+	names, _ := filepath.Glob(filepath.Join(stateDir, "sessions", "*"))
+	var out []*session
+	for _, n := range names {
+		base := filepath.Base(n)
+		switch {
+		case strings.Contains(base, ".corrupt-"):
+			t.Errorf("a session file was set aside: %s", base)
+			continue
+		case !strings.HasSuffix(base, ".jsonl"):
+			continue
+		}
+		sess, err := st.read(strings.TrimSuffix(base, ".jsonl"))
+		if err != nil {
+			t.Errorf("session %s does not read: %v", base, err)
+			continue
+		}
+		out = append(out, sess)
+	}
+	for _, w := range warned {
+		t.Errorf("reading the sessions warned: %s", w)
+	}
+	return out
+}
+
+// soakFiles checks that every other file under the state folder parses:
+// JSON files whole, JSON Lines files (the history) line by line but for a
+// torn last line. Leftover temp files of an atomic write cut off by the
+// kill are counted, not failed: the name they were for is whole.
+func soakFiles(t *testing.T, stateDir string) (temps int) {
+	t.Helper()
+	filepath.WalkDir(stateDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(stateDir, p)
+		base := d.Name()
+		data, rerr := os.ReadFile(p)
+		if rerr != nil {
+			t.Errorf("%s does not read: %v", rel, rerr)
+			return nil
+		}
+		switch {
+		case strings.HasSuffix(base, ".tmp"):
+			temps++
+		case strings.HasPrefix(rel, "sessions"+string(filepath.Separator)), strings.HasPrefix(rel, "attachments"),
+			strings.HasSuffix(base, ".lock"), strings.HasSuffix(base, ".pid"):
+			// sessions: soakSessions; snapshots and attachments are blobs
+		case base == "history":
+			if _, _, err := splitJournal(data); err != nil {
+				t.Errorf("%s: %v", rel, err)
+			}
+			for i, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+				var s string
+				if l != "" && json.Unmarshal([]byte(l), &s) != nil && i < strings.Count(string(data), "\n") {
+					t.Errorf("%s line %d is not a JSON string: %q", rel, i+1, l)
+				}
+			}
+		case strings.HasSuffix(base, ".json"):
+			if !json.Valid(data) {
+				t.Errorf("%s is not JSON: %q", rel, data)
+			}
+			if strings.HasPrefix(rel, "turns"+string(filepath.Separator)) {
+				var tf turnFile
+				if err := json.Unmarshal(data, &tf); err != nil || tf.Session == "" {
+					t.Errorf("%s is not a turns file: %v %q", rel, err, data)
+				}
+			}
+		case strings.HasSuffix(base, ".jsonl"):
+			if _, _, err := splitJournal(data); err != nil {
+				t.Errorf("%s: %v", rel, err)
+			}
+		}
+		return nil
+	})
+	return temps
+}
+
+// shownStream is what a stream-json stdout showed: every whole line.
+type shownStream struct {
+	prompts []string
+	results map[string]string // result id → output
+	usages  int
+	replies []string // text streamed before each usage event, non-empty only
+	done    int
+}
+
+func parseShown(t *testing.T, out []byte) shownStream {
+	s := shownStream{results: map[string]string{}}
+	var text strings.Builder
+	for _, line := range bytes.SplitAfter(out, []byte("\n")) {
+		if len(line) == 0 || line[len(line)-1] != '\n' {
+			break // cut off by the kill: not a whole event
+		}
+		var ev event
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Errorf("stream-json printed a line that is not an event: %q", line)
+			continue
+		}
+		switch ev.Type {
+		case evPrompt:
+			s.prompts = append(s.prompts, ev.Text)
+		case evStep:
+			text.Reset()
+		case evText:
+			text.WriteString(ev.Text)
+		case evUsage:
+			s.usages++
+			if text.Len() > 0 {
+				s.replies = append(s.replies, text.String())
+			}
+			text.Reset()
+		case evToolEnd:
+			if ev.Tool != nil && ev.Tool.ResultID != "" {
+				s.results[ev.Tool.ResultID] = ev.Tool.Output
+			}
+		case evDone:
+			s.done++
+		}
+	}
+	return s
+}
+
+// checkShown holds a session to what its stream showed.
+func checkShown(t *testing.T, sh shownStream, sessions []*session) {
+	t.Helper()
+	if len(sh.prompts) == 0 && len(sh.results) == 0 && sh.usages == 0 {
+		return
+	}
+	if len(sessions) != 1 {
+		t.Errorf("%d sessions stored for one run that showed %d prompts", len(sessions), len(sh.prompts))
+		return
+	}
+	s := sessions[0]
+	var prompts []string
+	results := map[string]string{}
+	replies := map[string]bool{}
+	assistants := 0
+	for _, m := range s.Messages {
+		switch {
+		case m.Role == "user" && m.Kind == "prompt":
+			prompts = append(prompts, m.Content)
+		case m.Role == "tool":
+			results[m.ResultID] = m.Content
+		case m.Role == "assistant":
+			assistants++
+			replies[m.Content] = true
+		}
+	}
+	for i, p := range sh.prompts {
+		if i >= len(prompts) || !strings.HasSuffix(prompts[i], p) {
+			t.Errorf("prompt %d %q was shown but is not stored (stored %q)", i+1, p, prompts)
+		}
+	}
+	for id, out := range sh.results {
+		if got, ok := results[id]; !ok || got != out {
+			t.Errorf("result %s was shown but is not stored as shown (stored %t)", id, ok)
+		}
+	}
+	if assistants < sh.usages {
+		t.Errorf("%d model replies were shown whole but %d assistant messages are stored", sh.usages, assistants)
+	}
+	for _, r := range sh.replies {
+		if !replies[r] {
+			t.Errorf("the reply %q was shown whole but is not stored", r)
+		}
+	}
+	if sh.done > 0 {
+		if n := len(s.Turns); n == 0 || s.Turns[n-1].Status == "running" {
+			t.Errorf("the turn's end was shown but it is stored as %+v", s.Turns)
+		}
+	}
+}
+
+// continueSession runs `lembas -c -p` on what the kill left: with a
+// session stored, it must answer; with none, it must say there is none.
+func (e *soakEnv) continueSession(hadSession bool) {
+	t := e.t
+	t.Helper()
+	e.f.clearReplies()
+	e.f.push(textReply("Carried on."))
+	cmd := e.command("-c", "--output-format", "json", "-p", "go on")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if !hadSession {
+		e.f.clearReplies()
+		if err == nil || !strings.Contains(errb.String(), "no session") {
+			t.Errorf("-c with no session stored: %v %s", err, errb.String())
+		}
+		return
+	}
+	var ho headlessOutput
+	json.Unmarshal(out.Bytes(), &ho)
+	if err != nil || ho.Answer != "Carried on." {
+		t.Errorf("-c after kill -9: %v answer %q\n%s", err, ho.Answer, errb.String())
+	}
+}
+
+// soakPrint is one round of a long -p turn.
+func soakPrint(t *testing.T, rng *rand.Rand) {
+	f := newFakeModel(t)
+	e := newSoakEnv(t, f)
+	steps := 10 + rng.Intn(30)
+	for i := 1; i < steps; i++ {
+		f.push(uniqueCallReply(fmt.Sprintf("call_%d", i), fmt.Sprintf("head -c 20000 /dev/zero | tr '\\0' x; echo; echo OUT-%d", i)))
+	}
+	f.push(textReply("All steps done."))
+	// ~20 KB of output per step reaches stream-json twice (tool_output's
+	// tail, then tool_end's capped result): aim anywhere in the run.
+	atBytes := rng.Intn(steps * 12000)
+	delay := time.Duration(rng.Intn(3000)) * time.Millisecond
+	cmd := e.command("--mode", "auto", "--max-steps", "100", "--output-format", "stream-json", "-p", "run the steps")
+	r := runAndKill(t, cmd, atBytes, delay)
+	t.Logf("print: %d steps, kill at %d bytes or %v; printed %d bytes, exited by itself %v", steps, atBytes, delay, len(r.out), r.exited)
+	sh := parseShown(t, r.out)
+	sessions := soakSessions(t, filepath.Join(e.state, "lembas"))
+	checkShown(t, sh, sessions)
+	soakFiles(t, filepath.Join(e.state, "lembas"))
+	e.continueSession(len(sessions) > 0)
+	soakSessions(t, filepath.Join(e.state, "lembas"))
+}
+
+// TestSoakKillNine is the soak: LEMBAS_SOAK rounds, each a random kind of
+// work killed at a random moment.
+func TestSoakKillNine(t *testing.T) {
+	n, seed := soakRounds(t)
+	lembasBin(t)
+	kinds := []struct {
+		name string
+		run  func(*testing.T, *rand.Rand)
+	}{{"print", soakPrint}}
+	if k := os.Getenv("LEMBAS_SOAK_KIND"); k != "" {
+		var only = kinds[:0]
+		for _, kd := range kinds {
+			if kd.name == k {
+				only = append(only, kd)
+			}
+		}
+		kinds = only
+	}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		rs := seed + int64(i)
+		rng := rand.New(rand.NewSource(rs))
+		kd := kinds[rng.Intn(len(kinds))]
+		ok := t.Run(fmt.Sprintf("%d-%s", i, kd.name), func(t *testing.T) {
+			kd.run(t, rng)
+			if t.Failed() {
+				t.Logf("replay: LEMBAS_SOAK=1 LEMBAS_SOAK_SEED=%d go test -count=1 -run '^TestSoakKillNine$' -v .", rs)
+			}
+		})
+		_ = ok
+	}
+	t.Logf("%d rounds from seed %d in %v (%.2fs a round)", n, seed, time.Since(start).Round(time.Millisecond), time.Since(start).Seconds()/float64(n))
+}
