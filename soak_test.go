@@ -45,6 +45,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -410,7 +411,7 @@ func TestSoakKillNine(t *testing.T) {
 	kinds := []struct {
 		name string
 		run  func(*testing.T, *rand.Rand)
-	}{{"print", soakPrint}}
+	}{{"print", soakPrint}, {"repl", soakRepl}}
 	if k := os.Getenv("LEMBAS_SOAK_KIND"); k != "" {
 		var only = kinds[:0]
 		for _, kd := range kinds {
@@ -434,4 +435,157 @@ func TestSoakKillNine(t *testing.T) {
 		_ = ok
 	}
 	t.Logf("%d rounds from seed %d in %v (%.2fs a round)", n, seed, time.Since(start).Round(time.Millisecond), time.Since(start).Seconds()/float64(n))
+}
+
+// soakRepl is one round of a piped REPL session: four turns, each a
+// command and an answer, with /title, /undo and /compact between them.
+func soakRepl(t *testing.T, rng *rand.Rand) {
+	f := newFakeModel(t)
+	e := newSoakEnv(t, f)
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "echo OUT-1"}}), textReply("ANS-1"))
+	f.push(callsReply(fakeCall{"write", map[string]any{"path": "two.txt", "content": "OUT-2 written\n"}}), textReply("ANS-2"))
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "echo OUT-3"}}), textReply("ANS-3"))
+	f.push(textReply("SUMMARY-4 of the work so far."))
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "echo OUT-5"}}), textReply("ANS-5"))
+	input := "the first thing\n/title Soak title\nthe second thing\n/undo\nthe third thing\n/compact\nthe fourth thing\n"
+	cmd := e.command("--mode", "auto")
+	cmd.Stdin = strings.NewReader(input)
+	atBytes := rng.Intn(1200)
+	delay := time.Duration(rng.Intn(1500)) * time.Millisecond
+	r := runAndKill(t, cmd, atBytes, delay)
+	t.Logf("repl: kill at %d bytes or %v; printed %d bytes, exited by itself %v", atBytes, delay, len(r.out), r.exited)
+	if os.Getenv("LEMBAS_SOAK_SHOW") != "" {
+		t.Logf("stdout:\n%s", r.out)
+	}
+	sessions := soakSessions(t, filepath.Join(e.state, "lembas"))
+	soakFiles(t, filepath.Join(e.state, "lembas"))
+	out := string(r.out)
+	var results, replies []string
+	for _, s := range sessions {
+		for _, m := range s.Messages {
+			switch m.Role {
+			case "tool":
+				results = append(results, m.Content)
+			case "assistant":
+				replies = append(replies, m.Content)
+			}
+		}
+	}
+	stored := func(list []string, tok string) bool {
+		for _, c := range list {
+			if strings.Contains(c, tok) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range []string{"1", "2", "3", "5"} {
+		if strings.Contains(out, "OUT-"+k) && !stored(results, "OUT-"+k) {
+			t.Errorf("the result OUT-%s was shown but is not stored", k)
+		}
+		if i := strings.Index(out, "ANS-"+k); i >= 0 && i+len("ANS-"+k) < len(out) && !stored(replies, "ANS-"+k) {
+			t.Errorf("the answer ANS-%s was shown whole but is not stored", k)
+		}
+	}
+	if i := strings.Index(out, "SUMMARY-4"); i >= 0 && i+len("SUMMARY-4") < len(out) && !stored(replies, "SUMMARY-4") {
+		t.Errorf("the summary was shown but is not stored")
+	}
+	if strings.Contains(out, "Soak title") && (len(sessions) != 1 || sessions[0].Title != "Soak title") {
+		t.Errorf("the new title was shown but is not stored")
+	}
+	e.continueSession(len(sessions) > 0)
+}
+
+// TestShownIsStored is the soak's first find as a table: at the moment the
+// engine emits an event that shows the person a message, that message is
+// already on disk, as a fresh reader (another process) finds it. Before
+// the fix the usage event that ends a reply came before the reply was
+// saved, so a kill -9 between them lost a reply stream-json had shown
+// whole. Each case is a scripted turn; every event of the listed types is
+// checked against the session file at the moment it is emitted.
+func TestShownIsStored(t *testing.T) {
+	cases := []struct {
+		name    string
+		replies []fakeReply
+	}{
+		{"text then a call, then an answer", []fakeReply{
+			withText(callsReply(fakeCall{"bash", map[string]any{"command": "echo hi"}}), "Looking first."),
+			textReply("Done."),
+		}},
+		{"two calls in one reply", []fakeReply{
+			callsReply(fakeCall{"bash", map[string]any{"command": "echo one"}}, fakeCall{"read", map[string]any{"path": "a.txt"}}),
+			textReply("Both done."),
+		}},
+		{"an answer alone", []fakeReply{textReply("Just this.")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeModel(t)
+			f.push(c.replies...)
+			e, _ := newTestEngine(t, f, "auto", map[string]string{"a.txt": "A\n"})
+			reader := newStore(filepath.Dir(e.st.dir), nil)
+			usages, checked := 0, 0
+			var text strings.Builder
+			e.emit = func(ev event) {
+				if ev.Type == evText {
+					text.WriteString(ev.Text)
+				}
+				if ev.Type != evPrompt && ev.Type != evUsage && ev.Type != evToolEnd && ev.Type != evDone {
+					return
+				}
+				checked++
+				s, err := reader.read(e.sess.ID)
+				if err != nil {
+					t.Errorf("%s: the session does not read: %v", ev.Type, err)
+					return
+				}
+				var assistants, prompts int
+				replies, results := map[string]bool{}, map[string]string{}
+				for _, m := range s.Messages {
+					switch {
+					case m.Role == "assistant":
+						assistants++
+						replies[m.Content] = true
+					case m.Role == "user" && m.Kind == "prompt":
+						prompts++
+					case m.Role == "tool":
+						results[m.ResultID] = m.Content
+					}
+				}
+				switch ev.Type {
+				case evPrompt:
+					if prompts == 0 {
+						t.Errorf("prompt shown before it is stored")
+					}
+				case evUsage:
+					usages++
+					if assistants < usages || (text.Len() > 0 && !replies[text.String()]) {
+						t.Errorf("usage %d shown (a reply whole: %q) with %d replies stored", usages, text.String(), assistants)
+					}
+					text.Reset()
+				case evToolEnd:
+					if results[ev.Tool.ResultID] != ev.Tool.Output {
+						t.Errorf("result %s shown before it is stored", ev.Tool.ResultID)
+					}
+				case evDone:
+					if n := len(s.Turns); n == 0 || s.Turns[n-1].Status == "running" {
+						t.Errorf("done shown with the turn stored as %+v", s.Turns)
+					}
+				}
+			}
+			if out := e.runTurn(context.Background(), "go"); out.Err != nil {
+				t.Fatal(out.Err)
+			}
+			if checked == 0 || usages == 0 {
+				t.Fatal("no event was checked")
+			}
+		})
+	}
+}
+
+// withText puts answer text before a scripted reply's tool calls.
+func withText(r fakeReply, text string) fakeReply {
+	pre := sseData(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": text}}}})
+	r.body = strings.TrimSuffix(pre, "data: [DONE]\n\n") + r.body
+	return r
 }
