@@ -54,6 +54,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -96,18 +97,68 @@ type killedRun struct {
 // atBytes bytes, or after delay, whichever comes first; then drains its
 // stdout, so out is everything it wrote before it died.
 func runAndKill(t *testing.T, cmd *exec.Cmd, atBytes int, delay time.Duration) killedRun {
+	return runFeedAndKill(t, cmd, nil, atBytes, delay)
+}
+
+// feedLine is a line of input, typed once the output so far satisfies
+// after: the soak types as a person does, when the session is ready.
+type feedLine struct {
+	after func(out string) bool
+	line  string
+}
+
+// runFeedAndKill is runAndKill with stdin typed from feed.
+func runFeedAndKill(t *testing.T, cmd *exec.Cmd, feed []feedLine, atBytes int, delay time.Duration) killedRun {
 	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stdout = pw
+	var inW *os.File
+	if feed != nil {
+		inR, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdin, inW = inR, w
+		defer inR.Close()
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	pw.Close()
 	var mu sync.Mutex
 	var out []byte
+	grew := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	fedDone := make(chan struct{})
+	go func() {
+		defer close(fedDone)
+		if inW == nil {
+			return
+		}
+		defer inW.Close()
+		for _, fl := range feed {
+			for {
+				mu.Lock()
+				ready := fl.after == nil || fl.after(string(out))
+				mu.Unlock()
+				if ready {
+					break
+				}
+				select {
+				case <-grew:
+				case <-stop:
+					return
+				}
+			}
+			if _, err := io.WriteString(inW, fl.line+"\n"); err != nil {
+				return
+			}
+		}
+		<-stop // keep stdin open: end of input would end the session
+	}()
 	reached := make(chan struct{})
 	readDone := make(chan struct{})
 	go func() {
@@ -123,6 +174,10 @@ func runAndKill(t *testing.T, cmd *exec.Cmd, atBytes int, delay time.Duration) k
 				close(reached)
 			}
 			mu.Unlock()
+			select {
+			case grew <- struct{}{}:
+			default:
+			}
 			if err != nil {
 				return
 			}
@@ -142,6 +197,8 @@ func runAndKill(t *testing.T, cmd *exec.Cmd, atBytes int, delay time.Duration) k
 		<-waited
 	}
 	<-readDone
+	close(stop)
+	<-fedDone
 	pr.Close()
 	mu.Lock()
 	r.out = out
@@ -157,6 +214,9 @@ type soakEnv struct {
 	proj  string
 	env   []string
 }
+
+// reTurnLine is the REPL's line after a turn: the model and its usage.
+var reTurnLine = regexp.MustCompile(`openai/mock · \d+ in`)
 
 func newSoakEnv(t *testing.T, f *fakeModel) *soakEnv {
 	proj, _ := filepath.EvalSymlinks(t.TempDir())
@@ -447,12 +507,25 @@ func soakRepl(t *testing.T, rng *rand.Rand) {
 	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "echo OUT-3"}}), textReply("ANS-3"))
 	f.push(textReply("SUMMARY-4 of the work so far."))
 	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "echo OUT-5"}}), textReply("ANS-5"))
-	input := "the first thing\n/title Soak title\nthe second thing\n/undo\nthe third thing\n/compact\nthe fourth thing\n"
-	cmd := e.command("--mode", "auto")
-	cmd.Stdin = strings.NewReader(input)
-	atBytes := rng.Intn(1200)
-	delay := time.Duration(rng.Intn(1500)) * time.Millisecond
-	r := runAndKill(t, cmd, atBytes, delay)
+	turns := func(n int) func(string) bool {
+		return func(out string) bool { return len(reTurnLine.FindAllString(out, -1)) >= n }
+	}
+	has := func(s string) func(string) bool { return func(out string) bool { return strings.Contains(out, s) } }
+	feed := []feedLine{
+		{has("[y/n]"), "n"},
+		{has("/help for commands"), "the first thing"},
+		{turns(1), "/title Soak title"},
+		{has("Soak title"), "the second thing"},
+		{turns(2), "/undo"},
+		{has("took back turn"), "the third thing"},
+		{turns(3), "/compact"},
+		{has("compacted:"), "the fourth thing"},
+		{turns(4), "/quit"},
+	}
+	cmd := e.command("-i", "--mode", "auto")
+	atBytes := rng.Intn(1300)
+	delay := time.Duration(rng.Intn(400)) * time.Millisecond
+	r := runFeedAndKill(t, cmd, feed, atBytes, delay)
 	t.Logf("repl: kill at %d bytes or %v; printed %d bytes, exited by itself %v", atBytes, delay, len(r.out), r.exited)
 	if os.Getenv("LEMBAS_SOAK_SHOW") != "" {
 		t.Logf("stdout:\n%s", r.out)
@@ -487,8 +560,19 @@ func soakRepl(t *testing.T, rng *rand.Rand) {
 			t.Errorf("the answer ANS-%s was shown whole but is not stored", k)
 		}
 	}
-	if i := strings.Index(out, "SUMMARY-4"); i >= 0 && i+len("SUMMARY-4") < len(out) && !stored(replies, "SUMMARY-4") {
-		t.Errorf("the summary was shown but is not stored")
+	if strings.Contains(out, "compacted:") {
+		var all []string
+		for _, s := range sessions {
+			for _, m := range s.Messages {
+				all = append(all, m.Content)
+			}
+		}
+		if !stored(all, "SUMMARY-4") {
+			t.Errorf("the compaction was shown done but its summary is not stored")
+		}
+	}
+	if strings.Contains(out, "took back turn 2") && (len(sessions) != 1 || len(sessions[0].Turns) < 2 || !sessions[0].Turns[1].Undone) {
+		t.Errorf("the undo was shown but turn 2 is not stored as undone")
 	}
 	if strings.Contains(out, "Soak title") && (len(sessions) != 1 || sessions[0].Title != "Soak title") {
 		t.Errorf("the new title was shown but is not stored")
