@@ -289,8 +289,8 @@ func soakSessions(t *testing.T, stateDir string) []*session {
 func soakFiles(t *testing.T, stateDir string) (temps int) {
 	t.Helper()
 	filepath.WalkDir(stateDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
+		if err != nil || !d.Type().IsRegular() {
+			return nil // folders; the share socket
 		}
 		rel, _ := filepath.Rel(stateDir, p)
 		base := d.Name()
@@ -488,7 +488,7 @@ func TestSoakKillNine(t *testing.T) {
 	kinds := []struct {
 		name string
 		run  func(*testing.T, *rand.Rand)
-	}{{"print", soakPrint}, {"repl", soakRepl}}
+	}{{"print", soakPrint}, {"repl", soakRepl}, {"link", soakLink}}
 	if k := os.Getenv("LEMBAS_SOAK_KIND"); k != "" {
 		var only = kinds[:0]
 		for _, kd := range kinds {
@@ -693,4 +693,228 @@ func withText(r fakeReply, text string) fakeReply {
 	pre := sseData(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": text}}}})
 	r.body = strings.TrimSuffix(pre, "data: [DONE]\n\n") + r.body
 	return r
+}
+
+// soakService starts the built binary as `lembas service` on the fake
+// instance of e.
+func soakService(t *testing.T) *exec.Cmd {
+	cmd := exec.Command(lembasBin(t), "service", "--login", "test")
+	cmd.Env = os.Environ() // newLinkEnv's HOME, XDG folders and login
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// linkShown holds a session to the link events the instance received:
+// each prompt and tool result it was sent is stored.
+func linkShown(t *testing.T, notes []map[string]any, sessions []*session) {
+	t.Helper()
+	var prompts []string
+	results := map[string]bool{}
+	for _, s := range sessions {
+		for _, m := range s.Messages {
+			switch {
+			case m.Role == "user" && m.Kind == "prompt":
+				prompts = append(prompts, m.Content)
+			case m.Role == "tool":
+				results[m.ToolCallID] = true
+			}
+		}
+	}
+	for _, n := range notes {
+		if n["method"] != "_lembas/event" {
+			continue
+		}
+		params, _ := n["params"].(map[string]any)
+		ev, _ := params["event"].(map[string]any)
+		switch ev["type"] {
+		case "prompt":
+			text, _ := ev["text"].(string)
+			found := false
+			for _, p := range prompts {
+				found = found || strings.HasSuffix(p, text)
+			}
+			if !found {
+				t.Errorf("the prompt %q reached the instance but is not stored", text)
+			}
+		case "tool_end":
+			id := fmt.Sprint(ev["id"])
+			if tool, ok := ev["tool"].(map[string]any); ok {
+				id = fmt.Sprint(tool["id"])
+			}
+			if !results[id] {
+				t.Errorf("the result of %s reached the instance but is not stored: %v", id, ev)
+			}
+		}
+	}
+}
+
+// soakLink is one round of the device: prompts with turn ids, each
+// running a command that appends its turn id to effects.txt; the service
+// is killed after a random number of notifications or a random delay,
+// started again, and every prompt sent before the kill is sent again with
+// its turn id. No turn id may reach effects.txt twice.
+func soakLink(t *testing.T, rng *rand.Rand) {
+	e := newLinkEnv(t, "")
+	e.fi.model.t = killedTB{t}
+	turns := 2 + rng.Intn(3)
+	script := func(tid string) {
+		e.fi.model.clearReplies()
+		e.fi.model.push(callsReply(fakeCall{"bash", map[string]any{"command": "echo " + tid + " >> effects.txt"}}), textReply("done "+tid))
+	}
+	cmd := soakService(t)
+	killed := false
+	defer func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	l := e.link()
+	sid := e.newSession(l, e.proj, "auto")
+	atNote := rng.Intn(turns * 12)
+	deadline := time.After(time.Duration(rng.Intn(1500)) * time.Millisecond)
+	var sent []string
+	l.mu.Lock()
+	base := len(l.notes)
+	l.mu.Unlock()
+work:
+	for i := 0; i < turns; i++ {
+		tid := fmt.Sprintf("turn-%d", i)
+		script(tid)
+		sent = append(sent, tid)
+		ch := l.start("session/prompt", promptParams(sid, "step "+tid, tid))
+		for {
+			l.mu.Lock()
+			n := len(l.notes) - base
+			l.mu.Unlock()
+			if n >= atNote {
+				break work
+			}
+			select {
+			case <-ch:
+				continue work
+			case <-l.noteCh:
+			case <-deadline:
+				break work
+			case <-time.After(guard):
+				t.Fatalf("the turn %s never ended", tid)
+			}
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed = true
+	l.mu.Lock()
+	notes := append([]map[string]any(nil), l.notes...)
+	l.mu.Unlock()
+	t.Logf("link: %d turns, kill at note %d; sent %d prompts, %d notes", turns, atNote, len(sent), len(notes)-base)
+	state := stateDir()
+	sessions := soakSessions(t, state)
+	linkShown(t, notes, sessions)
+	soakFiles(t, state)
+	effects := func() map[string]int {
+		data, _ := os.ReadFile(filepath.Join(e.proj, "effects.txt"))
+		count := map[string]int{}
+		for _, f := range strings.Fields(string(data)) {
+			count[f]++
+		}
+		return count
+	}
+	before := effects()
+
+	// The restart: every prompt sent is sent again with its turn id.
+	cmd2 := soakService(t)
+	defer func() { cmd2.Process.Kill(); cmd2.Wait() }()
+	l2 := e.link()
+	answers := map[string]string{}
+	for _, tid := range sent {
+		script(tid)
+		m := l2.call("session/prompt", promptParams(sid, "step "+tid, tid))
+		if m["error"] != nil {
+			t.Errorf("%s sent again after the restart: %v", tid, m["error"])
+			continue
+		}
+		r, _ := m["result"].(map[string]any)
+		meta, _ := r["_meta"].(map[string]any)
+		lm, _ := meta["lembas"].(map[string]any)
+		if lm["turnId"] != tid {
+			t.Errorf("%s sent again answered %v", tid, r)
+		}
+		answers[tid] = fmt.Sprint(r["stopReason"])
+		if lm["interrupted"] == true {
+			answers[tid] = "interrupted"
+		}
+	}
+	after := effects()
+	for tid, a := range answers {
+		if a == "end_turn" && after[tid] != 1 {
+			t.Errorf("%s answered end_turn after the restart with its side effect run %d times", tid, after[tid])
+		}
+	}
+	for tid, n := range after {
+		if n > 1 {
+			t.Errorf("the side effect of %s ran %d times (%d before the restart)", tid, n, before[tid])
+		}
+	}
+	cmd2.Process.Kill()
+	cmd2.Wait()
+	t.Logf("link: side effects %v before the restart, %v after; answers after it %v", before, after, answers)
+	soakSessions(t, state)
+	soakFiles(t, state)
+
+	// -c at the terminal carries the device's session on.
+	e.fi.model.clearReplies()
+	e.fi.model.push(textReply("Carried on."))
+	c := exec.Command(lembasBin(t), "-c", "--output-format", "json", "-p", "go on")
+	c.Dir, c.Env = e.proj, os.Environ()
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	var ho headlessOutput
+	json.Unmarshal(out.Bytes(), &ho)
+	if err != nil || ho.Answer != "Carried on." || ho.SessionID != sid {
+		t.Errorf("-c after the device's kill -9: %v session %q (want %s) answer %q\n%s", err, ho.SessionID, sid, ho.Answer, errb.String())
+	}
+}
+
+// TestNewSessionStoredWhole is the soak's second find: a session made for
+// a front end (the link's session/new, ACP's, -p, the REPL) is on disk with
+// its model, mode and system prompt before the front end names it. Before
+// the fix they reached the file only with the first prompt, so a device
+// killed between session/new and the first turn came back with a session
+// on no model, which the link then refused to open.
+func TestNewSessionStoredWhole(t *testing.T) {
+	f := newFakeModel(t)
+	home := t.TempDir()
+	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "config"), "XDG_STATE_HOME": filepath.Join(home, "state"),
+		"OPENAI_BASE_URL": f.url(), "LEMBAS_MODEL": "mock", "SHELL": "/bin/sh"} {
+		t.Setenv(k, v)
+	}
+	proj, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, c := range []struct {
+		name  string
+		flags runFlags
+	}{
+		{"new, edit mode", runFlags{cwd: proj, mode: "edit"}},
+		{"new, auto mode, linked", runFlags{cwd: proj, mode: "auto", linkOpened: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			flags := c.flags
+			e, cleanup, err := newSessionEngine(context.Background(), &flags, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			got, err := newStore(stateDir(), nil).read(e.sess.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Model != e.sess.Model || got.Mode != flags.mode || got.System == "" {
+				t.Errorf("stored model %q mode %q system %d bytes; in memory %q %q", got.Model, got.Mode, len(got.System), e.sess.Model, e.sess.Mode)
+			}
+		})
+	}
 }
