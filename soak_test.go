@@ -302,6 +302,7 @@ func soakFiles(t *testing.T, stateDir string) (temps int) {
 		switch {
 		case strings.HasSuffix(base, ".tmp"):
 			temps++
+			t.Logf("a temp file the kill left: %s", rel)
 		case strings.HasPrefix(rel, "sessions"+string(filepath.Separator)), strings.HasPrefix(rel, "attachments"),
 			strings.HasSuffix(base, ".lock"), strings.HasSuffix(base, ".pid"):
 			// sessions: soakSessions; snapshots and attachments are blobs
@@ -475,7 +476,9 @@ func soakPrint(t *testing.T, rng *rand.Rand) {
 	sh := parseShown(t, r.out)
 	sessions := soakSessions(t, filepath.Join(e.state, "lembas"))
 	checkShown(t, sh, sessions)
-	soakFiles(t, filepath.Join(e.state, "lembas"))
+	if n := soakFiles(t, filepath.Join(e.state, "lembas")); n > 0 {
+		t.Logf("left by the kill: %d temp files of an atomic write", n)
+	}
 	e.continueSession(len(sessions) > 0)
 	soakSessions(t, filepath.Join(e.state, "lembas"))
 }
@@ -548,7 +551,9 @@ func soakRepl(t *testing.T, rng *rand.Rand) {
 		t.Logf("stdout:\n%s", r.out)
 	}
 	sessions := soakSessions(t, filepath.Join(e.state, "lembas"))
-	soakFiles(t, filepath.Join(e.state, "lembas"))
+	if n := soakFiles(t, filepath.Join(e.state, "lembas")); n > 0 {
+		t.Logf("left by the kill: %d temp files of an atomic write", n)
+	}
 	out := string(r.out)
 	var results, replies []string
 	for _, s := range sessions {
@@ -814,7 +819,9 @@ work:
 	state := stateDir()
 	sessions := soakSessions(t, state)
 	linkShown(t, notes, sessions)
-	soakFiles(t, state)
+	if n := soakFiles(t, state); n > 0 {
+		t.Logf("left by the kill: %d temp files of an atomic write", n)
+	}
 	effects := func() map[string]int {
 		data, _ := os.ReadFile(filepath.Join(e.proj, "effects.txt"))
 		count := map[string]int{}
