@@ -728,6 +728,8 @@ func linkShown(t *testing.T, notes []map[string]any, sessions []*session) {
 			}
 		}
 	}
+	checked := 0
+	defer func() { t.Logf("link: %d prompts and results shown were checked against the session", checked) }()
 	for _, n := range notes {
 		if n["method"] != "_lembas/event" {
 			continue
@@ -736,6 +738,7 @@ func linkShown(t *testing.T, notes []map[string]any, sessions []*session) {
 		ev, _ := params["event"].(map[string]any)
 		switch ev["type"] {
 		case "prompt":
+			checked++
 			text, _ := ev["text"].(string)
 			found := false
 			for _, p := range prompts {
@@ -745,6 +748,7 @@ func linkShown(t *testing.T, notes []map[string]any, sessions []*session) {
 				t.Errorf("the prompt %q reached the instance but is not stored", text)
 			}
 		case "tool_end":
+			checked++
 			id := fmt.Sprint(ev["id"])
 			if tool, ok := ev["tool"].(map[string]any); ok {
 				id = fmt.Sprint(tool["id"])
