@@ -181,11 +181,14 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		out.Usage.add(rep.Usage)
 		u := rep.Usage
-		e.send(event{Type: evUsage, Usage: &u})
+		// The reply is stored before usage says it is whole: a front end
+		// that shows it as ended (stream-json, the REPL's end of line) has
+		// it on disk, even under kill -9 (the soak, soak_test.go).
 		if err := e.appendMsg(message{Role: "assistant", Content: rep.Text, Reasoning: rep.Reasoning, ToolCalls: rep.Calls}); err != nil {
 			out.StopReason, out.Err = "error", err
 			return out
 		}
+		e.send(event{Type: evUsage, Usage: &u})
 		if len(rep.Calls) == 0 {
 			if strings.TrimSpace(rep.Text) == "" && nudges < lp.Nudges.EmptyReplyMax {
 				nudges++

@@ -279,6 +279,13 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	}
 	sess.Model = ref.String()
 	sess.Mode = mode
+	// On disk before any front end names the session (session/new's
+	// answer): a kill -9 before its first turn must leave one that opens
+	// again on its model (the soak, soak_test.go).
+	if err := st.save(sess); err != nil {
+		st.close()
+		return nil, nil, err
+	}
 	maxSteps := theSpec().Loop.Budgets["cli"].MaxSteps
 	if f.maxSteps > 0 {
 		maxSteps = f.maxSteps
