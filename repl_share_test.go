@@ -77,6 +77,7 @@ func TestReplShareCards(t *testing.T) {
 	p = webCard("session/request_permission")
 	callID := p["toolCall"].(map[string]any)["toolCallId"]
 	h.typ("n")
+	h.expect("tell the model why") // typed before the reason is asked, it would be a steer message
 	h.typ("not now")
 	st := l.waitNote("settled", func(m map[string]any) bool {
 		return m["method"] == "_lembas/permission/settled" && m["params"].(map[string]any)["toolCallId"] == callID
