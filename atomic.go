@@ -7,6 +7,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // writeFileAtomic writes data to a temporary file beside path, fsyncs it,
@@ -66,4 +67,21 @@ func syncDir(dir string) {
 	}
 	d.Sync()
 	d.Close()
+}
+
+// sweepStaleTemps removes the temp files writeFileAtomic makes
+// (".<name>.*.tmp") that are older than age: a process killed between
+// making one and renaming it leaves it behind, and nothing else ever
+// would. A younger one may be a write in progress, and is left alone.
+func sweepStaleTemps(dir string, now time.Time, age time.Duration) int {
+	names, _ := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	n := 0
+	for _, p := range names {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && now.Sub(st.ModTime()) > age {
+			if os.Remove(p) == nil {
+				n++
+			}
+		}
+	}
+	return n
 }

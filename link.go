@@ -55,8 +55,9 @@ type linkSpec struct {
 		ResetS  int `json:"reset_s"`
 	} `json:"backoff"`
 	Turns struct {
-		Keep      int `json:"keep"`
-		PruneDays int `json:"prune_days"`
+		Keep        int `json:"keep"`
+		PruneDays   int `json:"prune_days"`
+		StaleTempsS int `json:"stale_temp_s"` // an atomic write's temp file older than this was left by a kill
 	} `json:"turns"`
 	Share struct {
 		ReleaseTimeoutS int `json:"release_timeout_s"`

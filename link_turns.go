@@ -244,7 +244,12 @@ func (b *turnBook) saveLocked(st *sessionTurns) {
 var turnFileWrites atomic.Int64
 
 // pruneTurnFiles removes turns files untouched for turns.prune_days.
+// It also removes what a kill in the middle of an atomic write left in the
+// turns and sessions folders (sweepStaleTemps).
 func pruneTurnFiles(now time.Time) int {
+	age := time.Duration(theLinkSpec().Turns.StaleTempsS) * time.Second
+	sweepStaleTemps(turnsDir(), now, age)
+	sweepStaleTemps(filepath.Join(stateDir(), "sessions"), now, age)
 	days := theLinkSpec().Turns.PruneDays
 	names, _ := filepath.Glob(filepath.Join(turnsDir(), "*.json"))
 	n := 0
