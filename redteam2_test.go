@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,4 +147,33 @@ func TestRedteam2Corpus(t *testing.T) {
 	sort.Strings(classes)
 	t.Logf("redteam2: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; paths %d, missed %d, falsely refused %d; misses by class: %s",
 		len(refuse), missed, strict, len(ask), askMissed, len(allow), falseDeny, falseAsk, len(paths), pathMiss, pathFalse, strings.Join(classes, " "))
+}
+
+// TestRedteam2Probe prints each mode's verdict and reason for the lines
+// of $LEMBAS_PROBE (one a line) in the corpus's world: a tool for writing
+// and checking corpus lines, skipped when the variable is not set.
+func TestRedteam2Probe(t *testing.T) {
+	lines := os.Getenv("LEMBAS_PROBE")
+	if lines == "" {
+		t.Skip("set LEMBAS_PROBE to lines to judge")
+	}
+	proj := redteamWorld(t)
+	shell := theArityShellTool()
+	for _, l := range strings.Split(lines, "\n") {
+		if l == "" {
+			continue
+		}
+		raw, _ := json.Marshal(map[string]string{"command": l})
+		d := permissionsFor("auto", proj, false, &config{}).decide(theSpec().Tools[shell], raw)
+		t.Logf("%q: %v | auto: %s %s", l, redteamVerdicts(proj, shell, map[string]string{"command": l}), d.Verdict, d.Reason)
+	}
+}
+
+// The floor_second conformance area (the second look's classes) is run
+// by the floor area's runner, looked up when a case runs so the order in
+// which the files' init functions run does not matter.
+func init() {
+	conformanceRunners["floor_second"] = func(input json.RawMessage) (any, error) {
+		return conformanceRunners["floor"](input)
+	}
 }
