@@ -140,13 +140,24 @@ func TestRedteam2Corpus(t *testing.T) {
 			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
 		}
 	}
+	// gaps.txt: known gaps, judged and logged, not failed (see its head).
+	gaps := readRedteam2(t, "gaps.txt")
+	stillOpen := 0
+	for _, e := range gaps {
+		if v := redteamVerdicts(proj, shell, map[string]string{"command": e.text}); v["auto"] != "deny" {
+			stillOpen++
+			t.Logf("gap still open: %s %q: %v", e.where, e.text, v)
+		} else {
+			t.Logf("gap now refused, move it to refuse.txt: %s %q", e.where, e.text)
+		}
+	}
 	var classes []string
 	for c, n := range missByClass {
 		classes = append(classes, fmt.Sprintf("%s=%d", c, n))
 	}
 	sort.Strings(classes)
-	t.Logf("redteam2: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; paths %d, missed %d, falsely refused %d; misses by class: %s",
-		len(refuse), missed, strict, len(ask), askMissed, len(allow), falseDeny, falseAsk, len(paths), pathMiss, pathFalse, strings.Join(classes, " "))
+	t.Logf("redteam2: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; paths %d, missed %d, falsely refused %d; known gaps %d, still open %d; misses by class: %s",
+		len(refuse), missed, strict, len(ask), askMissed, len(allow), falseDeny, falseAsk, len(paths), pathMiss, pathFalse, len(gaps), stillOpen, strings.Join(classes, " "))
 }
 
 // TestRedteam2Probe prints each mode's verdict and reason for the lines
@@ -175,5 +186,60 @@ func TestRedteam2Probe(t *testing.T) {
 func init() {
 	conformanceRunners["floor_second"] = func(input json.RawMessage) (any, error) {
 		return conformanceRunners["floor"](input)
+	}
+}
+
+// FuzzFloorSecondLook feeds hostile lines, seeded with the second corpus,
+// through the whole shell decision: the second look's raw-line scans
+// (variable names, quotes, words) must give a verdict, never crash.
+func FuzzFloorSecondLook(f *testing.F) {
+	proj := redteamWorld(f)
+	for _, name := range []string{"refuse.txt", "allow.txt", "ask.txt", "gaps.txt"} {
+		for _, e := range readRedteam2(f, name) {
+			f.Add(e.text)
+		}
+	}
+	p := permissionsFor("auto", proj, false, &config{})
+	shell := theSpec().Tools[theArityShellTool()]
+	f.Fuzz(func(t *testing.T, line string) {
+		raw, _ := json.Marshal(map[string]string{"command": line})
+		switch d := p.decide(shell, raw); d.Verdict {
+		case "allow", "ask", "deny":
+		default:
+			t.Fatalf("%q: verdict %q", line, d.Verdict)
+		}
+	})
+}
+
+// TestMergeSecondLook: additions are appended to lists and added to
+// objects; a path that names no table, a key already there, or a list
+// given for an object is an error naming the fix.
+func TestMergeSecondLook(t *testing.T) {
+	doc := `{"a":{"l":[1],"o":{"x":1}},"second_look":{"adds":{"a.l":[2,3],"a.o":{"y":2}}}}`
+	out, err := mergeSecondLook([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		A struct {
+			L []int          `json:"l"`
+			O map[string]int `json:"o"`
+		} `json:"a"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.A.L) != "[1 2 3]" || got.A.O["x"] != 1 || got.A.O["y"] != 2 {
+		t.Fatalf("merged %s", out)
+	}
+	for _, bad := range []string{
+		`{"a":{"l":[1]},"second_look":{"adds":{"a.m":[2]}}}`,
+		`{"a":{"o":{"x":1}},"second_look":{"adds":{"a.o":{"x":2}}}}`,
+		`{"a":{"o":{"x":1}},"second_look":{"adds":{"a.o":[2]}}}`,
+		`{"a":{"l":[1]},"second_look":{"adds":{"b.l":[2]}}}`,
+	} {
+		if _, err := mergeSecondLook([]byte(bad)); err == nil || !strings.Contains(err.Error(), "second_look.adds") {
+			t.Errorf("%s: error %v", bad, err)
+		}
 	}
 }
