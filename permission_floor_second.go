@@ -106,7 +106,7 @@ func (s *secondLookSpec) compile() error {
 
 // shellVarRef finds the names of the variables a raw line expands ($X,
 // ${X}, ${X:-…}, ${#X}); a \$ or a $ inside single quotes is text.
-var shellVarRef = regexp.MustCompile(`\$\{?#?([A-Za-z_][A-Za-z0-9_]*)`)
+var shellVarRef = lazyRE(`\$\{?#?([A-Za-z_][A-Za-z0-9_]*)`)
 
 // secondLook runs the second look's checks on a line the floor passed.
 func (h *hardlineSpec) secondLook(line string, cmds []shellCmd) *hardlineHit {
@@ -156,7 +156,7 @@ func (h *hardlineSpec) secretByName(line string, cmds []shellCmd) *hardlineHit {
 	if sender == "" && !h.netRedirect(line) {
 		return nil
 	}
-	for _, m := range shellVarRef.FindAllStringSubmatchIndex(line, -1) {
+	for _, m := range shellVarRef.get().FindAllStringSubmatchIndex(line, -1) {
 		if inSingleQuotes(line, m[0]) || (m[0] > 0 && line[m[0]-1] == '\\') || h.inHeader(line, m[0]) {
 			continue
 		}
