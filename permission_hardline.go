@@ -66,6 +66,8 @@ type protectedEntry struct {
 }
 
 type hardlineSpec struct {
+	Second secondLookSpec `json:"second_look"` // permission_floor_second.go
+
 	About     string    `json:"about"`
 	Source    string    `json:"source"`
 	Plain     plainSpec `json:"plain"`
@@ -164,6 +166,9 @@ func (h *hardlineSpec) indexRules() {
 
 // compile checks the spec once and prepares what checks use often.
 func (h *hardlineSpec) compile() error {
+	if err := h.Second.compile(); err != nil {
+		return err
+	}
 	for _, d := range h.ForkBomb.Definitions {
 		re, err := regexp.Compile(d)
 		if err != nil {
@@ -259,7 +264,10 @@ func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellE
 	if changed {
 		cmds = sub
 	}
-	return h.checkCommands(cmds, env, true)
+	if hit := h.checkCommands(cmds, env, true); hit != nil {
+		return hit
+	}
+	return h.secondLook(line, cmds)
 }
 
 // definesFunction says whether a parsed line defines a function.

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The second red-team corpus (testdata/redteam2), written apart from the
+// first and from floor.json, from the seeds and from what attackers and
+// careless agents type: links made without ln, secrets named by variable,
+// git plumbing that names programs, installers fetched from URLs, start-up
+// and scheduling hooks, interpreters' one-liners, decoders piped into a
+// shell, containers and namespaces. It is judged exactly as the first one
+// is (redteamVerdicts: every mode, and auto headless) in the same world
+// (redteamWorld), and it fails on any miss or false refusal.
+
+// readRedteam2 reads a file of testdata/redteam2 in readRedteam's format
+// ("# class: name" headers, "+|" continuations, "q:" Go-quoted lines).
+// readRedteam is bound to testdata/redteam, so the format is read again
+// here rather than changing a function the first corpus owns.
+func readRedteam2(t testing.TB, name string) []redteamEntry {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "redteam2", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []redteamEntry
+	class := ""
+	for i, l := range strings.Split(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "# class:"):
+			class = strings.TrimSpace(l[len("# class:"):])
+			continue
+		case strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#"):
+			continue
+		case strings.HasPrefix(l, "+|"):
+			if len(out) == 0 {
+				t.Fatalf("%s:%d: a continuation with no line before it", name, i+1)
+			}
+			out[len(out)-1].text += "\n" + l[2:]
+			continue
+		case strings.HasPrefix(l, "q:"):
+			s, err := strconv.Unquote(l[2:])
+			if err != nil {
+				t.Fatalf("%s:%d: %v", name, i+1, err)
+			}
+			l = s
+		}
+		out = append(out, redteamEntry{text: l, class: class, where: fmt.Sprintf("%s:%d", name, i+1)})
+	}
+	return out
+}
+
+func TestRedteam2Corpus(t *testing.T) {
+	proj := redteamWorld(t)
+	refuse := readRedteam2(t, "refuse.txt")
+	allow := readRedteam2(t, "allow.txt")
+	ask := readRedteam2(t, "ask.txt")
+	paths := readRedteam2(t, "paths.txt")
+	if len(refuse) < 300 || len(allow) < 150 {
+		t.Fatalf("the corpus holds %d must-refuse and %d must-allow lines; it needs at least 300 and 150", len(refuse), len(allow))
+	}
+	shell := theArityShellTool()
+	missed, strict := 0, 0
+	missByClass := map[string]int{}
+	for _, e := range refuse {
+		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
+		bad := v["auto"] != "deny" || v["headless"] == "allow"
+		all := true
+		for _, x := range v {
+			bad = bad || x == "allow"
+			all = all && x == "deny"
+		}
+		if !all {
+			strict++
+		}
+		if bad {
+			missed++
+			missByClass[e.class]++
+			t.Errorf("MISS %s [%s] %q: %v", e.where, e.class, e.text, v)
+		}
+	}
+	askMissed := 0
+	for _, e := range ask {
+		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
+		bad := false
+		for _, x := range v {
+			bad = bad || x == "allow"
+		}
+		if bad {
+			askMissed++
+			missByClass[e.class]++
+			t.Errorf("MISS (ask) %s [%s] %q: %v", e.where, e.class, e.text, v)
+		}
+	}
+	falseDeny, falseAsk := 0, 0
+	for _, e := range allow {
+		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
+		switch v["auto"] {
+		case "deny":
+			falseDeny++
+			t.Errorf("FALSE REFUSAL %s [%s] %q: %v", e.where, e.class, e.text, v)
+		case "ask":
+			falseAsk++
+			t.Errorf("FALSE ASK %s [%s] %q: %v", e.where, e.class, e.text, v)
+		}
+	}
+	pathMiss, pathFalse := 0, 0
+	for _, e := range paths {
+		kind, p, ok := strings.Cut(e.text, " ")
+		if !ok {
+			t.Fatalf("%s: want KIND PATH", e.where)
+		}
+		tool := kind
+		if kind == "allow-write" || kind == "protected-write" || kind == "ask-write" {
+			tool = "write"
+		}
+		if tool != "read" && tool != "write" {
+			t.Fatalf("%s: kind %q (want write, read, protected-write, ask-write or allow-write)", e.where, kind)
+		}
+		v := redteamVerdicts(proj, tool, map[string]string{"path": p, "content": "x\n"})
+		switch {
+		case kind == "allow-write" && v["auto"] != "allow":
+			pathFalse++
+			t.Errorf("FALSE PATH %s [%s] %q: %v", e.where, e.class, p, v)
+		case kind == "protected-write" && v["auto"] != "deny":
+			pathMiss++
+			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
+		case kind == "ask-write" && v["auto"] == "allow":
+			pathMiss++
+			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
+		case (kind == "write" || kind == "read") && v["auto"] == "allow":
+			pathMiss++
+			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
+		}
+	}
+	// gaps.txt: known gaps, judged and logged, not failed (see its head).
+	gaps := readRedteam2(t, "gaps.txt")
+	stillOpen := 0
+	for _, e := range gaps {
+		if v := redteamVerdicts(proj, shell, map[string]string{"command": e.text}); v["auto"] != "deny" {
+			stillOpen++
+			t.Logf("gap still open: %s %q: %v", e.where, e.text, v)
+		} else {
+			t.Logf("gap now refused, move it to refuse.txt: %s %q", e.where, e.text)
+		}
+	}
+	var classes []string
+	for c, n := range missByClass {
+		classes = append(classes, fmt.Sprintf("%s=%d", c, n))
+	}
+	sort.Strings(classes)
+	t.Logf("redteam2: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; paths %d, missed %d, falsely refused %d; known gaps %d, still open %d; misses by class: %s",
+		len(refuse), missed, strict, len(ask), askMissed, len(allow), falseDeny, falseAsk, len(paths), pathMiss, pathFalse, len(gaps), stillOpen, strings.Join(classes, " "))
+}
+
+// TestRedteam2Probe prints each mode's verdict and reason for the lines
+// of $LEMBAS_PROBE (one a line) in the corpus's world: a tool for writing
+// and checking corpus lines, skipped when the variable is not set.
+func TestRedteam2Probe(t *testing.T) {
+	lines := os.Getenv("LEMBAS_PROBE")
+	if lines == "" {
+		t.Skip("set LEMBAS_PROBE to lines to judge")
+	}
+	proj := redteamWorld(t)
+	shell := theArityShellTool()
+	for _, l := range strings.Split(lines, "\n") {
+		if l == "" {
+			continue
+		}
+		raw, _ := json.Marshal(map[string]string{"command": l})
+		d := permissionsFor("auto", proj, false, &config{}).decide(theSpec().Tools[shell], raw)
+		t.Logf("%q: %v | auto: %s %s", l, redteamVerdicts(proj, shell, map[string]string{"command": l}), d.Verdict, d.Reason)
+	}
+}
+
+// The floor_second conformance area (the second look's classes) is run
+// by the floor area's runner, looked up when a case runs so the order in
+// which the files' init functions run does not matter.
+func init() {
+	conformanceRunners["floor_second"] = func(input json.RawMessage) (any, error) {
+		return conformanceRunners["floor"](input)
+	}
+}
+
+// FuzzFloorSecondLook feeds hostile lines, seeded with the second corpus,
+// through the whole shell decision: the second look's raw-line scans
+// (variable names, quotes, words) must give a verdict, never crash.
+func FuzzFloorSecondLook(f *testing.F) {
+	proj := redteamWorld(f)
+	for _, name := range []string{"refuse.txt", "allow.txt", "ask.txt", "gaps.txt"} {
+		for _, e := range readRedteam2(f, name) {
+			f.Add(e.text)
+		}
+	}
+	p := permissionsFor("auto", proj, false, &config{})
+	shell := theSpec().Tools[theArityShellTool()]
+	f.Fuzz(func(t *testing.T, line string) {
+		raw, _ := json.Marshal(map[string]string{"command": line})
+		switch d := p.decide(shell, raw); d.Verdict {
+		case "allow", "ask", "deny":
+		default:
+			t.Fatalf("%q: verdict %q", line, d.Verdict)
+		}
+	})
+}
+
+// TestMergeSecondLook: additions are appended to lists and added to
+// objects; a path that names no table, a key already there, or a list
+// given for an object is an error naming the fix.
+func TestMergeSecondLook(t *testing.T) {
+	doc := `{"a":{"l":[1],"o":{"x":1}},"second_look":{"adds":{"a.l":[2,3],"a.o":{"y":2}}}}`
+	out, err := mergeSecondLook([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		A struct {
+			L []int          `json:"l"`
+			O map[string]int `json:"o"`
+		} `json:"a"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.A.L) != "[1 2 3]" || got.A.O["x"] != 1 || got.A.O["y"] != 2 {
+		t.Fatalf("merged %s", out)
+	}
+	for _, bad := range []string{
+		`{"a":{"l":[1]},"second_look":{"adds":{"a.m":[2]}}}`,
+		`{"a":{"o":{"x":1}},"second_look":{"adds":{"a.o":{"x":2}}}}`,
+		`{"a":{"o":{"x":1}},"second_look":{"adds":{"a.o":[2]}}}`,
+		`{"a":{"l":[1]},"second_look":{"adds":{"b.l":[2]}}}`,
+	} {
+		if _, err := mergeSecondLook([]byte(bad)); err == nil || !strings.Contains(err.Error(), "second_look.adds") {
+			t.Errorf("%s: error %v", bad, err)
+		}
+	}
+}
