@@ -544,6 +544,17 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 				return r
 			}
 		}
+		select {
+		case <-s.conn.closed:
+			// The server went away under the call (a crash): how it ended and
+			// its last words tell the model more than a closed connection.
+			reason := s.exitReason()
+			if tail := s.tr.tail(); tail != "" {
+				reason += sp.text("stderr_tail", "tail", tail)
+			}
+			return toolResult{Text: sp.text("died_in_call", "server", s.cfg.Name, "tool", t.Name, "reason", reason), IsError: true, Status: "failed"}
+		default:
+		}
 		if errors.As(err, &re) {
 			return toolResult{Text: sp.text("rpc_error", "server", s.cfg.Name, "tool", t.Name, "message", re.Message, "code", re.Code), IsError: true, Status: "failed"}
 		}

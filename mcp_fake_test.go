@@ -13,7 +13,9 @@ package main
 // Modes (LEMBAS_FAKE_MCP): normal, old (answers 2024-11-05), newer (a
 // version lembas does not speak), silent (never answers initialize), flood
 // (floods stderr, then exits 3), wait (does not answer initialize until the
-// file $LEMBAS_FAKE_MCP_GATE exists), pages (tools/list in pages of 2).
+// file $LEMBAS_FAKE_MCP_GATE exists), pages (tools/list in pages of 2),
+// junk (prints a banner, a broken JSON line and a JSON value that is no
+// message to stdout before its first message, as some real servers do).
 // Every request and notification it gets is appended to $LEMBAS_FAKE_MCP_LOG.
 
 import (
@@ -165,6 +167,10 @@ func TestFakeMCPProcess(t *testing.T) {
 		out.Write(append(b, '\n'))
 		out.Flush()
 		mu.Unlock()
+	}
+	if mode == "junk" {
+		fmt.Fprint(out, "fake MCP server v1 starting on stdio...\n{\"not\": json\n\n42\n")
+		out.Flush()
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
