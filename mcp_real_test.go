@@ -167,7 +167,8 @@ func TestMCPRealServers(t *testing.T) {
 			{tool: p + "get-resource-links", args: map[string]any{"count": 2}, want: []string{"[resource ", "demo://resource/"}},
 			{tool: p + "get-tiny-image", args: map[string]any{}, want: []string{"[image from " + server + " (image/png", "cannot see images"}},
 			{tool: p + "get-resource-reference", args: map[string]any{"resourceType": "Text", "resourceId": 1}, want: []string{"demo://resource/"}},
-			{tool: p + "trigger-long-running-operation", args: map[string]any{"duration": 1, "steps": 2}, want: []string{"Long running operation completed"}},
+			// 3 s of work under a 2 s call_timeout: progress keeps it going.
+			{tool: p + "trigger-long-running-operation", args: map[string]any{"duration": 3, "steps": 6}, want: []string{"Long running operation completed"}},
 			{tool: p + "toggle-simulated-logging", args: map[string]any{}, want: []string{"logging"}},
 			{tool: p + "get-sum", args: map[string]any{"a": "two"}, want: []string{"do not fit its schema"}},
 			{tool: p + "no-such-tool", args: map[string]any{}, want: []string{"There is no tool named"}},
@@ -175,7 +176,7 @@ func TestMCPRealServers(t *testing.T) {
 	}
 	t.Run("everything-stdio", func(t *testing.T) {
 		main := realPackage(t, "server-everything", "index.js")
-		yaml := "  every:\n    command: node\n    args: [" + strconv.Quote(main) + ", stdio]\n"
+		yaml := "  every:\n    command: node\n    args: [" + strconv.Quote(main) + ", stdio]\n    call_timeout: 2\n"
 		steps := everything(t, "every")
 		results, _ := runRealLembas(t, "", yaml, steps)
 		checkSteps(t, "every", steps, results)
@@ -183,7 +184,7 @@ func TestMCPRealServers(t *testing.T) {
 	t.Run("everything-http", func(t *testing.T) {
 		main := realPackage(t, "server-everything", "index.js")
 		port := realServeHTTP(t, main)
-		yaml := "  every:\n    url: \"http://127.0.0.1:" + port + "/mcp\"\n"
+		yaml := "  every:\n    url: \"http://127.0.0.1:" + port + "/mcp\"\n    call_timeout: 2\n"
 		steps := everything(t, "every")
 		results, _ := runRealLembas(t, "", yaml, steps)
 		checkSteps(t, "every", steps, results)
@@ -265,6 +266,17 @@ func TestMCPMisbehavingServers(t *testing.T) {
 		if !strings.Contains(stderr, "slow") || !strings.Contains(stderr, "did not finish starting within 1 s") {
 			t.Errorf("no notice names the slow server and why: %s", stderr)
 		}
+	})
+	t.Run("progress-keeps-a-long-call-alive", func(t *testing.T) {
+		// call_timeout 2 s, the call takes 3 s, with progress every 0.5 s:
+		// each report starts the timeout again, so the call finishes; hang,
+		// which reports nothing, still times out.
+		steps := []realStep{
+			{tool: "mcp__long__progress", args: map[string]any{}, want: []string{"finished after 6 reports"}},
+			{tool: "mcp__long__hang", args: map[string]any{}, want: []string{"did not answer hang within 2 s"}},
+		}
+		results, _ := runRealLembas(t, "", entry("long", "normal", filepath.Join(t.TempDir(), "log"), "call_timeout: 2"), steps)
+		checkSteps(t, "long", steps, results)
 	})
 	t.Run("tools-list-changed", func(t *testing.T) {
 		// The change is noted; the session's tools stay as they were (the
