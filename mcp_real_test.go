@@ -9,6 +9,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -289,4 +291,34 @@ func TestMCPMisbehavingServers(t *testing.T) {
 		results, _ := runRealLembas(t, "", entry("chg", "normal", log), steps)
 		checkSteps(t, "chg", steps, results)
 	})
+}
+
+func init() {
+	// mcp_stdio: the fake stdio server in a mode, a few calls through the
+	// real client, and what the model would read of each.
+	conformanceRunners["mcp_stdio"] = func(in json.RawMessage) (any, error) {
+		var c struct {
+			Mode        string  `json:"mode"`
+			CallTimeout float64 `json:"call_timeout_s"`
+			Calls       []struct {
+				Tool string          `json:"tool"`
+				Args json.RawMessage `json:"args"`
+			} `json:"calls"`
+		}
+		if err := json.Unmarshal(in, &c); err != nil {
+			return nil, err
+		}
+		cfg := mcpServerConfig{Name: "srv", Source: "config", Enabled: true, Command: os.Args[0],
+			Args: []string{"-test.run=^TestFakeMCPProcess$"}, Env: map[string]string{"LEMBAS_FAKE_MCP": c.Mode},
+			CallTimeout: time.Duration(c.CallTimeout * float64(time.Second))}
+		s := newMCPServer(cfg, func(string) {})
+		defer s.close()
+		s.connect(context.Background())
+		state, reason, _ := s.status()
+		results := []string{}
+		for _, call := range c.Calls {
+			results = append(results, s.callTool(context.Background(), mcpTool{Server: "srv", Name: call.Tool}, call.Args, false).Text)
+		}
+		return map[string]any{"state": state, "reason": reason, "results": results}, nil
+	}
 }
