@@ -32,8 +32,9 @@ type realStep struct {
 
 // runRealLembas writes config.yaml with the given mcp: entries, queues one
 // model reply per step and a closing answer, and runs `lembas -p` on a
-// trusted project. It returns the tool result the model saw for each step.
-func runRealLembas(t *testing.T, proj, mcpYAML string, steps []realStep) (results []string, stderr string) {
+// trusted project. It returns the tool result the model saw for each step,
+// stderr, and the names of the tools the first request offered.
+func runRealLembas(t *testing.T, proj, mcpYAML string, steps []realStep) (results []string, stderr string, offered []string) {
 	t.Helper()
 	if proj == "" {
 		proj = t.TempDir()
@@ -56,6 +57,9 @@ func runRealLembas(t *testing.T, proj, mcpYAML string, steps []realStep) (result
 		t.Errorf("lembas -p exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
 	}
 	reqs := fm.got()
+	if len(reqs) > 0 {
+		offered = requestTools(reqs[0])
+	}
 	for i := range steps {
 		if i+1 >= len(reqs) {
 			t.Fatalf("the model was asked %d times for %d steps; stderr: %s", len(reqs), len(steps), errb.String())
@@ -66,7 +70,7 @@ func runRealLembas(t *testing.T, proj, mcpYAML string, steps []realStep) (result
 		}
 		results = append(results, tr[i])
 	}
-	return results, errb.String()
+	return results, errb.String(), offered
 }
 
 // checkSteps asserts each step's result.
@@ -123,7 +127,7 @@ func TestMCPRealServers(t *testing.T) {
 			{tool: "mcp__fs__read_text_file", args: map[string]any{"path": secret}, want: []string{"access denied"}},
 			{tool: "mcp__fs__read_text_file", args: map[string]any{"path": outside}, want: []string{"outside the project"}},
 		}
-		results, _ := runRealLembas(t, proj, yaml, steps)
+		results, _, _ := runRealLembas(t, proj, yaml, steps)
 		checkSteps(t, "fs", steps, results)
 		if b, _ := os.ReadFile(filepath.Join(allowed, "new.txt")); string(b) != "written by lembas" {
 			t.Errorf("write_file left %q on disk", b)
@@ -144,7 +148,7 @@ func TestMCPRealServers(t *testing.T) {
 			{tool: "mcp__memory__read_graph", args: map[string]any{}, want: []string{"Ada Lovelace", "wrote the first program", "knows"}},
 			{tool: "mcp__memory__search_nodes", args: map[string]any{"query": "first program"}, want: []string{"Ada Lovelace"}},
 		}
-		results, _ := runRealLembas(t, "", yaml, steps)
+		results, _, _ := runRealLembas(t, "", yaml, steps)
 		checkSteps(t, "memory", steps, results)
 		if b, _ := os.ReadFile(mem); !bytes.Contains(b, []byte("Ada Lovelace")) {
 			t.Errorf("the memory file holds %q", b)
@@ -157,7 +161,7 @@ func TestMCPRealServers(t *testing.T) {
 			{tool: "mcp__think__sequentialthinking", args: map[string]any{"thought": "first, read the issue", "nextThoughtNeeded": false, "thoughtNumber": 1, "totalThoughts": 1},
 				want: []string{`"thoughtNumber": 1`, `"nextThoughtNeeded": false`}},
 		}
-		results, _ := runRealLembas(t, "", yaml, steps)
+		results, _, _ := runRealLembas(t, "", yaml, steps)
 		checkSteps(t, "think", steps, results)
 	})
 	everything := func(t *testing.T, server string) []realStep {
@@ -172,6 +176,9 @@ func TestMCPRealServers(t *testing.T) {
 			// 3 s of work under a 2 s call_timeout: progress keeps it going.
 			{tool: p + "trigger-long-running-operation", args: map[string]any{"duration": 3, "steps": 6}, want: []string{"Long running operation completed"}},
 			{tool: p + "toggle-simulated-logging", args: map[string]any{}, want: []string{"logging"}},
+			// lembas advertises elicitation; with -p nobody can answer, so
+			// the request ends as cancel (no one chose) and the server says so.
+			{tool: p + "trigger-elicitation-request", args: map[string]any{}, want: []string{`"action": "cancel"`}},
 			{tool: p + "get-sum", args: map[string]any{"a": "two"}, want: []string{"do not fit its schema"}},
 			{tool: p + "no-such-tool", args: map[string]any{}, want: []string{"There is no tool named"}},
 		}
@@ -180,17 +187,34 @@ func TestMCPRealServers(t *testing.T) {
 		main := realPackage(t, "server-everything", "index.js")
 		yaml := "  every:\n    command: node\n    args: [" + strconv.Quote(main) + ", stdio]\n    call_timeout: 2\n"
 		steps := everything(t, "every")
-		results, _ := runRealLembas(t, "", yaml, steps)
+		results, _, offered := runRealLembas(t, "", yaml, steps)
 		checkSteps(t, "every", steps, results)
+		realOffersNoSampling(t, offered)
 	})
 	t.Run("everything-http", func(t *testing.T) {
 		main := realPackage(t, "server-everything", "index.js")
 		port := realServeHTTP(t, main)
 		yaml := "  every:\n    url: \"http://127.0.0.1:" + port + "/mcp\"\n    call_timeout: 2\n"
 		steps := everything(t, "every")
-		results, _ := runRealLembas(t, "", yaml, steps)
+		results, _, offered := runRealLembas(t, "", yaml, steps)
 		checkSteps(t, "every", steps, results)
+		realOffersNoSampling(t, offered)
 	})
+}
+
+// realOffersNoSampling: lembas declares no sampling and no roots, so
+// server-everything leaves out the tools that need them (it registers them
+// only for clients that declare the capability), and offers the rest.
+func realOffersNoSampling(t *testing.T, offered []string) {
+	t.Helper()
+	for _, n := range []string{"mcp__every__trigger-sampling-request", "mcp__every__get-roots-list"} {
+		if contains(offered, n) {
+			t.Errorf("%s is offered, but lembas declares neither sampling nor roots", n)
+		}
+	}
+	if !contains(offered, "mcp__every__echo") || !contains(offered, "mcp__every__trigger-elicitation-request") {
+		t.Errorf("offered: %v", offered)
+	}
 }
 
 // realServeHTTP starts server-everything in Streamable HTTP mode on a free
@@ -243,7 +267,7 @@ func TestMCPMisbehavingServers(t *testing.T) {
 	}
 	t.Run("junk-before-first-message", func(t *testing.T) {
 		steps := []realStep{{tool: "mcp__junk__echo", args: map[string]any{"text": "through the junk"}, want: []string{"echo: through the junk"}}}
-		results, _ := runRealLembas(t, "", entry("junk", "junk", filepath.Join(t.TempDir(), "log")), steps)
+		results, _, _ := runRealLembas(t, "", entry("junk", "junk", filepath.Join(t.TempDir(), "log")), steps)
 		checkSteps(t, "junk", steps, results)
 	})
 	t.Run("crash-mid-call", func(t *testing.T) {
@@ -251,7 +275,7 @@ func TestMCPMisbehavingServers(t *testing.T) {
 			{tool: "mcp__crash__die", args: map[string]any{}, want: []string{"MCP server crash ended while running die", "exit status 7"}},
 			{tool: "mcp__crash__echo", args: map[string]any{"text": "after"}, want: []string{"is not running", "exit status 7"}},
 		}
-		results, _ := runRealLembas(t, "", entry("crash", "normal", filepath.Join(t.TempDir(), "log")), steps)
+		results, _, _ := runRealLembas(t, "", entry("crash", "normal", filepath.Join(t.TempDir(), "log")), steps)
 		checkSteps(t, "crash", steps, results)
 	})
 	t.Run("slower-than-startup-timeout", func(t *testing.T) {
@@ -263,7 +287,7 @@ func TestMCPMisbehavingServers(t *testing.T) {
 			{tool: "mcp__quick__echo", args: map[string]any{"text": "quick"}, want: []string{"echo: quick"}},
 			{tool: "mcp__slow__echo", args: map[string]any{"text": "slow"}, want: []string{"There is no tool named mcp__slow__echo"}},
 		}
-		results, stderr := runRealLembas(t, "", y, steps)
+		results, stderr, _ := runRealLembas(t, "", y, steps)
 		checkSteps(t, "slow", steps, results)
 		if !strings.Contains(stderr, "slow") || !strings.Contains(stderr, "did not finish starting within 1 s") {
 			t.Errorf("no notice names the slow server and why: %s", stderr)
@@ -277,7 +301,7 @@ func TestMCPMisbehavingServers(t *testing.T) {
 			{tool: "mcp__long__progress", args: map[string]any{}, want: []string{"finished after 6 reports"}},
 			{tool: "mcp__long__hang", args: map[string]any{}, want: []string{"did not answer hang within 2 s"}},
 		}
-		results, _ := runRealLembas(t, "", entry("long", "normal", filepath.Join(t.TempDir(), "log"), "call_timeout: 2"), steps)
+		results, _, _ := runRealLembas(t, "", entry("long", "normal", filepath.Join(t.TempDir(), "log"), "call_timeout: 2"), steps)
 		checkSteps(t, "long", steps, results)
 	})
 	t.Run("tools-list-changed", func(t *testing.T) {
@@ -288,7 +312,7 @@ func TestMCPMisbehavingServers(t *testing.T) {
 			{tool: "mcp__chg__echo", args: map[string]any{"text": "still here"}, want: []string{"echo: still here"}},
 		}
 		log := filepath.Join(t.TempDir(), "log")
-		results, _ := runRealLembas(t, "", entry("chg", "normal", log), steps)
+		results, _, _ := runRealLembas(t, "", entry("chg", "normal", log), steps)
 		checkSteps(t, "chg", steps, results)
 	})
 }
