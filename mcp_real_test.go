@@ -164,6 +164,30 @@ func TestMCPRealServers(t *testing.T) {
 		results, _, _ := runRealLembas(t, "", yaml, steps)
 		checkSteps(t, "think", steps, results)
 	})
+	t.Run("playwright", func(t *testing.T) {
+		// @playwright/mcp, the most installed MCP server on npm: its handshake,
+		// its schemas — more than the share of the context window lembas
+		// gives them, so they stand behind the search-and-load tool — and a
+		// call through that tool. No browser is installed here (none may be
+		// fetched), so the call's error — the server's own sentence, naming
+		// the missing browser — must reach the model as a tool result.
+		dir := os.Getenv("LEMBAS_MCP_CONFORMANCE")
+		cli := filepath.Join(dir, "node_modules", "@playwright", "mcp", "cli.js")
+		if _, err := os.Stat(cli); err != nil {
+			t.Skipf("@playwright/mcp is not installed in %s", dir)
+		}
+		yaml := "  pw:\n    command: node\n    args: [" + strconv.Quote(cli) + ", --headless, --isolated]\n"
+		search := theMCP().SearchTool.Name
+		steps := []realStep{
+			{tool: search, args: map[string]any{"query": "navigate url"}, want: []string{"mcp__pw__browser_navigate", `"url"`}},
+			{tool: search, args: map[string]any{"name": "mcp__pw__browser_close", "arguments": map[string]any{}}, want: []string{"### Error", "chrom", "not found"}},
+		}
+		results, _, offered := runRealLembas(t, "", yaml, steps)
+		checkSteps(t, "pw", steps, results)
+		if !contains(offered, search) || contains(offered, "mcp__pw__browser_navigate") {
+			t.Errorf("playwright's schemas were offered whole, not behind %s: %v", search, offered)
+		}
+	})
 	everything := func(t *testing.T, server string) []realStep {
 		p := "mcp__" + server + "__"
 		return []realStep{
