@@ -180,6 +180,9 @@ type mcpServer struct {
 	callCtx []context.Context // the calls in flight: an elicitation ends with the newest
 	auth    *mcpAuth          // OAuth for an HTTP server (mcp_auth.go); nil for stdio
 	hold    func() func()     // pauses the startup timeout (while connecting)
+
+	progress  map[string]func() // a call in flight's timeout restart, by its progress token (mcp_progress.go)
+	progressN int               // the last progress token's number
 }
 
 // mcpAuthFailed is the code an HTTP transport answers a request with when
@@ -468,6 +471,10 @@ func (s *mcpServer) onRequest(c *rpcCall) {
 // onNotify notes a changed tool list; it takes effect in the next session,
 // so the tools a session offers stay fixed (the prompt prefix stays still).
 func (s *mcpServer) onNotify(method string, params json.RawMessage) {
+	if method == "notifications/progress" {
+		s.onProgress(params)
+		return
+	}
 	if method == "notifications/tools/list_changed" {
 		s.mu.Lock()
 		s.changed = true
@@ -513,11 +520,14 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 	if len(bytes.TrimSpace(args)) == 0 {
 		params["arguments"] = map[string]any{}
 	}
-	if meta := s.callMeta(); meta != nil {
-		params["_meta"] = meta
-	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
+	cctx, token, cancel := s.progressCall(ctx)
 	defer cancel()
+	meta := s.callMeta()
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["progressToken"] = token
+	params["_meta"] = meta
 	defer s.inCall(ctx)()
 	var res mcpCallResult
 	id, err := mcpCall(cctx, s.conn, "tools/call", params, &res)
@@ -537,12 +547,23 @@ func (s *mcpServer) callTool(ctx context.Context, t mcpTool, args json.RawMessag
 			if ctx.Err() != nil {
 				return toolResult{Text: theSpec().Loop.ToolErrors["cancelled"], IsError: true, Status: "cancelled"}
 			}
-			return toolResult{Text: sp.text("timeout", "server", s.cfg.Name, "tool", t.Name, "seconds", s.cfg.CallTimeout.Seconds()), IsError: true, Status: "failed"}
+			return toolResult{Text: sp.text("timeout", "server", s.cfg.Name, "tool", t.Name, "seconds", s.callSeconds(cctx)), IsError: true, Status: "failed"}
 		}
 		if errors.As(err, &re) && re.Code == mcpURLElicitationRequired {
 			if r, ok := s.urlRequired(ctx, t.Name, re); ok {
 				return r
 			}
+		}
+		select {
+		case <-s.conn.closed:
+			// The server went away under the call (a crash): how it ended and
+			// its last words tell the model more than a closed connection.
+			reason := s.exitReason()
+			if tail := s.tr.tail(); tail != "" {
+				reason += sp.text("stderr_tail", "tail", tail)
+			}
+			return toolResult{Text: sp.text("died_in_call", "server", s.cfg.Name, "tool", t.Name, "reason", reason), IsError: true, Status: "failed"}
+		default:
 		}
 		if errors.As(err, &re) {
 			return toolResult{Text: sp.text("rpc_error", "server", s.cfg.Name, "tool", t.Name, "message", re.Message, "code", re.Code), IsError: true, Status: "failed"}

@@ -92,6 +92,8 @@ func FuzzMCPMessage(f *testing.F) {
 	f.Add([]byte("id: e1\nretry: 500\ndata: \n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n\n"))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"},{"type":"resource_link","uri":"u"}],"structuredContent":{"a":1},"isError":true}}`))
 	f.Add([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\r\ndata: more\r\n\r\n:comment\nretry: x\n"))
+	f.Add([]byte(`{"progressToken":"lembas-1","progress":2,"total":6}`))
+	f.Add([]byte(`{"progressToken":7}`))
 	f.Add([]byte(`{"mcpServers":{"a b":{"command":"x","args":["-y"],"env":{"K":"${V:-d}"}},"h":{"type":"http","url":"http://h/mcp","headers":{"A":"B"}}}}`))
 	lim := rpcLimits{MaxMessageBytes: 1 << 20, MaxDepth: 64}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -115,5 +117,9 @@ func FuzzMCPMessage(f *testing.F) {
 			}
 		}
 		parseMCPJSON(data, "/project")
+		// A progress notification's params, as a server sends them: an
+		// unknown or malformed token is ignored, never a crash.
+		s := &mcpServer{progress: map[string]func(){"lembas-1": func() {}}}
+		s.onProgress(data)
 	})
 }

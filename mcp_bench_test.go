@@ -7,7 +7,7 @@ package main
 //     in it;
 //   - BenchmarkMCPCallStdio / BenchmarkMCPCallHTTP: one tools/call round trip
 //     against a server that answers at once;
-//   - BenchmarkMCPRequestBytes: the bytes the fake's 12 tools add to the first
+//   - BenchmarkMCPRequestBytes: the bytes the fake's tools (13) add to the first
 //     request, offered whole and behind the search tool;
 //   - BenchmarkMCPAuthLogin / BenchmarkMCPCallOAuth (mcp_auth_test.go): a whole
 //     OAuth login, and a call carrying a kept token.

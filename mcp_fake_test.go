@@ -7,13 +7,16 @@ package main
 //
 //	tools: echo (text), image, link (resource_link), structured, iserror,
 //	rpcerror, hang (never answers), die (exits mid-call), change (sends
-//	tools/list_changed), meta (echoes the call's _meta), child (starts a
+//	tools/list_changed), meta (echoes the call's _meta but its progress
+//	token), progress (reports progress six times, 0.5 s apart, then answers), child (starts a
 //	grandchild that sleeps, for the no-orphans check), and one with a long name
 //
 // Modes (LEMBAS_FAKE_MCP): normal, old (answers 2024-11-05), newer (a
 // version lembas does not speak), silent (never answers initialize), flood
 // (floods stderr, then exits 3), wait (does not answer initialize until the
-// file $LEMBAS_FAKE_MCP_GATE exists), pages (tools/list in pages of 2).
+// file $LEMBAS_FAKE_MCP_GATE exists), pages (tools/list in pages of 2),
+// junk (prints a banner, a broken JSON line and a JSON value that is no
+// message to stdout before its first message, as some real servers do).
 // Every request and notification it gets is appended to $LEMBAS_FAKE_MCP_LOG.
 
 import (
@@ -33,7 +36,7 @@ import (
 
 const fakeLongTool = "a_tool_whose_name_is_long_enough_to_push_the_offered_name_past_sixty_four"
 
-var fakeMCPTools = []string{"change", "child", "die", "echo", "hang", "image", "iserror", "link", "meta", "rpcerror", "structured", fakeLongTool}
+var fakeMCPTools = []string{"change", "child", "die", "echo", "hang", "image", "iserror", "link", "meta", "progress", "rpcerror", "structured", fakeLongTool}
 
 // fakeMCPAnswer answers one message; nil means no answer (a notification,
 // or a request the mode leaves unanswered). die asks the caller to exit.
@@ -113,8 +116,24 @@ func fakeMCPAnswer(mode string, msg map[string]any, notify func(any)) (answer an
 		case "change":
 			notify(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 			return text("changed"), false
+		case "progress":
+			meta, _ := params["_meta"].(map[string]any)
+			token, ok := meta["progressToken"]
+			if !ok {
+				return text("no progress token"), false
+			}
+			for i := 1; i <= 6; i++ {
+				time.Sleep(500 * time.Millisecond)
+				notify(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": token, "progress": i, "total": 6}})
+			}
+			return text("finished after 6 reports"), false
 		case "meta":
-			b, _ := json.Marshal(params["_meta"])
+			meta, _ := params["_meta"].(map[string]any)
+			delete(meta, "progressToken")
+			if len(meta) == 0 {
+				meta = nil
+			}
+			b, _ := json.Marshal(meta)
 			return text(string(b)), false
 		case "child":
 			cmd := exec.Command("sleep", "300")
@@ -165,6 +184,10 @@ func TestFakeMCPProcess(t *testing.T) {
 		out.Write(append(b, '\n'))
 		out.Flush()
 		mu.Unlock()
+	}
+	if mode == "junk" {
+		fmt.Fprint(out, "fake MCP server v1 starting on stdio...\n{\"not\": json\n\n42\n")
+		out.Flush()
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -283,7 +306,12 @@ func (f *fakeHTTPMCP) serve(w http.ResponseWriter, r *http.Request) {
 		f.cancelled = append(f.cancelled, string(b))
 	}
 	if p, ok := msg["params"].(map[string]any); ok && method == "tools/call" {
-		b, _ := json.Marshal(p["_meta"])
+		meta, _ := p["_meta"].(map[string]any)
+		delete(meta, "progressToken")
+		if len(meta) == 0 {
+			meta = nil
+		}
+		b, _ := json.Marshal(meta)
 		f.metas = append(f.metas, string(b))
 	}
 	f.mu.Unlock()

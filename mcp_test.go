@@ -149,8 +149,8 @@ func TestMCPServerDiesMidCall(t *testing.T) {
 	skipNoFork(t)
 	s := connected(t, fakeStdioConfig(t, "fake", "normal", filepath.Join(t.TempDir(), "log")))
 	r := s.callTool(context.Background(), mcpTool{Server: "fake", Name: "die"}, nil, false)
-	if !r.IsError || !strings.Contains(r.Text, "closed") {
-		t.Fatalf("a call whose server died: %+v", r)
+	if !r.IsError || !strings.Contains(r.Text, "ended while running die") || !strings.Contains(r.Text, "exit status 7") {
+		t.Fatalf("a call whose server died: %+v, want how it ended", r)
 	}
 	mcpWaitFor(t, func() bool { st, _, _ := s.status(); return st == "failed" })
 	r = s.callTool(context.Background(), mcpTool{Server: "fake", Name: "echo"}, nil, false)
