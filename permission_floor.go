@@ -47,6 +47,8 @@ type codeLaterSpec struct {
 	EnvReason         string              `json:"env_reason"`
 	InterpreterReason string              `json:"interpreter_reason"`
 	StdinReason       string              `json:"stdin_reason"`
+	RunTimeMarkers    []string            `json:"run_time_markers"` // code holding one is only known when the line runs
+	RunTimeReason     string              `json:"run_time_reason"`
 	InfoOptions       []string            `json:"info_options"`
 	GitConfigs        []string            `json:"git_configs"`
 	GitConfigCommands []string            `json:"git_config_commands"`
@@ -627,6 +629,9 @@ func gitConfigRuns(patterns []string, key string) bool {
 	return false
 }
 
+// reWholeVar is a program that is one variable: $CODE, ${CODE}.
+var reWholeVar = lazyRE(`^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$`)
+
 // interpreterCode finds code an interpreter is given that can start
 // programs or delete files (code_later.exec_markers), or an interpreter
 // that reads its program from stdin: both are unsure.
@@ -686,6 +691,16 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 			}
 		}
 		if hasCode {
+			// Code made when the line runs — a substitution, or a variable
+			// as the whole program — cannot be judged: unsure.
+			if whole := strings.TrimSpace(code); reWholeVar.MatchString(whole) {
+				return &hardlineHit{Rule: "interpreter-code-at-run-time", Reason: fillPairs(cl.RunTimeReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
+			}
+			for _, m := range cl.RunTimeMarkers {
+				if strings.Contains(code, m) {
+					return &hardlineHit{Rule: "interpreter-code-at-run-time", Reason: fillPairs(cl.RunTimeReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
+				}
+			}
 			markers := cl.ExecMarkers
 			if len(in.Markers) > 0 {
 				markers = in.Markers

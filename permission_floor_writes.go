@@ -27,6 +27,7 @@ type writeGuardSpec struct {
 	WritingReads []string         `json:"writing_readers"`
 	LinkReason   string           `json:"link_reason"`
 	Entries      []protectedEntry `json:"entries"`
+	NotMentioned []string         `json:"not_mentioned"` // entries only writing guards: naming one (docker -v /etc/hosts:…:ro) is not unsure
 }
 
 type exfilSpec struct {
@@ -888,7 +889,7 @@ func (p *permissions) mentionsGuarded(h *hardlineSpec, c shellCmd, cwd string) *
 			if _, ok := p.protectedAmong(h, abs, h.WriteGuard.ProtectedIDs); ok {
 				return hit()
 			}
-			if _, ok := h.writeGuarded(abs, p.home); ok {
+			if id, ok := h.writeGuarded(abs, p.home); ok && !contains(h.WriteGuard.NotMentioned, id) {
 				return hit()
 			}
 		}
