@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,80 +65,8 @@ func TestRedteam2Corpus(t *testing.T) {
 	if len(refuse) < 300 || len(allow) < 150 {
 		t.Fatalf("the corpus holds %d must-refuse and %d must-allow lines; it needs at least 300 and 150", len(refuse), len(allow))
 	}
+	n := judgeRedteam(t, proj, refuse, ask, allow, paths)
 	shell := theArityShellTool()
-	missed, strict := 0, 0
-	missByClass := map[string]int{}
-	for _, e := range refuse {
-		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
-		bad := v["auto"] != "deny" || v["headless"] == "allow"
-		all := true
-		for _, x := range v {
-			bad = bad || x == "allow"
-			all = all && x == "deny"
-		}
-		if !all {
-			strict++
-		}
-		if bad {
-			missed++
-			missByClass[e.class]++
-			t.Errorf("MISS %s [%s] %q: %v", e.where, e.class, e.text, v)
-		}
-	}
-	askMissed := 0
-	for _, e := range ask {
-		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
-		bad := false
-		for _, x := range v {
-			bad = bad || x == "allow"
-		}
-		if bad {
-			askMissed++
-			missByClass[e.class]++
-			t.Errorf("MISS (ask) %s [%s] %q: %v", e.where, e.class, e.text, v)
-		}
-	}
-	falseDeny, falseAsk := 0, 0
-	for _, e := range allow {
-		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
-		switch v["auto"] {
-		case "deny":
-			falseDeny++
-			t.Errorf("FALSE REFUSAL %s [%s] %q: %v", e.where, e.class, e.text, v)
-		case "ask":
-			falseAsk++
-			t.Errorf("FALSE ASK %s [%s] %q: %v", e.where, e.class, e.text, v)
-		}
-	}
-	pathMiss, pathFalse := 0, 0
-	for _, e := range paths {
-		kind, p, ok := strings.Cut(e.text, " ")
-		if !ok {
-			t.Fatalf("%s: want KIND PATH", e.where)
-		}
-		tool := kind
-		if kind == "allow-write" || kind == "protected-write" || kind == "ask-write" {
-			tool = "write"
-		}
-		if tool != "read" && tool != "write" {
-			t.Fatalf("%s: kind %q (want write, read, protected-write, ask-write or allow-write)", e.where, kind)
-		}
-		v := redteamVerdicts(proj, tool, map[string]string{"path": p, "content": "x\n"})
-		switch {
-		case kind == "allow-write" && v["auto"] != "allow":
-			pathFalse++
-			t.Errorf("FALSE PATH %s [%s] %q: %v", e.where, e.class, p, v)
-		case kind == "protected-write" && v["auto"] != "deny":
-			pathMiss++
-			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
-		case kind == "ask-write" && v["auto"] == "allow":
-			pathMiss++
-			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
-		case (kind == "write" || kind == "read") && v["auto"] == "allow":
-			pathMiss++
-			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
-		}
-	}
 	// gaps.txt: known gaps, judged and logged, not failed (see its head).
 	gaps := readRedteam2(t, "gaps.txt")
 	stillOpen := 0
@@ -151,13 +78,8 @@ func TestRedteam2Corpus(t *testing.T) {
 			t.Logf("gap now refused, move it to refuse.txt: %s %q", e.where, e.text)
 		}
 	}
-	var classes []string
-	for c, n := range missByClass {
-		classes = append(classes, fmt.Sprintf("%s=%d", c, n))
-	}
-	sort.Strings(classes)
 	t.Logf("redteam2: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; paths %d, missed %d, falsely refused %d; known gaps %d, still open %d; misses by class: %s",
-		len(refuse), missed, strict, len(ask), askMissed, len(allow), falseDeny, falseAsk, len(paths), pathMiss, pathFalse, len(gaps), stillOpen, strings.Join(classes, " "))
+		len(refuse), n.missed, n.strict, len(ask), n.askMissed, len(allow), n.falseDeny, n.falseAsk, len(paths), n.pathMiss, n.pathFalse, len(gaps), stillOpen, n.classes())
 }
 
 // TestRedteam2Probe prints each mode's verdict and reason for the lines

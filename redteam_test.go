@@ -146,17 +146,31 @@ func redteamVerdicts(proj, tool string, args map[string]string) map[string]strin
 	return out
 }
 
-func TestRedteamCorpus(t *testing.T) {
-	proj := redteamWorld(t)
-	refuse := readRedteam(t, "refuse.txt")
-	allow := readRedteam(t, "allow.txt")
-	paths := readRedteam(t, "paths.txt")
-	if len(refuse) < 250 || len(allow) < 120 {
-		t.Fatalf("the corpus holds %d must-refuse and %d must-allow lines; it needs at least 250 and 120", len(refuse), len(allow))
+// redteamCounts is what one corpus run found.
+type redteamCounts struct {
+	missed, strict, askMissed, falseDeny, falseAsk, pathMiss, pathFalse int
+	byClass                                                             map[string]int
+}
+
+func (n redteamCounts) classes() string {
+	var cs []string
+	for c, k := range n.byClass {
+		cs = append(cs, fmt.Sprintf("%s=%d", c, k))
 	}
+	sort.Strings(cs)
+	return strings.Join(cs, " ")
+}
+
+// judgeRedteam runs a corpus through the decision and fails the test on
+// every line that goes wrong: a must-refuse line run in auto or headless
+// (or allowed in any mode), a must-ask line allowed anywhere, a must-allow
+// line refused or asked in auto, and a path the file tools would write or
+// read unasked ("write P", "read P", "ask-write P"), refuse to write
+// ("allow-write P"), or not refuse ("protected-write P").
+func judgeRedteam(t *testing.T, proj string, refuse, ask, allow, paths []redteamEntry) redteamCounts {
+	t.Helper()
 	shell := theArityShellTool()
-	missed, strict := 0, 0
-	missByClass := map[string]int{}
+	n := redteamCounts{byClass: map[string]int{}}
 	for _, e := range refuse {
 		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
 		bad := v["auto"] != "deny" || v["headless"] == "allow"
@@ -166,17 +180,14 @@ func TestRedteamCorpus(t *testing.T) {
 			all = all && x == "deny"
 		}
 		if !all {
-			strict++
+			n.strict++
 		}
 		if bad {
-			missed++
-			missByClass[e.class]++
+			n.missed++
+			n.byClass[e.class]++
 			t.Errorf("MISS %s [%s] %q: %v", e.where, e.class, e.text, v)
 		}
 	}
-	// ask.txt: never run unasked (asked or refused in every mode).
-	ask := readRedteam(t, "ask.txt")
-	askMissed := 0
 	for _, e := range ask {
 		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
 		bad := false
@@ -184,59 +195,62 @@ func TestRedteamCorpus(t *testing.T) {
 			bad = bad || x == "allow"
 		}
 		if bad {
-			askMissed++
-			missByClass[e.class]++
+			n.askMissed++
+			n.byClass[e.class]++
 			t.Errorf("MISS (ask) %s [%s] %q: %v", e.where, e.class, e.text, v)
 		}
 	}
-	falseDeny, falseAsk := 0, 0
 	for _, e := range allow {
 		v := redteamVerdicts(proj, shell, map[string]string{"command": e.text})
 		switch v["auto"] {
 		case "deny":
-			falseDeny++
+			n.falseDeny++
 			t.Errorf("FALSE REFUSAL %s [%s] %q: %v", e.where, e.class, e.text, v)
 		case "ask":
-			falseAsk++
+			n.falseAsk++
 			t.Errorf("FALSE ASK %s [%s] %q: %v", e.where, e.class, e.text, v)
 		}
 	}
-	// paths.txt: "write P" and "read P" must not be allowed in auto (a
-	// protected write must be refused); "allow-write P" must be allowed.
-	pathMiss, pathFalse, nPaths := 0, 0, 0
 	for _, e := range paths {
 		kind, p, ok := strings.Cut(e.text, " ")
 		if !ok {
 			t.Fatalf("%s: want KIND PATH", e.where)
 		}
-		nPaths++
 		tool := kind
-		if kind == "allow-write" || kind == "protected-write" {
+		if kind == "allow-write" || kind == "protected-write" || kind == "ask-write" {
 			tool = "write"
 		}
 		if tool != "read" && tool != "write" {
-			t.Fatalf("%s: kind %q (want write, read, protected-write or allow-write)", e.where, kind)
+			t.Fatalf("%s: kind %q (want write, read, protected-write, ask-write or allow-write)", e.where, kind)
 		}
 		v := redteamVerdicts(proj, tool, map[string]string{"path": p, "content": "x\n"})
 		switch {
 		case kind == "allow-write" && v["auto"] != "allow":
-			pathFalse++
+			n.pathFalse++
 			t.Errorf("FALSE PATH %s [%s] %q: %v", e.where, e.class, p, v)
 		case kind == "protected-write" && v["auto"] != "deny":
-			pathMiss++
+			n.pathMiss++
 			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
-		case (kind == "write" || kind == "read") && v["auto"] == "allow":
-			pathMiss++
+		case (kind == "write" || kind == "read" || kind == "ask-write") && v["auto"] == "allow":
+			n.pathMiss++
 			t.Errorf("PATH MISS %s [%s] %q: %v", e.where, e.class, p, v)
 		}
 	}
-	var classes []string
-	for c, n := range missByClass {
-		classes = append(classes, fmt.Sprintf("%s=%d", c, n))
+	return n
+}
+
+func TestRedteamCorpus(t *testing.T) {
+	proj := redteamWorld(t)
+	refuse := readRedteam(t, "refuse.txt")
+	allow := readRedteam(t, "allow.txt")
+	paths := readRedteam(t, "paths.txt")
+	if len(refuse) < 250 || len(allow) < 120 {
+		t.Fatalf("the corpus holds %d must-refuse and %d must-allow lines; it needs at least 250 and 120", len(refuse), len(allow))
 	}
-	sort.Strings(classes)
+	ask := readRedteam(t, "ask.txt")
+	n := judgeRedteam(t, proj, refuse, ask, allow, paths)
 	t.Logf("redteam: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; paths %d, missed %d, falsely refused %d; misses by class: %s",
-		len(refuse), missed, strict, len(ask), askMissed, len(allow), falseDeny, falseAsk, nPaths, pathMiss, pathFalse, strings.Join(classes, " "))
+		len(refuse), n.missed, n.strict, len(ask), n.askMissed, len(allow), n.falseDeny, n.falseAsk, len(paths), n.pathMiss, n.pathFalse, n.classes())
 }
 
 // FuzzFloorBeyondWords feeds hostile lines, seeded with the corpus,
