@@ -438,6 +438,20 @@ func unionScopes(a, b []string) []string {
 	return out
 }
 
+// post sends a request the authorization server answers with JSON (a
+// registration, a token) and reads at most metadata_max_bytes of the
+// answer: its status and body, or the error of a request that failed.
+func (a *mcpAuth) post(req *http.Request) (int, []byte, error) {
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(a.sp.num("metadata_max_bytes"))))
+	return resp.StatusCode, data, nil
+}
+
 // get fetches a metadata document: the body of a 200, or nil for any
 // other status (not there); an error only when the request failed.
 func (a *mcpAuth) get(ctx context.Context, u string) ([]byte, int, error) {
@@ -727,13 +741,10 @@ func (a *mcpAuth) client_(ctx context.Context, m *authServerMeta, redirect strin
 		return errors.New(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", err))
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := a.client.Do(req)
+	status, data, err := a.post(req)
 	if err != nil {
 		return errors.New(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", err))
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(sp.num("metadata_max_bytes"))))
 	var r struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
@@ -741,8 +752,8 @@ func (a *mcpAuth) client_(ctx context.Context, m *authServerMeta, redirect strin
 		Error        string `json:"error"`
 		Description  string `json:"error_description"`
 	}
-	if resp.StatusCode/100 != 2 || json.Unmarshal(data, &r) != nil || r.ClientID == "" {
-		why := fmt.Sprintf("HTTP %d", resp.StatusCode)
+	if status/100 != 2 || json.Unmarshal(data, &r) != nil || r.ClientID == "" {
+		why := fmt.Sprintf("HTTP %d", status)
 		if r.Error != "" {
 			why += " " + r.Error
 		}
@@ -783,16 +794,13 @@ func (a *mcpAuth) tokenRequest(ctx context.Context, tok *mcpToken, form url.Valu
 		return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
 	if tok.AuthMethod == "client_secret_basic" {
 		req.SetBasicAuth(url.QueryEscape(tok.ClientID), url.QueryEscape(tok.ClientSecret))
 	}
-	resp, err := a.client.Do(req)
+	status, data, err := a.post(req)
 	if err != nil {
 		return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, int64(sp.num("metadata_max_bytes"))))
 	var r struct {
 		AccessToken  string  `json:"access_token"`
 		TokenType    string  `json:"token_type"`
@@ -803,8 +811,8 @@ func (a *mcpAuth) tokenRequest(ctx context.Context, tok *mcpToken, form url.Valu
 		Description  string  `json:"error_description"`
 	}
 	jerr := json.Unmarshal(data, &r)
-	if resp.StatusCode != http.StatusOK || jerr != nil || r.AccessToken == "" {
-		why := fmt.Sprintf("HTTP %d", resp.StatusCode)
+	if status != http.StatusOK || jerr != nil || r.AccessToken == "" {
+		why := fmt.Sprintf("HTTP %d", status)
 		if r.Error != "" {
 			why += " " + r.Error
 			if r.Description != "" {
