@@ -111,28 +111,6 @@ func init() {
 	}
 }
 
-// FuzzFloorSecondLook feeds hostile lines, seeded with the second corpus,
-// through the whole shell decision: the second look's raw-line scans
-// (variable names, quotes, words) must give a verdict, never crash.
-func FuzzFloorSecondLook(f *testing.F) {
-	proj := redteamWorld(f)
-	for _, name := range []string{"refuse.txt", "allow.txt", "ask.txt", "gaps.txt"} {
-		for _, e := range readRedteam2(f, name) {
-			f.Add(e.text)
-		}
-	}
-	p := permissionsFor("auto", proj, false, &config{})
-	shell := theSpec().Tools[theArityShellTool()]
-	f.Fuzz(func(t *testing.T, line string) {
-		raw, _ := json.Marshal(map[string]string{"command": line})
-		switch d := p.decide(shell, raw); d.Verdict {
-		case "allow", "ask", "deny":
-		default:
-			t.Fatalf("%q: verdict %q", line, d.Verdict)
-		}
-	})
-}
-
 // TestMergeSecondLook: additions are appended to lists and added to
 // objects; a path that names no table, a key already there, or a list
 // given for an object is an error naming the fix.

@@ -253,7 +253,7 @@ func TestRedteamCorpus(t *testing.T) {
 		len(refuse), n.missed, n.strict, len(ask), n.askMissed, len(allow), n.falseDeny, n.falseAsk, len(paths), n.pathMiss, n.pathFalse, n.classes())
 }
 
-// FuzzFloorBeyondWords feeds hostile lines, seeded with the corpus,
+// FuzzFloorBeyondWords feeds hostile lines, seeded with both corpora,
 // through the whole shell decision in the corpus's world (links that
 // loop, point out or dangle): it must give a verdict, never crash.
 func FuzzFloorBeyondWords(f *testing.F) {
@@ -261,6 +261,11 @@ func FuzzFloorBeyondWords(f *testing.F) {
 	for _, name := range []string{"refuse.txt", "allow.txt", "ask.txt"} {
 		for _, e := range readRedteam(f, name) {
 			f.Add(e.text)
+		}
+	}
+	for _, name := range []string{"refuse.txt", "allow.txt", "ask.txt", "gaps.txt"} {
+		for _, e := range readRedteam2(f, name) {
+			f.Add(e.text) // the second corpus too: its raw-line scans (second_look) get the same hostile lines
 		}
 	}
 	p := permissionsFor("auto", proj, false, &config{})
