@@ -304,11 +304,11 @@ func (r *repl) askUser(ctx context.Context, qs []question) askAnswer {
 			if a.Question == nil {
 				return askAnswer{}, false
 			}
-			word := "answered"
+			key := "share_question_answered_web"
 			if a.Question.Dismissed {
-				word = "dismissed"
+				key = "share_question_dismissed_web"
 			}
-			r.say("notice", replLinkText("share_answered_web", "answer", word))
+			r.say("notice", replLinkText(key))
 			return *a.Question, true
 		})
 }
