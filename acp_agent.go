@@ -1,7 +1,7 @@
 package main
 
 // lembas serve --stdio: plain ACP for an editor, on the JSON-RPC layer of
-// acp.go. The editor is the person at this machine, so the remote roots and
+// jsonrpc.go. The editor is the person at this machine, so the remote roots and
 // trust rules of the link do not apply (limits: null); the permission rules
 // and the floor do, and a session starts in manual mode. Each session is an
 // engine of its own (newSessionEngine, as for -p), its events turned into

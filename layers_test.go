@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -152,15 +153,11 @@ var upwardAllowed = map[string]bool{
 	"library_notes.go -> engine.go":                      true,
 	"library_search.go -> engine.go":                     true,
 	"library_skills.go -> engine.go":                     true,
-	"mcp.go -> acp.go":                                   true,
 	"mcp.go -> askuser.go":                               true,
 	"mcp.go -> main.go":                                  true,
 	"mcp_config.go -> login.go":                          true,
-	"mcp_elicit.go -> acp.go":                            true,
 	"mcp_elicit.go -> askuser.go":                        true,
 	"mcp_elicit.go -> link_cards.go":                     true,
-	"mcp_http.go -> acp.go":                              true,
-	"mcp_stdio.go -> acp.go":                             true,
 	"mcp_tools.go -> askuser.go":                         true,
 	"mcp_tools.go -> engine.go":                          true,
 	"model.go -> login.go":                               true,
@@ -186,7 +183,6 @@ var upwardAllowed = map[string]bool{
 	"store_journal.go -> context_hygiene.go":             true,
 	"store_journal.go -> undo.go":                        true,
 	"subagents.go -> sessions.go":                        true,
-	"terminal.go -> acp.go":                              true,
 	"tools.go -> subagents.go":                           true,
 	"tools_file.go -> undo.go":                           true,
 	"tools_session.go -> context.go":                     true,
@@ -199,7 +195,7 @@ var upwardAllowed = map[string]bool{
 // layerRefs resolves every reference between the package's production files
 // for one system: refs[from][to] counts the identifiers in from that name an
 // object declared in to.
-func layerRefs(t *testing.T, goos string, exports map[string]string) map[string]map[string]int {
+func layerRefs(t *testing.T, goos string, exports map[string]string, idents map[string][]string) map[string]map[string]int {
 	t.Helper()
 	ctx := build.Default
 	ctx.GOOS = goos
@@ -259,6 +255,9 @@ func layerRefs(t *testing.T, goos string, exports map[string]string) map[string]
 			refs[src] = map[string]int{}
 		}
 		refs[src][dst]++
+		if idents != nil {
+			idents[src+" -> "+dst] = append(idents[src+" -> "+dst], obj.Name())
+		}
 	}
 	for id, obj := range info.Uses {
 		add(id.Pos(), obj)
@@ -279,13 +278,18 @@ func TestLayers(t *testing.T) {
 	}
 	upward := map[string]int{}
 	pairs := 0
+	// LEMBAS_LAYERS=v names the identifiers behind each upward pair.
+	var names map[string][]string
+	if os.Getenv("LEMBAS_LAYERS") == "v" {
+		names = map[string][]string{}
+	}
 	seen := map[string]bool{}
 	for _, goos := range []string{build.Default.GOOS, "linux", "darwin", "windows"} {
 		if seen[goos] {
 			continue
 		}
 		seen[goos] = true
-		for src, dsts := range layerRefs(t, goos, exports) {
+		for src, dsts := range layerRefs(t, goos, exports, names) {
 			fs := floorOf(src)
 			if fs == 0 {
 				t.Errorf("%s: no floor names this file; add it to fileFloors in layers_test.go", src)
@@ -323,6 +327,18 @@ func TestLayers(t *testing.T) {
 	sort.Strings(stale)
 	for _, b := range bad {
 		t.Errorf("upward reference: %s; move the piece down, or behind an interface on the lower floor (STYLE.md §5)", b)
+	}
+	if names != nil {
+		keys := make([]string, 0, len(upward))
+		for k := range upward {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ids := names[k]
+			sort.Strings(ids)
+			t.Logf("%s: %s", k, strings.Join(slices.Compact(ids), " "))
+		}
 	}
 	for _, s := range stale {
 		t.Errorf("%q is allowed upward but no longer used: remove it from upwardAllowed (the list only shrinks)", s)

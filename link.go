@@ -2,7 +2,7 @@ package main
 
 // The device link: lembas dials out to a LLeMbas instance over a WebSocket
 // and lets it run agent sessions here (harness/acp.md is the contract, at
-// link protocol 3). One service holds one JSON-RPC connection (acp.go's
+// link protocol 3). One service holds one JSON-RPC connection (jsonrpc.go's
 // rpcConn) for its whole life over a linkPipe, and one acpAgent whose
 // sessions outlive any one socket: a link that drops leaves its turns
 // running, and the next link finds them (turns, status).
@@ -29,7 +29,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/net/websocket"
 )
@@ -118,19 +117,6 @@ func linkErr(key string, kv ...any) *rpcError {
 	return &rpcError{Code: rpcInvalidParams, Message: loopText(theLinkSpec().Errors, key, kv...)}
 }
 
-// cutForError is an outside string as an error may name it: at most max
-// bytes, cut on a rune boundary, valid UTF-8 — a 1 MB method name is never
-// echoed back whole.
-func cutForError(s string, max int) string {
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
 
 // methodForError is a method name cut to link.json's errors.method_max.
 func methodForError(m string) string {
@@ -555,13 +541,6 @@ func (svc *linkService) hello(sock *linkSocket, lim remoteLimits) {
 	sock.writeFrame(b)
 }
 
-func rawJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
 
 // notifyBlocking sends a notification on the current link, waiting while
 // its send queue is full (the terminals' flow control).
@@ -603,16 +582,3 @@ func redactToken(s, token string) string {
 	return strings.ReplaceAll(s, token, "[token]")
 }
 
-// validUTF8ID is a string id as it may be echoed: its bytes as they came
-// when they are valid UTF-8, else decoded and encoded again, each bad byte
-// becoming U+FFFD.
-func validUTF8ID(id json.RawMessage) json.RawMessage {
-	if utf8.Valid(id) {
-		return id
-	}
-	var s string
-	if json.Unmarshal(id, &s) != nil {
-		return json.RawMessage("null")
-	}
-	return rawJSON(strings.ToValidUTF8(s, "\uFFFD"))
-}

@@ -1,7 +1,7 @@
 package main
 
 // The link's WebSocket: one socket of the device link, as a frameReader and
-// frameWriter for acp.go's JSON-RPC layer. golang.org/x/net/websocket does
+// frameWriter for jsonrpc.go's JSON-RPC layer. golang.org/x/net/websocket does
 // the handshake and the framing; the frames are read here one at a time
 // (NewFrameReader) rather than through its Read, because the link must see
 // what that hides: the close code (4400 stops the service), pongs (the

@@ -1,6 +1,6 @@
 package main
 
-// MCP servers as tools. The client is written on acp.go's JSON-RPC layer
+// MCP servers as tools. The client is written on jsonrpc.go's JSON-RPC layer
 // (rpcConn): a transport is a frame reader and writer — lines on a child's
 // stdin/stdout (mcp_stdio.go), or POSTs answered with JSON or an SSE stream
 // (mcp_http.go) — and everything above it is the same for both.

@@ -1,8 +1,8 @@
 package main
 
-// JSON-RPC 2.0 over any stream of frames: the layer ACP on stdio speaks
-// now and the device link will speak over its WebSocket later. It knows
-// nothing of ACP: a frame reader gives it one message at a time, a frame
+// JSON-RPC 2.0 over any stream of frames, on the ground floor: ACP on
+// stdio, the device link's WebSocket, MCP servers (stdio and HTTP) and the
+// terminals all speak it through this one file. It knows nothing of ACP: a frame reader gives it one message at a time, a frame
 // writer takes one at a time, and the owner gets every request and
 // notification in arrival order (onRequest, onNotify) and may answer from
 // any goroutine. Requests go out the other way too (call), matched to their
@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The standard JSON-RPC 2.0 error codes.
@@ -153,6 +154,15 @@ func (l *lineWriter) writeFrame(b []byte) error {
 type rpcLimits struct {
 	MaxMessageBytes int `json:"max_message_bytes"`
 	MaxDepth        int `json:"max_depth"`
+	MethodMax       int `json:"method_max"` // runes of an unknown method's name an error echoes
+}
+
+// methodMax is MethodMax, or 64 where a spec gives none (MCP's).
+func (l rpcLimits) methodMax() int {
+	if l.MethodMax > 0 {
+		return l.MethodMax
+	}
+	return 64
 }
 
 // rpcCall is one incoming request; reply answers it exactly once.
@@ -358,7 +368,7 @@ func (c *rpcConn) handle(frame []byte) {
 	switch {
 	case m.Method != "" && m.ID != nil:
 		if c.onRequest == nil {
-			c.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: rpcErrorf(rpcMethodNotFound, "unknown method %s", methodForError(m.Method))})
+			c.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: rpcErrorf(rpcMethodNotFound, "unknown method %s", cutForError(m.Method, c.lim.methodMax()))})
 			return
 		}
 		c.onRequest(&rpcCall{c: c, ID: m.ID, Method: m.Method, Params: m.Params})
@@ -578,4 +588,41 @@ walk:
 		return rpcErrorf(rpcParseError, "the message is not valid JSON: more follows the first value on the line")
 	}
 	return nil
+}
+
+// cutForError is an outside string as an error may name it: at most max
+// bytes, cut on a rune boundary, valid UTF-8 — a 1 MB method name is never
+// echoed back whole.
+func cutForError(s string, max int) string {
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// validUTF8ID is a string id as it may be echoed: its bytes as they came
+// when they are valid UTF-8, else decoded and encoded again, each bad byte
+// becoming U+FFFD.
+func validUTF8ID(id json.RawMessage) json.RawMessage {
+	if utf8.Valid(id) {
+		return id
+	}
+	var s string
+	if json.Unmarshal(id, &s) != nil {
+		return json.RawMessage("null")
+	}
+	return rawJSON(strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// rawJSON is v encoded; v is always a value of ours that encodes.
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
