@@ -117,7 +117,6 @@ func linkErr(key string, kv ...any) *rpcError {
 	return &rpcError{Code: rpcInvalidParams, Message: loopText(theLinkSpec().Errors, key, kv...)}
 }
 
-
 // methodForError is a method name cut to link.json's errors.method_max.
 func methodForError(m string) string {
 	n := 64
@@ -541,7 +540,6 @@ func (svc *linkService) hello(sock *linkSocket, lim remoteLimits) {
 	sock.writeFrame(b)
 }
 
-
 // notifyBlocking sends a notification on the current link, waiting while
 // its send queue is full (the terminals' flow control).
 func (svc *linkService) notifyBlocking(method string, params any) error {
@@ -581,4 +579,3 @@ func redactToken(s, token string) string {
 	}
 	return strings.ReplaceAll(s, token, "[token]")
 }
-
