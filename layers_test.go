@@ -136,8 +136,6 @@ func floorOf(name string) int {
 // "from.go -> to.go". It may only shrink.
 var upwardAllowed = map[string]bool{
 	"askuser.go -> link_cards.go":                        true,
-	"config.go -> main.go":                               true,
-	"config.go -> sandbox.go":                            true,
 	"engine.go -> link_cards.go":                         true,
 	"events.go -> jobs.go":                               true,
 	"events.go -> plan.go":                               true,
@@ -149,25 +147,19 @@ var upwardAllowed = map[string]bool{
 	"library.go -> engine.go":                            true,
 	"library_index.go -> sessions.go":                    true,
 	"library_memory.go -> engine.go":                     true,
-	"library_memory.go -> main.go":                       true,
 	"library_notes.go -> engine.go":                      true,
 	"library_search.go -> engine.go":                     true,
 	"library_skills.go -> engine.go":                     true,
 	"mcp.go -> askuser.go":                               true,
-	"mcp.go -> main.go":                                  true,
-	"mcp_config.go -> login.go":                          true,
 	"mcp_elicit.go -> askuser.go":                        true,
 	"mcp_elicit.go -> link_cards.go":                     true,
 	"mcp_tools.go -> askuser.go":                         true,
 	"mcp_tools.go -> engine.go":                          true,
-	"model.go -> login.go":                               true,
-	"model.go -> main.go":                                true,
 	"paths.go -> config.go":                              true,
 	"paths.go -> permission_floor.go":                    true,
 	"paths.go -> permission_hardline.go":                 true,
 	"paths.go -> permission_rules.go":                    true,
 	"plan.go -> link_cards.go":                           true,
-	"sandbox.go -> main.go":                              true,
 	"shellwords_params.go -> permission_floor.go":        true,
 	"shellwords_params.go -> permission_hardline.go":     true,
 	"shellwords_unwrap.go -> permission_floor.go":        true,
@@ -189,7 +181,6 @@ var upwardAllowed = map[string]bool{
 	"tools_session.go -> engine.go":                      true,
 	"tools_session.go -> link_cards.go":                  true,
 	"tools_shell.go -> jobs.go":                          true,
-	"web.go -> main.go":                                  true,
 }
 
 // layerRefs resolves every reference between the package's production files

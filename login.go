@@ -28,69 +28,6 @@ import (
 	"time"
 )
 
-// loginRecord is one login as kept on disk.
-type loginRecord struct {
-	Name     string `json:"name"`
-	URL      string `json:"url"`
-	Instance string `json:"instance"`
-	Token    string `json:"token"`
-	// Scopes are what the token endpoint said the token was granted (its
-	// space-separated scope answer). A pasted token has none: the seed
-	// names no way to learn a pasted token's scopes, so it is taken as
-	// granted none of them (the library over /mcp is then not used).
-	Scopes  []string  `json:"scopes,omitempty"`
-	Created time.Time `json:"created"`
-}
-
-// hasScope says whether the login's token was granted scope.
-func (l *loginRecord) hasScope(scope string) bool { return contains(l.Scopes, scope) }
-
-func loginsDir() string { return filepath.Join(stateDir(), "logins") }
-
-func validLoginName(n string) bool {
-	if n == "" || len(n) > 64 {
-		return false
-	}
-	for _, r := range n {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return n[0] != '.'
-}
-
-// saveLogin writes a login with its token, mode 0600 in a 0700 folder.
-func saveLogin(l *loginRecord) error {
-	dir := loginsDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("saving the login: %v", err)
-	}
-	os.Chmod(dir, 0o700)
-	b, _ := json.MarshalIndent(l, "", "  ")
-	if err := writeFileAtomic(filepath.Join(dir, l.Name+".json"), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("saving the login: %v", err)
-	}
-	return nil
-}
-
-// readLogins gives every login, by name.
-func readLogins() []*loginRecord {
-	names, _ := filepath.Glob(filepath.Join(loginsDir(), "*.json"))
-	sort.Strings(names)
-	var out []*loginRecord
-	for _, p := range names {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		var l loginRecord
-		if json.Unmarshal(data, &l) == nil && validLoginName(l.Name) && l.URL != "" {
-			out = append(out, &l)
-		}
-	}
-	return out
-}
-
 // findLogin is the login named, or the only one when name is empty.
 func findLogin(name string) (*loginRecord, error) {
 	all := readLogins()
@@ -113,21 +50,6 @@ func findLogin(name string) (*loginRecord, error) {
 		}
 	}
 	return nil, usageError{fmt.Sprintf("no login named %s; lembas logins lists them", name)}
-}
-
-// loginConnections are the logins as model connections (model.go adds
-// them after config.yaml's and the environment's). A name another
-// connection already has is left to that one.
-func loginConnections(client *http.Client, have []*connection) []*connection {
-	var out []*connection
-	for _, l := range readLogins() {
-		if findConn(have, l.Name) != nil {
-			continue
-		}
-		out = append(out, &connection{Name: l.Name, BaseURL: strings.TrimRight(l.URL, "/") + "/v1", APIKey: l.Token,
-			KeyHint: "the login " + l.Name + " (lembas login)", Source: "login", http: client})
-	}
-	return out
 }
 
 // instanceModel is one /v1/models entry.

@@ -10,32 +10,6 @@ import (
 	"strings"
 )
 
-// version is the program's version; the harness spec's is harness/VERSION.
-var version = "0.1.0"
-
-// Exit codes, as --help and the README document them.
-const (
-	exitOK        = 0
-	exitFailure   = 1
-	exitUsage     = 2
-	exitAsk       = 3 // permissions check: the call would be asked
-	exitRefuse    = 4 // permissions check: the call would be refused
-	exitCancelled = 130
-)
-
-// usageError is a mistake in how lembas was called: exit 2, with the fix.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// exitError carries an exit code other than 1 out of a command.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e exitError) Error() string { return e.msg }
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

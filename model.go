@@ -845,3 +845,18 @@ func retryAfter(h string) time.Duration {
 	}
 	return 0
 }
+
+// loginConnections are the logins as model connections (model.go adds
+// them after config.yaml's and the environment's). A name another
+// connection already has is left to that one.
+func loginConnections(client *http.Client, have []*connection) []*connection {
+	var out []*connection
+	for _, l := range readLogins() {
+		if findConn(have, l.Name) != nil {
+			continue
+		}
+		out = append(out, &connection{Name: l.Name, BaseURL: strings.TrimRight(l.URL, "/") + "/v1", APIKey: l.Token,
+			KeyHint: "the login " + l.Name + " (lembas login)", Source: "login", http: client})
+	}
+	return out
+}
