@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"unicode/utf8"
 )
 
 // ask.go: the seam through which a turn asks the person, on the workers'
@@ -70,14 +69,6 @@ func nobodyToAsk(a any) bool {
 	}
 	g, ok := a.(cardsGate)
 	return ok && g.cardsOff()
-}
-
-// cutRunes cuts s to at most n characters.
-func cutRunes(s string, n int) string {
-	if n <= 0 || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }
 
 // displayMet is the show tool's requirement: a viewer is attached now.

@@ -553,3 +553,38 @@ type themesSpec struct {
 	Order   []string                     `json:"order"`
 	Themes  map[string]map[string]string `json:"themes"`
 }
+
+// jobsSpec is loop.json's jobs.
+type jobsSpec struct {
+	About           string            `json:"about"`
+	MaxPerSession   int               `json:"max_per_session"`
+	MaxRunning      int               `json:"max_running"`
+	OutputKeepBytes int               `json:"output_keep_bytes"`
+	StopGraceMS     int               `json:"stop_grace_ms"`
+	Marks           map[string]string `json:"marks"`
+	Texts           map[string]string `json:"texts"`
+}
+
+// progressSpec is loop.json's progress.
+type progressSpec struct {
+	About        string            `json:"about"`
+	Line         string            `json:"line"`
+	LoadingMatch []string          `json:"loading_match"`
+	Phases       map[string]string `json:"phases"`
+}
+
+// subagentsSpec is loop.json's subagents.
+type subagentsSpec struct {
+	About           string            `json:"about"`
+	MaxDepth        int               `json:"max_depth"`
+	MaxRunning      int               `json:"max_running"`
+	MaxSteps        int               `json:"max_steps"`
+	MaxTokens       int               `json:"max_tokens"`
+	Agents          []string          `json:"agents"`
+	ReadOnlyAgents  []string          `json:"read_only_agents"`
+	OneModelServers []string          `json:"one_model_servers"`
+	Strictness      []string          `json:"strictness"`
+	Refusals        map[string]string `json:"refusals"`
+	Texts           map[string]string `json:"texts"`
+	AboutAgents     map[string]string `json:"about_agents"`
+}

@@ -32,17 +32,6 @@ import (
 	"time"
 )
 
-// jobsSpec is loop.json's jobs.
-type jobsSpec struct {
-	About           string            `json:"about"`
-	MaxPerSession   int               `json:"max_per_session"`
-	MaxRunning      int               `json:"max_running"`
-	OutputKeepBytes int               `json:"output_keep_bytes"`
-	StopGraceMS     int               `json:"stop_grace_ms"`
-	Marks           map[string]string `json:"marks"`
-	Texts           map[string]string `json:"texts"`
-}
-
 // jobsState is what an engine keeps of background work: the session's job
 // manager (shared by a whole tree of subagents), the marks of ended jobs
 // waiting for its next step, and, for a subagent, where it sits.
@@ -80,17 +69,6 @@ type job struct {
 	settled bool          // its end is fully told (marks queued)
 	quiet   bool          // its end is not marked: a foreground task's answer is its call's result
 	sub     *subagentRun  // a subagent job's run
-}
-
-// jobInfo is a job as events carry it (evJob): to front ends, stream-json
-// and ACP's tool updates.
-type jobInfo struct {
-	ID     string `json:"id"`
-	Kind   string `json:"kind"`
-	Title  string `json:"title"`
-	Status string `json:"status"`
-	Code   *int   `json:"code,omitempty"`
-	Agent  string `json:"agent,omitempty"` // a subagent job's agent
 }
 
 // info is the job as an event carries it.

@@ -376,16 +376,6 @@ func cmdModels(args []string, stdout, stderr io.Writer) error {
 
 // ---- the streaming client ----
 
-// toolCall is a call as the OpenAI wire format carries it.
-type toolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
 // chatRequest is what one request sends; Messages are already in wire form.
 // The messages come last, so a request's body starts with the previous
 // request's bytes up to the end of its last message (context.md §1.4).

@@ -15,28 +15,6 @@ import (
 	"strings"
 )
 
-type plan struct {
-	Title      string      `json:"title,omitempty"`
-	Summary    string      `json:"summary,omitempty"`
-	Findings   []string    `json:"findings,omitempty"`
-	Objectives []string    `json:"objectives,omitempty"`
-	Phases     []planPhase `json:"phases"`
-	NextPhase  int         `json:"next_phase"`
-	NextTask   int         `json:"next_task"`
-}
-
-type planPhase struct {
-	ID    string     `json:"id"`
-	Title string     `json:"title"`
-	Tasks []planTask `json:"tasks"`
-}
-
-type planTask struct {
-	ID     string `json:"id"`
-	Text   string `json:"text"`
-	Status string `json:"status"` // todo, doing, done, dropped
-}
-
 var planStatuses = map[string]string{"todo": "[ ]", "doing": "[~]", "done": "[x]", "dropped": "[-]"}
 
 // todoStatuses maps the former todo tool's statuses to the plan's.

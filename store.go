@@ -535,3 +535,21 @@ func (s *store) prune(days int) ([]string, error) {
 	}
 	return gone, nil
 }
+
+// toolCall is a call as the OpenAI wire format carries it.
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// imagePart is an image attached for a vision model.
+type imagePart struct {
+	Mime string `json:"mime"`
+	Data string `json:"data"` // base64
+}
+
+func (s *store) snapDir(id string) string { return filepath.Join(s.dir, id+".snapshots") }

@@ -30,22 +30,6 @@ import (
 	"unicode"
 )
 
-// subagentsSpec is loop.json's subagents.
-type subagentsSpec struct {
-	About           string            `json:"about"`
-	MaxDepth        int               `json:"max_depth"`
-	MaxRunning      int               `json:"max_running"`
-	MaxSteps        int               `json:"max_steps"`
-	MaxTokens       int               `json:"max_tokens"`
-	Agents          []string          `json:"agents"`
-	ReadOnlyAgents  []string          `json:"read_only_agents"`
-	OneModelServers []string          `json:"one_model_servers"`
-	Strictness      []string          `json:"strictness"`
-	Refusals        map[string]string `json:"refusals"`
-	Texts           map[string]string `json:"texts"`
-	AboutAgents     map[string]string `json:"about_agents"`
-}
-
 // subagentInfo is where a subagent engine sits in its tree.
 type subagentInfo struct {
 	id     string // its job id

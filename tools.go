@@ -36,12 +36,6 @@ type readInfo struct {
 	Hash              string
 }
 
-// imagePart is an image attached for a vision model.
-type imagePart struct {
-	Mime string `json:"mime"`
-	Data string `json:"data"` // base64
-}
-
 type toolFunc func(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult
 
 // toolImpls maps a tool's name to its implementation.

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// text.go: cutting outside or long strings to what a line may show, for
+// every floor (the ground).
+
+// cutRunes cuts s to at most n characters.
+func cutRunes(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+// oneLine folds s's white space to single spaces and cuts it to n runes,
+// marking the cut with an ellipsis.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
