@@ -47,12 +47,6 @@ func projectInstructions(root string) string {
 	return stackedInstructions(root)
 }
 
-// resultID is a result's id: its number in the session, in hex, at least
-// loop.json's digits wide.
-func resultID(n int) string {
-	return fmt.Sprintf("%0*x", theSpec().Loop.Context.ResultIDDigits, n)
-}
-
 // capOutput keeps the head and tail of an output over loop.json's line or
 // character cap, with a line saying how much was left out and the id under
 // which the whole output is kept.

@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+
 // context_record.go: hygiene's dedupe table as the session keeps it — the
 // reads and listings still in the history. Data only: what hygiene does with
 // it is context_hygiene.go's.
@@ -29,4 +31,10 @@ type sameEntry struct {
 	Key  string `json:"key"`
 	Hash string `json:"hash"`
 	ID   string `json:"id"`
+}
+
+// resultID is a result's id: its number in the session, in hex, at least
+// loop.json's digits wide.
+func resultID(n int) string {
+	return fmt.Sprintf("%0*x", theSpec().Loop.Context.ResultIDDigits, n)
 }

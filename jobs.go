@@ -485,16 +485,10 @@ func (e *engine) stopJobs() []string {
 	return ids
 }
 
-// jobsKey carries the engine in a call's context, so bash can make jobs.
-type jobsKey struct{}
-
-func withJobs(ctx context.Context, e *engine) context.Context {
-	return context.WithValue(ctx, jobsKey{}, e)
-}
-
-func jobsEngine(ctx context.Context) *engine {
-	e, _ := ctx.Value(jobsKey{}).(*engine)
-	return e
+// runBash is the engine's side of the bash tool (tools_shell.go): a
+// command that may become a job of the session.
+func (e *engine) runBash(tb *toolbox, ctx context.Context, t *toolSpec, line string, timeout int, background bool, live io.Writer, sb *sandboxRun) toolResult {
+	return bashWithJobs(e, tb, ctx, t, line, timeout, background, live, sb)
 }
 
 // shellProc is a command that may become a job: while the call waits it

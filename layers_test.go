@@ -157,11 +157,7 @@ var upwardAllowed = map[string]bool{
 	"shellwords_unwrap.go -> permission_floor_second.go": true,
 	"shellwords_unwrap.go -> permission_hardline.go":     true,
 	"shellwords_unwrap.go -> permission_rules.go":        true,
-	"tools.go -> subagents.go":                           true,
-	"tools_file.go -> undo.go":                           true,
-	"tools_session.go -> context.go":                     true,
 	"tools_session.go -> engine.go":                      true,
-	"tools_shell.go -> jobs.go":                          true,
 }
 
 // layerRefs resolves every reference between the package's production files

@@ -624,6 +624,15 @@ func subagentRows(m *jobManager) []string {
 	return rows
 }
 
+func init() {
+	// task's description names the agents and loop.json's limits.
+	toolFacts["task"] = func(*toolbox) map[string]string {
+		vars := map[string]string{}
+		taskVars(vars)
+		return vars
+	}
+}
+
 // taskVars fill task's description: the agents and the limits.
 func taskVars(vars map[string]string) {
 	sp := theSpec().Loop.Subagents

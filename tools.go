@@ -141,9 +141,6 @@ func (tb *toolbox) toolVars(t *toolSpec) map[string]string {
 			vars[k] = v
 		}
 	}
-	if t.Name == "task" {
-		taskVars(vars) // subagents.go: loop.json's numbers
-	}
 	return vars
 }
 

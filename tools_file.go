@@ -597,3 +597,10 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 	}
 	return toolResult{Text: t.text("applied", "summary", strings.Join(lines, "\n")), Paths: paths}
 }
+
+// snapshot is the one call a file tool makes before it changes abs.
+func (tb *toolbox) snapshot(abs string) {
+	if tb.snap != nil {
+		tb.snap(abs)
+	}
+}

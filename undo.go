@@ -19,13 +19,6 @@ import (
 	"strings"
 )
 
-// snapshot is the one call a file tool makes before it changes abs.
-func (tb *toolbox) snapshot(abs string) {
-	if tb.snap != nil {
-		tb.snap(abs)
-	}
-}
-
 // snapshot keeps abs as it is now, unless this turn kept it already. A
 // failure to keep it is recorded, so undo can say why it cannot restore.
 func (e *engine) snapshot(abs string) {
