@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-func init() { sessionTools["ask_user"] = toolAskUser }
+func init() { sessionTools["ask_user"] = engineTool(toolAskUser) }
 
 // checkQuestions holds a call to the tool's limits.
 func checkQuestions(t *toolSpec, qs []question) string {

@@ -24,11 +24,7 @@ import (
 )
 
 type engine struct {
-	ref      *modelRef
-	tb       *toolbox
-	perm     *permissions
-	st       *store
-	sess     *session
+	toolHost // what a tool call sees of the session (tools_session.go)
 	ask      approver
 	emit     func(event)
 	maxSteps int
@@ -39,12 +35,9 @@ type engine struct {
 
 	hygiene bool           // insert-time stubs (context_hygiene.go)
 	extra   map[string]any // the effort level's request fields (levels.go)
-	asker   asker          // answers ask_user; nil: nobody can be asked (-p)
 	planner planReviewer   // answers plan_submit; nil: nobody can (-p)
 
-	libMu sync.Mutex
-	lib   *libraryState // instructions, skills, memory, notes (library.go); made on first use
-	jx    jobsState     // background jobs, subagents, progress (jobs.go)
+	jx jobsState // background jobs, subagents, progress (jobs.go)
 }
 
 // callRecord is one call of a turn, for -p's JSON output.
@@ -449,4 +442,39 @@ func (e *engine) takeSteer() error {
 		e.send(event{Type: evSteered, Text: text})
 	}
 	return nil
+}
+
+// newEngine makes an engine on a tool host, and hooks the host to it: what
+// a tool sends goes out as the engine's events, and a call a tool makes on
+// the person's behalf is asked as the engine asks.
+func newEngine(ref *modelRef, tb *toolbox, perm *permissions, st *store, sess *session, maxSteps int) *engine {
+	e := &engine{toolHost: toolHost{ref: ref, tb: tb, perm: perm, st: st, sess: sess}, maxSteps: maxSteps}
+	e.owner, e.sendEv, e.askCall = e, e.send, e.askPerson
+	return e
+}
+
+// engineTool is a session tool that needs the engine itself (the plan, jobs,
+// subagents, ask_user): the host it is called on is always an engine's.
+func engineTool(f func(e *engine, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult) sessionToolFunc {
+	return func(h *toolHost, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult {
+		return f(h.owner.(*engine), ctx, t, args)
+	}
+}
+
+// runSessionTool runs one, turning a panic into an error result like any
+// tool's.
+func (e *engine) runSessionTool(ctx context.Context, f sessionToolFunc, t *toolSpec, args json.RawMessage) (res toolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = toolResult{Text: loopText(theSpec().Loop.ToolErrors, "panic", "name", t.Name, "error", p), IsError: true, Status: "failed"}
+		}
+	}()
+	res = f(&e.toolHost, ctx, t, args)
+	if res.Status == "" {
+		res.Status = "completed"
+		if res.IsError {
+			res.Status = "failed"
+		}
+	}
+	return res
 }

@@ -293,8 +293,8 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	perm := newPermissions(mode, root, headless)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
-	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,
-		hygiene: hygieneOn(os.Getenv), extra: extra}
+	e := newEngine(ref, tb, perm, st, sess, maxSteps)
+	e.hygiene, e.extra = hygieneOn(os.Getenv), extra
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}

@@ -640,9 +640,9 @@ func jobTool(e *engine, t *toolSpec, raw json.RawMessage) (*job, map[string]any,
 }
 
 func init() {
-	sessionTools["job_list"] = toolJobList
-	sessionTools["job_output"] = toolJobOutput
-	sessionTools["job_stop"] = toolJobStop
+	sessionTools["job_list"] = engineTool(toolJobList)
+	sessionTools["job_output"] = engineTool(toolJobOutput)
+	sessionTools["job_stop"] = engineTool(toolJobStop)
 }
 
 func toolJobList(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {

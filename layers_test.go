@@ -141,11 +141,6 @@ func floorOf(name string) int {
 // upwardAllowed lists today's references from a file to a higher floor, as
 // "from.go -> to.go". It may only shrink.
 var upwardAllowed = map[string]bool{
-	"library.go -> engine.go":                            true,
-	"library_memory.go -> engine.go":                     true,
-	"library_notes.go -> engine.go":                      true,
-	"library_search.go -> engine.go":                     true,
-	"library_skills.go -> engine.go":                     true,
 	"mcp_tools.go -> engine.go":                          true,
 	"paths.go -> config.go":                              true,
 	"paths.go -> permission_floor.go":                    true,
@@ -157,7 +152,6 @@ var upwardAllowed = map[string]bool{
 	"shellwords_unwrap.go -> permission_floor_second.go": true,
 	"shellwords_unwrap.go -> permission_hardline.go":     true,
 	"shellwords_unwrap.go -> permission_rules.go":        true,
-	"tools_session.go -> engine.go":                      true,
 }
 
 // layerRefs resolves every reference between the package's production files

@@ -398,7 +398,7 @@ type libraryState struct {
 }
 
 // lib returns the engine's library state, made on first use.
-func (e *engine) library() *libraryState {
+func (e *toolHost) library() *libraryState {
 	e.libMu.Lock()
 	defer e.libMu.Unlock()
 	if e.lib == nil {
@@ -411,7 +411,7 @@ func (e *engine) library() *libraryState {
 // instruction file changed since the prompt was made. The first look takes
 // the snapshot: for a new session the files as they are (its prompt was
 // made a moment before), for a resumed one as its stored prompt shows them.
-func (e *engine) libraryNotes() []string {
+func (e *toolHost) libraryNotes() []string {
 	l := e.library()
 	l.mu.Lock()
 	defer l.mu.Unlock()

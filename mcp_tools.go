@@ -267,7 +267,7 @@ func init() {
 
 // toolMCPSearch searches the session's MCP tools, or calls one: the call is
 // judged by the permissions as if the model had called the tool itself.
-func toolMCPSearch(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolMCPSearch(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	sp := theMCP()
 	m := e.tb.mcp
 	var a struct {

@@ -40,9 +40,9 @@ type planReviewer interface {
 }
 
 func init() {
-	sessionTools["plan_write"] = toolPlanWrite
-	sessionTools["plan_update"] = toolPlanUpdate
-	sessionTools["plan_submit"] = toolPlanSubmit
+	sessionTools["plan_write"] = engineTool(toolPlanWrite)
+	sessionTools["plan_update"] = engineTool(toolPlanUpdate)
+	sessionTools["plan_submit"] = engineTool(toolPlanSubmit)
 	for _, a := range []string{"todo", "todo_write", "TodoWrite"} {
 		argConverters[a] = convertTodo
 	}

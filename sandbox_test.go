@@ -555,7 +555,7 @@ func TestSandboxJobs(t *testing.T) {
 			if how == "thread" {
 				tb.sandbox.nsOnce.Do(func() {})
 			}
-			e := &engine{tb: tb, sess: &session{ID: "sandbox-jobs"}}
+			e := newEngine(nil, tb, nil, nil, &session{ID: "sandbox-jobs"}, 0)
 			t.Cleanup(func() { e.jobs().stopAll() })
 			outside := filepath.Join(sib, "job.txt")
 			cmd := "sleep 0.3; echo in > job-in.txt; echo out > " + outside + "; echo finished"

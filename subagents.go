@@ -68,9 +68,9 @@ func subRefusal(key string, kv ...any) string {
 }
 
 func init() {
-	sessionTools["task"] = toolTask
-	sessionTools["job_send"] = toolJobSend
-	sessionTools["report"] = toolReport
+	sessionTools["task"] = engineTool(toolTask)
+	sessionTools["job_send"] = engineTool(toolJobSend)
+	sessionTools["report"] = engineTool(toolReport)
 }
 
 // depth is how deep this engine is among subagents (0: the main agent).
@@ -382,8 +382,8 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	if e.maxSteps < steps {
 		steps = e.maxSteps
 	}
-	child := &engine{ref: ref, tb: tb, perm: perm, st: e.st, sess: sess, maxSteps: steps,
-		hygiene: e.hygiene, ask: subApprover{inner: e.ask, agent: j.ID + " " + agent}}
+	child := newEngine(ref, tb, perm, e.st, sess, steps)
+	child.hygiene, child.ask = e.hygiene, subApprover{inner: e.ask, agent: j.ID + " " + agent}
 	if ref == e.ref {
 		child.extra = e.extra
 	}
