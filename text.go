@@ -25,3 +25,12 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

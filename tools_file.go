@@ -1,7 +1,7 @@
 package main
 
 // The file tools: read, write, edit, multiedit. Every path is resolved
-// (paths.go) before use; writes are atomic and keep the file's mode; a file
+// (contain.go) before use; writes are atomic and keep the file's mode; a file
 // must be read in the session before it is overwritten or edited, and must
 // not have changed on disk since.
 
