@@ -52,24 +52,11 @@ type acpSpec struct {
 	} `json:"commands"`
 }
 
-var (
-	acpSpecOnce sync.Once
-	acpSpecVal  *acpSpec
-	acpSpecErr  error
-)
-
 // theACPSpec parses harness/acp.json once; like theSpec, a broken file is
 // a build-time bug that TestACPSpec catches.
-func theACPSpec() *acpSpec {
-	acpSpecOnce.Do(func() {
-		acpSpecVal = &acpSpec{}
-		acpSpecErr = decodeStrict(harnessFS, "harness/acp.json", acpSpecVal)
-	})
-	if acpSpecErr != nil {
-		panic("harness: " + acpSpecErr.Error())
-	}
-	return acpSpecVal
-}
+func theACPSpec() *acpSpec { return acpSpecFile.get() }
+
+var acpSpecFile = &harnessFile[acpSpec]{name: "harness/acp.json"}
 
 // paramErr is a -32602 from one of acp.json's error texts.
 func paramErr(key string, kv ...any) *rpcError {

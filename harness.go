@@ -509,42 +509,19 @@ type replSpec struct {
 	Texts map[string]string `json:"texts"`
 }
 
-var (
-	replSpecOnce sync.Once
-	replSpecVal  *replSpec
-	replSpecErr  error
-	themesOnce   sync.Once
-	themesVal    *themesSpec
-	themesErr    error
-)
-
 // theReplSpec parses harness/repl.json on first use. It is the REPL's
 // (and undo's snapshot limit), so it is not in loadSpec: -p and the
 // service reach their first request without it (harness/conformance/
 // startup.json). A broken file is a build-time bug TestHarness catches,
 // so at run time it panics like theSpec.
-func theReplSpec() *replSpec {
-	replSpecOnce.Do(func() {
-		replSpecVal = &replSpec{}
-		replSpecErr = decodeStrict(harnessFS, "harness/repl.json", replSpecVal)
-	})
-	if replSpecErr != nil {
-		panic("harness: " + replSpecErr.Error())
-	}
-	return replSpecVal
-}
+func theReplSpec() *replSpec { return replSpecFile.get() }
+
+var replSpecFile = &harnessFile[replSpec]{name: "harness/repl.json"}
 
 // theThemes parses harness/themes.json on first use, for the same reason.
-func theThemes() *themesSpec {
-	themesOnce.Do(func() {
-		themesVal = &themesSpec{}
-		themesErr = decodeStrict(harnessFS, "harness/themes.json", themesVal)
-	})
-	if themesErr != nil {
-		panic("harness: " + themesErr.Error())
-	}
-	return themesVal
-}
+func theThemes() *themesSpec { return themesFile.get() }
+
+var themesFile = &harnessFile[themesSpec]{name: "harness/themes.json"}
 
 // themesSpec is harness/themes.json: role → SGR parameters, per theme.
 type themesSpec struct {
@@ -587,4 +564,26 @@ type subagentsSpec struct {
 	Refusals        map[string]string `json:"refusals"`
 	Texts           map[string]string `json:"texts"`
 	AboutAgents     map[string]string `json:"about_agents"`
+}
+
+// harnessFile is one harness file, decoded strictly on first use and kept.
+// The files are embedded, so one that does not decode is a build-time bug
+// its spec test catches; at run time get panics with the decode error, as
+// theSpec does. A command that never needs a file never parses it.
+type harnessFile[T any] struct {
+	name string
+	once sync.Once
+	val  *T
+	err  error
+}
+
+func (h *harnessFile[T]) get() *T {
+	h.once.Do(func() {
+		h.val = new(T)
+		h.err = decodeStrict(harnessFS, h.name, h.val)
+	})
+	if h.err != nil {
+		panic("harness: " + h.err.Error())
+	}
+	return h.val
 }

@@ -24,7 +24,7 @@ func TestHelperStartup(t *testing.T) {
 	}
 	run([]string{"--version"}, nil, io.Discard, io.Discard)
 	run([]string{"--help"}, nil, io.Discard, io.Discard)
-	fmt.Printf("spec=%v acp=%v store=%v regexps=%v\n", specVal != nil, acpSpecVal != nil, storeSpecVal != nil,
+	fmt.Printf("spec=%v acp=%v store=%v regexps=%v\n", specVal != nil, acpSpecFile.val != nil, storeSpecFile.val != nil,
 		reVar.re != nil || reCommandName.re != nil || unifiedRange.re != nil)
 }
 

@@ -117,26 +117,13 @@ type librarySpec struct {
 	} `json:"library"`
 }
 
-var (
-	libSpecOnce sync.Once
-	libSpecVal  *librarySpec
-	libSpecErr  error
-)
-
 // theLibrarySpec parses harness/library.json on first use. It is read here
 // rather than in loadSpec so a process that never touches the library does
 // not pay for it; a broken file is a build-time bug that TestLibrarySpec
 // catches, so at run time it panics like theSpec.
-func theLibrarySpec() *librarySpec {
-	libSpecOnce.Do(func() {
-		libSpecVal = &librarySpec{}
-		libSpecErr = decodeStrict(harnessFS, "harness/library.json", libSpecVal)
-	})
-	if libSpecErr != nil {
-		panic("harness: " + libSpecErr.Error())
-	}
-	return libSpecVal
-}
+func theLibrarySpec() *librarySpec { return librarySpecFile.get() }
+
+var librarySpecFile = &harnessFile[librarySpec]{name: "harness/library.json"}
 
 // folderTrusted says whether files of a folder may reach the prompt: not
 // when the person said the project, or that folder, is not to be trusted.

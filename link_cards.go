@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -43,22 +42,9 @@ type cardsSpec struct {
 	Errors map[string]string `json:"errors"`
 }
 
-var (
-	cardsSpecOnce sync.Once
-	cardsSpecVal  *cardsSpec
-	cardsSpecErr  error
-)
+func theCardsSpec() *cardsSpec { return cardsSpecFile.get() }
 
-func theCardsSpec() *cardsSpec {
-	cardsSpecOnce.Do(func() {
-		cardsSpecVal = &cardsSpec{}
-		cardsSpecErr = decodeStrict(harnessFS, "harness/cards.json", cardsSpecVal)
-	})
-	if cardsSpecErr != nil {
-		panic("harness: " + cardsSpecErr.Error())
-	}
-	return cardsSpecVal
-}
+var cardsSpecFile = &harnessFile[cardsSpec]{name: "harness/cards.json"}
 
 // linkCardState is a link's memory of its client's cards: off after the
 // client answered one with method-not-found, until the next initialize.

@@ -59,25 +59,11 @@ type mcpSpec struct {
 	} `json:"search_tool"`
 }
 
-var (
-	mcpSpecOnce sync.Once
-	mcpSpecVal  *mcpSpec
-	mcpSpecErr  error
-)
-
 // theMCP reads harness/mcp.json once, strictly; a broken file is a harness
 // bug that TestMCPHarness catches, so here it panics.
-func theMCP() *mcpSpec {
-	mcpSpecOnce.Do(func() {
-		var s mcpSpec
-		mcpSpecErr = decodeStrict(harnessFS, "harness/mcp.json", &s)
-		mcpSpecVal = &s
-	})
-	if mcpSpecErr != nil {
-		panic("harness: " + mcpSpecErr.Error())
-	}
-	return mcpSpecVal
-}
+func theMCP() *mcpSpec { return mcpSpecFile.get() }
+
+var mcpSpecFile = &harnessFile[mcpSpec]{name: "harness/mcp.json"}
 
 // num is one of mcp.json's limits; a missing one panics (TestMCPHarness).
 func (s *mcpSpec) num(name string) float64 {

@@ -51,23 +51,11 @@ type sandboxSpec struct {
 	Check         map[string]string `json:"check"`
 }
 
-var (
-	sandboxSpecOnce sync.Once
-	sandboxSpecVal  *sandboxSpec
-)
-
 // theSandboxSpec reads harness/sandbox.json once. It is loaded here rather
 // than in loadSpec so that only a process that runs a command pays for it.
-func theSandboxSpec() *sandboxSpec {
-	sandboxSpecOnce.Do(func() {
-		s := &sandboxSpec{}
-		if err := decodeStrict(harnessFS, "harness/sandbox.json", s); err != nil {
-			panic("harness: " + err.Error())
-		}
-		sandboxSpecVal = s
-	})
-	return sandboxSpecVal
-}
+func theSandboxSpec() *sandboxSpec { return sandboxSpecFile.get() }
+
+var sandboxSpecFile = &harnessFile[sandboxSpec]{name: "harness/sandbox.json"}
 
 // sandboxText fills one of sandbox.json's texts.
 func sandboxText(key string, kv ...any) string {

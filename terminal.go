@@ -64,24 +64,11 @@ type terminalSpec struct {
 	Errors        map[string]string `json:"errors"`
 }
 
-var (
-	termSpecOnce sync.Once
-	termSpecVal  *terminalSpec
-	termSpecErr  error
-)
-
 // theTerminalSpec parses harness/terminal.json once; a broken file is a
 // build-time bug that TestTerminalSpec catches.
-func theTerminalSpec() *terminalSpec {
-	termSpecOnce.Do(func() {
-		termSpecVal = &terminalSpec{}
-		termSpecErr = decodeStrict(harnessFS, "harness/terminal.json", termSpecVal)
-	})
-	if termSpecErr != nil {
-		panic("harness: " + termSpecErr.Error())
-	}
-	return termSpecVal
-}
+func theTerminalSpec() *terminalSpec { return terminalSpecFile.get() }
+
+var terminalSpecFile = &harnessFile[terminalSpec]{name: "harness/terminal.json"}
 
 // termErr is a -32602 with one of terminal.json's texts.
 func termErr(key string, kv ...any) *rpcError {
