@@ -22,7 +22,7 @@ import (
 var harnessEmbed embed.FS
 
 // harnessFS is the embedded harness as the code reads it: the same files,
-// noting which were read (lazy.go), so a test can tell what start-up parsed.
+// noting which were read (harness_files.go), so a test can tell what start-up parsed.
 var harnessFS = harnessFiles{harnessEmbed}
 
 // toolSpec is one harness/tools/<name>.json.
@@ -564,26 +564,4 @@ type subagentsSpec struct {
 	Refusals        map[string]string `json:"refusals"`
 	Texts           map[string]string `json:"texts"`
 	AboutAgents     map[string]string `json:"about_agents"`
-}
-
-// harnessFile is one harness file, decoded strictly on first use and kept.
-// The files are embedded, so one that does not decode is a build-time bug
-// its spec test catches; at run time get panics with the decode error, as
-// theSpec does. A command that never needs a file never parses it.
-type harnessFile[T any] struct {
-	name string
-	once sync.Once
-	val  *T
-	err  error
-}
-
-func (h *harnessFile[T]) get() *T {
-	h.once.Do(func() {
-		h.val = new(T)
-		h.err = decodeStrict(harnessFS, h.name, h.val)
-	})
-	if h.err != nil {
-		panic("harness: " + h.err.Error())
-	}
-	return h.val
 }

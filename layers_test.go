@@ -76,7 +76,7 @@ var fileFloors = struct {
 		"events.go":  floorGround,
 		"sse.go":     floorGround,
 		"ignore.go":  floorGround,
-		"lazy.go":    floorGround,
+		"lazyre.go":  floorGround,
 		"jsonrpc.go": floorGround,
 		"errors.go":  floorGround,
 		"text.go":    floorGround,

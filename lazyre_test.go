@@ -86,6 +86,6 @@ func TestStartupDoesNoWork(t *testing.T) {
 		t.Fatalf("no init trace of main:\n%s", trace)
 	}
 	if allocs, _ := strconv.Atoi(string(m[2])); allocs > 100 {
-		t.Errorf("init main made %s allocations (%s bytes); keep start-up work lazy (lazy.go)", m[2], m[1])
+		t.Errorf("init main made %s allocations (%s bytes); keep start-up work lazy (lazyre.go)", m[2], m[1])
 	}
 }
