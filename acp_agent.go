@@ -351,7 +351,7 @@ func (a *acpAgent) openSession(c *rpcCall) {
 		}
 		mode = m
 	}
-	f := &runFlags{cwd: p.Cwd, mode: mode, model: p.Meta.Model, mcpServers: p.McpServers}
+	f := &sessionOpts{cwd: p.Cwd, mode: mode, model: p.Meta.Model, mcpServers: p.McpServers}
 	if load {
 		if !validID(p.SessionID) {
 			c.reply(nil, paramErr("no_session", "id", p.SessionID))

@@ -648,7 +648,7 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e, cleanup, err := newSessionEngine(ctx, f, false, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
+	e, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, false, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
 	if err != nil {
 		return err
 	}
