@@ -141,7 +141,6 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	return e, func() { e.stopJobs(); tb.mcp.close(); st.close() }, nil
 }
 
-
 // openSession is the session a front end works in: the one named
 // (--session), the newest of the project (-c), or a new one — for -p, one
 // that is on disk only from its first message (store.go begin).
