@@ -4,6 +4,9 @@ package main
 // clock in it, so the prefix stays still and a server's prompt cache
 // works), the stored history in wire form, and tool results with their ids,
 // capped head and tail as loop.json says.
+//
+// The session floor (4): it calls the workers (tools, model), the store and
+// the ground.
 
 import (
 	"context"
