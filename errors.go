@@ -15,6 +15,7 @@ const (
 	exitUsage     = 2
 	exitAsk       = 3 // permissions check: the call would be asked
 	exitRefuse    = 4 // permissions check: the call would be refused
+	exitNotDone   = 5 // -p: a call was refused because nobody could approve it
 	exitCancelled = 130
 )
 
