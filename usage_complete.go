@@ -363,6 +363,8 @@ func fishCompletion(c *cliSpec) string {
 		switch {
 		case len(f.Values) > 0:
 			fmt.Fprintf(&b, " -x -a %s", fishQuote(strings.Join(f.Values, " ")))
+		case f.Complete == "files":
+			b.WriteString(" -r -F")
 		case f.Complete != "":
 			fmt.Fprintf(&b, " -x %s", fishArg(f.Complete))
 		case f.Value != "":
