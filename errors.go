@@ -8,7 +8,7 @@ package main
 // version is the program's version; the harness spec's is harness/VERSION.
 var version = "0.1.0"
 
-// Exit codes, as --help and the README document them.
+// Exit codes, as --help (harness/commands_cli.json) and docs/scripting.md document them.
 const (
 	exitOK        = 0
 	exitFailure   = 1
