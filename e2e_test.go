@@ -197,7 +197,9 @@ func TestEndToEndHeadlessRefusal(t *testing.T) {
 	proj := copyProject(t, "basic")
 	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
 	r := runLembas(t, env, proj, "", "--output-format", "stream-json", "-p", "edit it")
-	if r.code != 0 {
+	// The edit was refused: the task is not done (exit 5), and stderr
+	// names the mode and the --mode that would have let it run.
+	if r.code != exitNotDone || !strings.Contains(r.stderr, "manual mode") || !strings.Contains(r.stderr, "--mode edit") {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	data, _ := os.ReadFile(filepath.Join(proj, "src/app.txt"))

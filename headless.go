@@ -128,8 +128,8 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 		return err
 	}
 	defer cleanup()
-	refused := &headlessRefusals{}
-	e.ask = refused
+	refused := &refusalLog{}
+	e.ask = headlessApprover{log: refused}
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	e.emit = func(ev event) {
@@ -179,30 +179,16 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	case out.StopReason == "max_turn_requests":
 		return exitError{code: exitFailure, msg: fmt.Sprintf("the turn stopped at its step limit (%d); raise --max-steps or continue with -c", e.maxSteps)}
 	}
-	if msg := refused.text(e.perm.mode); msg != "" {
+	if msg := refusedText(refused, e.perm.mode); msg != "" {
 		return exitError{code: exitNotDone, msg: msg}
 	}
 	return nil
 }
 
-// headlessRefusals answers every approval as nobody can in -p (a denial,
-// the model told why) and keeps the tools it refused, so the run can end
-// saying so, with the --mode that would have let them run, and an exit
-// status that says the task was not done.
-type headlessRefusals struct {
-	mu    sync.Mutex
-	tools []string
-}
-
-func (h *headlessRefusals) approve(ctx context.Context, req approvalRequest) approvalAnswer {
-	h.mu.Lock()
-	h.tools = append(h.tools, req.Tool)
-	h.mu.Unlock()
-	return headlessApprover{}.approve(ctx, req)
-}
-
-// text is the closing word on stderr, or "" when nothing was refused.
-func (h *headlessRefusals) text(mode string) string {
+// refusedText is -p's closing word on stderr when calls were refused for
+// want of an approval — which tools, the mode, the --mode that would have
+// let them run — or "" when none was. The run then exits 5: not done.
+func refusedText(h *refusalLog, mode string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.tools) == 0 {
