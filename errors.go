@@ -5,7 +5,7 @@ package main
 // out of any command (a usage mistake, exit 2; another code). main.go turns
 // them into the process's exit status.
 
-// version is the program's version; the harness spec's is harness/VERSION.
+// version is the program's version; the harness spec's is harnessVersion (harness_version.go).
 var version = "0.1.0"
 
 // Exit codes, as --help (harness/commands_cli.json) and docs/scripting.md document them.

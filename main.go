@@ -99,12 +99,3 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "lembas: %s\n", strings.TrimSpace(err.Error()))
 	return exitFailure
 }
-
-// harnessVersion reads harness/VERSION alone, so --version stays cheap.
-func harnessVersion() string {
-	b, err := harnessFS.ReadFile("harness/VERSION")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(b))
-}

@@ -313,7 +313,8 @@ func nearestCommands(c *cliSpec, w string) []string { return nearestWords(w, c.n
 
 // versionText is --version: the version, the commit and its time from the
 // build's VCS stamp (absent in a `go run` or a build outside git), whether
-// the tree had changes, and the harness spec. It reads only harness/VERSION.
+// the tree had changes, and the harness spec (harness_version.go); no other
+// harness file is parsed.
 func versionText() string {
 	s := "lembas " + version
 	if bi, ok := debug.ReadBuildInfo(); ok {
