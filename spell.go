@@ -13,6 +13,9 @@ import (
 // for words of four letters or fewer), the nearest first; none when
 // nothing is that close.
 func nearestWords(w string, known []string) []string {
+	if len(w) > 64 {
+		return nil // no command or key is that long, and a long prompt costs no table
+	}
 	lw := strings.ToLower(w)
 	type cand struct {
 		word string

@@ -430,3 +430,24 @@ func TestHelpNamesEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUnknownCommand: the first-word check reads whatever a person typed;
+// it never panics, refuses only single words, and a refusal is the
+// table's sentence, exit 2's.
+func FuzzUnknownCommand(f *testing.F) {
+	for _, s := range []string{"sesions", "jobs", "fix the bug", "Sessions", "-p", "", "é", "sessionsss", "\x00", "mcp2"} {
+		f.Add(s, "list")
+	}
+	f.Fuzz(func(t *testing.T, first, second string) {
+		msg := unknownCommand([]string{first, second})
+		if msg == "" {
+			return
+		}
+		if strings.ContainsAny(first, " \t\n") || strings.HasPrefix(first, "-") || first == "" {
+			t.Fatalf("%q refused as a command: %s", first, msg)
+		}
+		if !strings.HasPrefix(msg, `unknown command "`) {
+			t.Fatalf("refusal %q", msg)
+		}
+	})
+}
