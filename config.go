@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 type config struct {
@@ -591,6 +592,9 @@ func trustFile() string { return filepath.Join(stateDir(), "trust.json") }
 // trustOf says whether a project folder is trusted, and whether the
 // person was ever asked.
 func trustOf(root string) (trusted, known bool) {
+	if _, ok := untrustedThisRun.Load(root); ok {
+		return false, true
+	}
 	var m map[string]bool
 	if data, err := os.ReadFile(trustFile()); err == nil {
 		json.Unmarshal(data, &m)
@@ -598,6 +602,14 @@ func trustOf(root string) (trusted, known bool) {
 	t, ok := m[root]
 	return t, ok
 }
+
+// untrustedThisRun holds the folders this process treats as untrusted
+// without remembering it: the REPL on plain input never asks (what is
+// piped in is the prompt), so a new folder is untrusted until the person
+// answers on a terminal or runs lembas trust.
+var untrustedThisRun sync.Map
+
+func untrustForRun(root string) { untrustedThisRun.Store(root, true) }
 
 func setTrust(root string, trusted bool) {
 	m := map[string]bool{}

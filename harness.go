@@ -503,6 +503,7 @@ type replSpec struct {
 		HistoryMax       int `json:"history_max"`
 		ResumeTurns      int `json:"resume_turns"`
 		ProgressQuietS   int `json:"progress_quiet_s"`
+		CardDiscardMS    int `json:"card_discard_ms"`
 		SnapshotMaxBytes int `json:"snapshot_max_bytes"`
 		ToolLineChars    int `json:"tool_line_chars"`
 	} `json:"numbers"`

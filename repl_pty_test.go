@@ -30,7 +30,7 @@ func TestReplUnderPTY(t *testing.T) {
 	t.Cleanup(func() { master.kill(); master.close() })
 	out := newSyncBuffer()
 	go io.Copy(out, master)
-	h := &replHarness{t: t, out: out}
+	h := &replHarness{t: t, out: out, tty: true}
 	h.expect("Do you trust")
 	master.Write([]byte("y"))
 	h.expect("trusted; remembered")

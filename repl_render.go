@@ -108,10 +108,7 @@ func (r *repl) setProgressLocked(p string) {
 	r.progress = p
 	r.since = time.Now()
 	r.shownWait = false
-	if r.term != nil && r.col == 0 {
-		r.updatePromptLocked()
-		r.term.Write(nil)
-	}
+	r.updatePromptLocked()
 }
 
 // streamLocked writes streamed text, wrapped at word boundaries to the
@@ -170,19 +167,9 @@ func (r *repl) streamLocked(role, s string) {
 	if b.Len() == 0 {
 		return
 	}
-	r.updatePromptFor(b.String())
 	r.write(b.String())
 	r.since = time.Now()
 	r.shownWait = false
-}
-
-// updatePromptFor sets the prompt for where s leaves the output: progress
-// at the start of a line, nothing in the middle of one.
-func (r *repl) updatePromptFor(s string) {
-	if r.term == nil {
-		return
-	}
-	r.updatePromptLocked()
 }
 
 // endLineLocked finishes a line of streamed text, so what follows starts
@@ -484,15 +471,15 @@ func (r *repl) cardBody(req approvalRequest) []string {
 
 // keyListener is where the next key (terminal) or line (plain) goes.
 type keyListener struct {
-	keys  chan byte
+	keys  chan rune
 	lines chan string
 }
 
 // listen takes the next key or line for a card, away from the editor and
 // from steering.
 func (r *repl) listen() keyListener {
-	if r.term != nil {
-		return keyListener{keys: r.filter.startCapture()}
+	if r.ed != nil {
+		return keyListener{keys: r.listenKey()}
 	}
 	r.mu.Lock()
 	w := r.waitLineLocked()
@@ -502,7 +489,7 @@ func (r *repl) listen() keyListener {
 
 func (r *repl) unlisten(l keyListener) {
 	if l.keys != nil {
-		r.filter.stopCapture()
+		r.unlistenKey()
 		return
 	}
 	r.mu.Lock()
@@ -540,14 +527,10 @@ func (r *repl) readKey(ctx context.Context, in keyListener, plainPrompt string) 
 	for {
 		select {
 		case c := <-in.keys:
-			if c == 3 {
-				r.ctrlC(false)
-				return 0, false
-			}
 			if c == 4 {
 				return 0, false
 			}
-			return rune(c), true
+			return c, true
 		case <-ctx.Done():
 			return 0, false
 		}
@@ -569,21 +552,22 @@ func (r *repl) readTextAfter(ctx context.Context, role, card, question, prefill 
 		r.sayLocked(role, card)
 	}
 	w := r.waitLineLocked()
-	if r.term != nil {
-		r.term.SetPrompt(r.paint("card_keys", question))
-		r.term.Write(nil)
+	if r.ed != nil {
+		// The question is the prompt, with the pre-filled answer after it
+		// and the cursor at its end, until it is answered.
+		r.asking = true
+		r.ed.setLine(prefill)
+		r.setPromptNow(r.paint("card_keys", question), true)
 	} else {
 		r.write(question)
 	}
 	r.mu.Unlock()
-	if prefill != "" && r.term != nil {
-		r.filter.push([]byte("\x1b[200~" + prefill + "\x1b[201~"))
-	}
 	defer func() {
 		r.mu.Lock()
 		if r.waiter == w {
 			r.waiter = nil
 		}
+		r.asking = false
 		r.updatePromptLocked()
 		r.mu.Unlock()
 	}()
@@ -595,17 +579,9 @@ func (r *repl) readTextAfter(ctx context.Context, role, card, question, prefill 
 	}
 }
 
-// complete is the editor's callback: Tab completes a /command or an
-// @path; Ctrl-C (as the filter marks it) goes to ctrlC with the line.
+// complete is Tab: it completes a /command or an @path.
 func (r *repl) complete(line string, pos int, key rune) (string, int, bool) {
-	switch key {
-	case keyCtrlCMark:
-		if r.ctrlC(strings.TrimSpace(line) == "") {
-			return "", 0, true
-		}
-		return "", 0, false
-	case '\t':
-	default:
+	if key != '\t' {
 		return "", 0, false
 	}
 	start := strings.LastIndexAny(line[:pos], " \t") + 1
