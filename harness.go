@@ -308,6 +308,14 @@ var reVar = lazyRE(`\{\{([a-zA-Z0-9_]+)\}\}`)
 // fillPairs fills {{name}} placeholders from alternating name, value
 // arguments. It is for short texts the code composes; prompt texts and tool
 // descriptions go through fill, which also checks nothing is left unfilled.
+// plural picks a word's form for a count: "1 line", "2 lines".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func fillPairs(s string, kv ...any) string {
 	if len(kv) == 0 {
 		return s

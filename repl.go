@@ -419,6 +419,10 @@ loop:
 	}
 	out.Unsent = append(out.Unsent, r.e.drainSteer()...) // typed as the turn ended
 	ans := r.link.endTurn(tid, out)
+	if out.StopReason == "cancelled" || ctx.Err() != nil {
+		r.dropQueued(out.Unsent)
+		return ans
+	}
 	if len(out.Unsent) > 0 && !r.quitting() {
 		var keep []string
 		r.mu.Lock()
@@ -434,6 +438,26 @@ loop:
 		}
 	}
 	return ans
+}
+
+// dropQueued is a cancelled turn's queue: the lines typed for its next
+// step and the commands waiting for its end go with it, and the screen
+// says which.
+func (r *repl) dropQueued(unsent []string) {
+	var gone []string
+	r.mu.Lock()
+	for _, u := range unsent {
+		if !r.quiet[u] {
+			gone = append(gone, u)
+		}
+	}
+	r.mu.Unlock()
+	gone = append(gone, r.after...)
+	r.after = nil
+	if len(gone) == 0 || r.quitting() {
+		return
+	}
+	r.say("notice", r.text("cancel_dropped", "n", len(gone), "lines", plural(len(gone), r.text("line_one"), r.text("line_many")), "text", strings.Join(gone, " · ")))
 }
 
 // endInput is the end of input during a turn: a card waiting for a line

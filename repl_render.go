@@ -245,7 +245,8 @@ func toolLine(t *toolEvent, max int) string {
 		}
 		line = fmt.Sprintf("edit %s (+%d −%d)", str("path"), add, del)
 	case t.Name == "write":
-		line = fmt.Sprintf("write %s (%d lines)", str("path"), countLines(str("content")))
+		n := countLines(str("content"))
+		line = fmt.Sprintf("write %s (%d %s)", str("path"), n, plural(n, "line", "lines"))
 	case t.Name == "apply_patch":
 		in := str("input")
 		add, del := 0, 0
@@ -268,8 +269,14 @@ func toolLine(t *toolEvent, max int) string {
 	default:
 		line = t.Name + " " + t.Input
 	}
-	if t.Status == "refused" || t.Status == "cancelled" {
+	switch {
+	case t.Status == "refused" || t.Status == "cancelled":
 		line += " — " + t.Status
+	case t.Edited:
+		line += " — edited by you"
+	case t.IsError && (t.Block == "edit" || t.Name == "write"):
+		// Nothing changed: no counts as if it had.
+		line = strings.SplitN(line, " (", 2)[0] + " — not applied"
 	}
 	if r := []rune(line); len(r) > max {
 		line = string(r[:max-1]) + "…"
