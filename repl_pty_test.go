@@ -125,7 +125,9 @@ func TestReplScreenUnderPTY(t *testing.T) {
 	typ("stream please\r")
 	h.expect("First words of")
 	typ("typed meanwhile")
-	waitRow("", func(row string) bool { return strings.HasPrefix(row, "⋯ ") && strings.HasSuffix(row, "s typed meanwhile") })
+	waitRow("", func(row string) bool {
+		return strings.HasPrefix(row, "⋯ ") && strings.HasSuffix(row, "s typed meanwhile")
+	})
 	for _, row := range strings.Split(h.screen().text(), "\n") {
 		if strings.Contains(row, "First words") && strings.Contains(row, "typed") {
 			t.Errorf("typing landed in the answer: %q", row)
