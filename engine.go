@@ -129,6 +129,9 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
 	}()
+	if err := e.promptFits(prompt); err != nil {
+		return outcome{StopReason: "error", Err: err} // refused before anything is sent (context.go)
+	}
 	e.awaitMCP(ctx) // MCP tools join before the first request (mcp_tools.go)
 	e.autoCompact(ctx, false)
 	if err := e.appendMsg(message{Role: "user", Content: e.withNote(prompt, time.Now()), Kind: "prompt", Images: images}); err != nil {

@@ -86,10 +86,11 @@ type loopSpec struct {
 		EmptyReply    string `json:"empty_reply"`
 		EmptyReplyMax int    `json:"empty_reply_max"`
 	} `json:"nudges"`
-	ToolErrors  map[string]string `json:"tool_errors"`
-	Permission  map[string]string `json:"permission"`
-	ModelErrors map[string]string `json:"model_errors"`
-	Retry       struct {
+	ToolErrors         map[string]string `json:"tool_errors"`
+	Permission         map[string]string `json:"permission"`
+	ModelErrors        map[string]string `json:"model_errors"`
+	ContextLengthMatch []string          `json:"context_length_match"`
+	Retry              struct {
 		Attempts       int    `json:"attempts"`
 		BaseMS         int    `json:"base_ms"`
 		MaxMS          int    `json:"max_ms"`
@@ -97,10 +98,11 @@ type loopSpec struct {
 		Notice         string `json:"notice"`
 	} `json:"retry"`
 	Timeouts struct {
-		ConnectMS  int `json:"connect_ms"`
-		FirstByteS int `json:"first_byte_s"`
-		IdleS      int `json:"idle_s"`
-		ProbeMS    int `json:"probe_ms"`
+		ConnectMS    int `json:"connect_ms"`
+		FirstByteS   int `json:"first_byte_s"`
+		IdleS        int `json:"idle_s"`
+		QuietNoticeS int `json:"quiet_notice_s"`
+		ProbeMS      int `json:"probe_ms"`
 	} `json:"timeouts"`
 	Context struct {
 		ResultIDDigits int `json:"result_id_digits"`

@@ -143,6 +143,7 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 			}
 		}
 	}
+	ctx = withQuietNotice(ctx, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
 	out := e.runTurn(ctx, prompt)
 	if ids := e.stopJobs(); len(ids) > 0 {
 		fmt.Fprintln(stderr, "lembas: "+jobText("print_leftover", "n", len(ids), "ids", strings.Join(ids, ", ")))
