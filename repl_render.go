@@ -66,6 +66,8 @@ func (r *repl) onEvent(ev event) {
 		case ev.Progress == nil:
 		case ev.Progress.Phase == "writing":
 			r.progress = "" // the streamed text is its own progress, as before
+		case ev.Progress.Phase == "waiting_for_person" && ev.Progress.Data["tool"] == "ask_user":
+			r.setProgressLocked(r.text("progress_answer"))
 		default:
 			r.setProgressLocked(ev.Progress.Text)
 		}
@@ -259,6 +261,20 @@ func toolLine(t *toolEvent, max int) string {
 			}
 		}
 		line = fmt.Sprintf("patch %s (+%d −%d)", strings.Join(patchPaths(in), ", "), add, del)
+	case t.Name == "ask_user":
+		var q struct {
+			Questions []struct {
+				Question string `json:"question"`
+			} `json:"questions"`
+		}
+		json.Unmarshal([]byte(t.Input), &q)
+		line = "asked you"
+		if len(q.Questions) > 0 {
+			line += ": " + q.Questions[0].Question
+			if n := len(q.Questions) - 1; n > 0 {
+				line += fmt.Sprintf(" (+%d more)", n)
+			}
+		}
 	case t.Block == "search":
 		line = t.Name
 		for _, k := range []string{"pattern", "path"} {
