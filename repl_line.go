@@ -160,8 +160,8 @@ func (ed *lineEditor) writeLocked(s string) {
 func (ed *lineEditor) drawLocked() {
 	w := ed.cols()
 	prompt, pw := ed.prompt, ed.pw
-	if pw > w/2 {
-		prompt, pw = cutVisible(prompt, w/2), w/2
+	if pw > w-10 { // a long question keeps room for some of its answer
+		prompt, pw = cutVisible(prompt, w-10), w-10
 	}
 	room := w - pw - 1
 	start := 0
