@@ -114,3 +114,27 @@ func TestPromptOverWindowNotSent(t *testing.T) {
 		t.Errorf("exit %d, %d requests:\n%s", r.code, len(f.got()), r.stderr)
 	}
 }
+
+// TestContinueFallsBackWhenConnectionGone: -c of a session whose
+// connection (the environment's) is gone goes on with the configured
+// model, and says so.
+func TestContinueFallsBackWhenConnectionGone(t *testing.T) {
+	f1 := newFakeModel(t)
+	f1.push(textReply("First."))
+	proj := copyProject(t, "basic")
+	st := t.TempDir()
+	env := []string{"OPENAI_BASE_URL=" + f1.url(), "XDG_STATE_HOME=" + st, "XDG_CONFIG_HOME=" + t.TempDir()}
+	if r := runLembas(t, env, proj, "", "-p", "hello"); r.code != 0 {
+		t.Fatalf("first run: %d %s", r.code, r.stderr)
+	}
+	f2 := newFakeModel(t)
+	f2.push(textReply("Second."))
+	cfg := t.TempDir()
+	os.MkdirAll(filepath.Join(cfg, "lembas"), 0o755)
+	os.WriteFile(filepath.Join(cfg, "lembas", "config.yaml"), []byte("connections:\n  local:\n    base_url: "+f2.url()+"\n"), 0o644)
+	env = []string{"XDG_STATE_HOME=" + st, "XDG_CONFIG_HOME=" + cfg}
+	r := runLembas(t, env, proj, "", "-c", "-p", "again")
+	if r.code != 0 || !strings.Contains(r.stdout, "Second.") || !strings.Contains(r.stderr, "this session used openai/mock") || !strings.Contains(r.stderr, "goes on with local/mock") {
+		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
