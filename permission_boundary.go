@@ -360,6 +360,9 @@ func (b *boundarySpec) deletesGitDir(c shellCmd, cwd, root string) string {
 	return ""
 }
 
+// reCmdSwitch is a cmd.exe switch: /s, /q, /a:h.
+var reCmdSwitch = lazyRE(`^/[A-Za-z?](:.*)?$`)
+
 // reGitInCode finds .git as a path in code: quoted, after a slash or a
 // blank, followed by a quote, a slash, a blank or the end.
 var reGitInCode = lazyRE(`(^|[\s'"/(,=])\.git($|[\s'"/),;])`)
@@ -481,11 +484,22 @@ func (h *hardlineSpec) commandWrites(c shellCmd, meta bool) []string {
 		}
 		if inPlace {
 			_, operands := h.options(name, args)
-			if name == "sed" && anyIn(args, []string{"-e", "--expression", "-f", "--file"}) {
+			if anyIn(args, []string{"-e", "--expression", "-f", "--file", "-pie", "-pe", "-ne"}) {
 				words = append(words, operands...) // the script was given by option
 			} else if len(operands) > 1 {
 				words = append(words, operands[1:]...) // the first is the script
 			}
+		}
+	}
+	if name == "find" {
+		deletes := contains(args, "-delete")
+		for i, a := range args {
+			if (a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir") && i+1 < len(args) && contains([]string{"rm", "rmdir", "shred", "unlink", "mv", "truncate", "chmod", "chown", "touch"}, commandName(args[i+1])) {
+				deletes = true
+			}
+		}
+		if deletes {
+			words = append(words, findStarts(args)...)
 		}
 	}
 	if ex, ok := bw.Extract[name]; ok {
@@ -567,13 +581,16 @@ func (p *permissions) inWritableRoots(abs string) bool {
 // that lands outside the writable roots, read from the folder each
 // command runs in, through the links on the way. Words only known at run
 // time are left to the floor's unsure reading; devices to its rules.
-func (p *permissions) writesOutside(h *hardlineSpec, cmds []shellCmd, env shellEnv) (string, bool) {
+func (p *permissions) writesOutside(h *hardlineSpec, b *boundarySpec, cmds []shellCmd, env shellEnv) (string, bool) {
 	found := ""
 	p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
 		follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
 		for _, w := range h.commandWrites(c, true) {
 			if w == "" || hasUnknown(w) || w == "-" || len(w) > 4096 || strings.HasPrefix(w, "/dev/") || strings.HasPrefix(w, "/proc/self/fd/") {
-				continue
+				continue // devices: the floor's own rules judge those
+			}
+			if contains(b.Windows.DeleteCmd, strings.ToLower(firstWord(c))) && reCmdSwitch.MatchString(w) {
+				continue // rd /s /q: cmd.exe's switches, not folders
 			}
 			if strings.HasPrefix(w, "~") && w != "~" && !strings.HasPrefix(w, "~/") {
 				found = w // ~name: someone's home
@@ -620,7 +637,7 @@ func (p *permissions) boundaryAsks(h *hardlineSpec, t *toolSpec, cmds []shellCmd
 	if found != "" {
 		return ask("git_history", fillPairs(b.GitHistory.Reason, "what", found))
 	}
-	if abs, ok := p.writesOutside(h, all, env); ok {
+	if abs, ok := p.writesOutside(h, b, all, env); ok {
 		return ask("outside", fillPairs(b.Outside.Reason, "path", abs))
 	}
 	if d, ok := p.judgeScripts(h, b, t, cmds, env, depth); ok {
@@ -1175,8 +1192,15 @@ func (p *permissions) containedCommand(h *hardlineSpec, b *boundarySpec, c shell
 		}
 		words = append([]string{"git", sub}, rest...)
 	}
-	if b.widensRule(c) != "" {
-		return false // find -exec, git diff --ext-diff, sed 'w f'
+	if (words[0] == "git" || words[0] == "find") && b.widensRule(c) != "" {
+		return false // find -exec, git diff --ext-diff, git log --output
+	}
+	if words[0] == "sed" {
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") && (sedRunsCode(w) || sedWrites(w)) {
+				return false // sed 'e cmd', sed 'w f'
+			}
+		}
 	}
 	if words[0] == "env" && len(words) > 1 {
 		return false // env X=1 cmd runs cmd
@@ -1230,13 +1254,16 @@ func (p *permissions) noSandboxCheck(line string, d decision) decision {
 		}
 		return decision{Verdict: "ask", Rule: "boundary.json no_sandbox", Reason: fillPairs(b.NoSandbox.Reason, "why", why), Patterns: d.Patterns, Remember: true}
 	}
-	cmds, _, err := parseShellDirs(line, env)
+	cmds, info, err := parseShellDirs(line, env)
 	if err != nil {
 		return ask(line)
 	}
+	if info.Privileged {
+		return ask(line) // sudo, doas: as another user
+	}
 	all := cmds
 	if sub, changed := substituteAssigns(cmds, env); changed {
-		all = append(append([]shellCmd(nil), cmds...), sub...)
+		all = sub // a temp folder by variable is known by its value
 	}
 	var bad *shellCmd
 	p.eachAt(h, all, env, func(c shellCmd, cwd string) bool {

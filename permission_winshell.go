@@ -98,11 +98,23 @@ func winCommands(line string) [][]string {
 			flushWord()
 		case ';', '&', '|', '\n':
 			flushCmd()
-		case '(', ')', '{', '}':
+		case '{', '}':
+			if c == '{' && i > 0 && line[i-1] == '$' {
+				// ${env:NAME}: one word
+				if j := strings.IndexByte(line[i:], '}'); j > 0 {
+					word.WriteString(line[i : i+j+1])
+					i += j
+					continue
+				}
+			}
 			flushWord()
-			if c == '(' || c == '{' {
-				// a sub-expression: its words are a command of their own
-				flushCmd()
+			if c == '{' {
+				flushCmd() // a block: its words are a command of their own
+			}
+		case '(', ')':
+			flushWord()
+			if c == '(' {
+				flushCmd() // a sub-expression: its words are a command of their own
 			}
 		default:
 			word.WriteByte(c)
