@@ -291,6 +291,7 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		maxSteps = f.maxSteps
 	}
 	perm := newPermissions(mode, root, headless)
+	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
 	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,

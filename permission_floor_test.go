@@ -164,9 +164,9 @@ func TestFloorClassesThroughCLI(t *testing.T) {
 			continue
 		}
 		for _, i := range []int{0, len(items) / 2, len(items) - 1} {
-			args := []string{"permissions", "check", "--mode", "auto", "--", items[i]}
+			args := []string{"permissions", "check", "--mode", "auto", "--sandbox", "on", "--", items[i]}
 			if in.Tool != "" {
-				args = []string{"permissions", "check", "--mode", "auto", "--tool", in.Tool, "--path", items[i]}
+				args = []string{"permissions", "check", "--mode", "auto", "--sandbox", "on", "--tool", in.Tool, "--path", items[i]}
 			}
 			r := runLembas(t, env, proj, "", args...)
 			n++
