@@ -96,7 +96,9 @@ func TestMCPApprovalPin(t *testing.T) {
 		func(c *mcpServerConfig) { c.Args = []string{"s.js", "--evil"} },
 		func(c *mcpServerConfig) { c.Cwd = "/q" },
 		func(c *mcpServerConfig) { c.Env = map[string]string{"MODE": "b", "API_TOKEN": "1"} },
-		func(c *mcpServerConfig) { c.Env = map[string]string{"MODE": "a", "API_TOKEN": "1", "NODE_OPTIONS": "--require x"} },
+		func(c *mcpServerConfig) {
+			c.Env = map[string]string{"MODE": "a", "API_TOKEN": "1", "NODE_OPTIONS": "--require x"}
+		},
 	} {
 		c := base
 		change(&c)
