@@ -496,6 +496,9 @@ func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision
 		return decision{Verdict: "deny", Rule: "hardline.json", Reason: herr.Error()}
 	}
 	cmds, info, err := parseShellDirs(line, env)
+	if d, ok := p.boundaryRefuses(line, cmds, err); ok {
+		return d // fork loops, disk fills: refused in every mode (permission_boundary.go)
+	}
 	if hit := h.judge(line, cmds, err, env); hit != nil {
 		if hit.Unsure {
 			return p.unsureDecision(h, hit)

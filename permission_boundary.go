@@ -761,20 +761,35 @@ func (b *boundarySpec) shellShebang(line string) bool {
 	return contains(b.Scripts.Shells, prog)
 }
 
-// boundaryFloor is the boundary's part of the floor, read before the line
-// is known to parse: fork loops and disk fills refused, and the cmd.exe
-// and PowerShell reading (permission_winshell.go).
-func (p *permissions) boundaryFloor(h *hardlineSpec, line string, cmds []shellCmd, perr error) (decision, bool) {
+// boundaryRefuses is the boundary's refusals, read before the floor's
+// (a fork loop in perl is refused, not unsure) and before the line is
+// known to parse: fork loops and disk fills.
+func (p *permissions) boundaryRefuses(line string, cmds []shellCmd, perr error) (decision, bool) {
 	b, err := loadBoundary()
-	if err != nil {
-		return decision{Verdict: "deny", Rule: "boundary.json", Reason: err.Error()}, true
+	h, herr := loadHardline()
+	if err != nil || herr != nil {
+		return decision{Verdict: "deny", Rule: "boundary.json", Reason: fmt.Sprint(err, herr)}, true
 	}
 	code := perr != nil || h.runsText(cmds) || definesFunction(cmds)
+	if h.forkBomb(line) != nil && code {
+		return decision{}, false // the floor's own fork-bomb rule refuses it
+	}
 	if hit := b.forkLoop(line, cmds, code); hit != nil {
 		return b.refused(hit), true
 	}
 	if hit := b.diskFill(line, cmds); hit != nil {
 		return b.refused(hit), true
+	}
+	return decision{}, false
+}
+
+// boundaryFloor is the rest of the boundary's part of the floor, read
+// before the line is known to parse: the cmd.exe and PowerShell reading
+// (permission_winshell.go).
+func (p *permissions) boundaryFloor(h *hardlineSpec, line string, cmds []shellCmd, perr error) (decision, bool) {
+	b, err := loadBoundary()
+	if err != nil {
+		return decision{Verdict: "deny", Rule: "boundary.json", Reason: err.Error()}, true
 	}
 	if hit := b.windowsLine(line, p.root, 0); hit != nil {
 		return p.windowsDecision(h, hit), true
@@ -908,7 +923,7 @@ func (b *boundarySpec) diskFill(line string, cmds []shellCmd) *hardlineHit {
 					bs = sizeValue(v, 1)
 				}
 			}
-			if of != "" && !strings.HasPrefix(of, "/dev/") && (contains(f.Sources, src) || src == "") {
+			if of != "" && !hasUnknown(of) && !strings.HasPrefix(of, "/dev/") && (contains(f.Sources, src) || src == "") {
 				if count < 0 || (bs > 0 && count > f.MaxBytes/bs) {
 					return hit(strings.Join(c.Words, " "))
 				}

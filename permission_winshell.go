@@ -138,7 +138,7 @@ func winName(w string) string {
 // winTarget is the class of a deletion's target word: home, system,
 // outside, or "".
 func (w *windowsSpec) winTarget(word string) string {
-	lw := strings.ToLower(strings.TrimSpace(word))
+	lw := strings.ToLower(strings.Trim(word, " ,;"))
 	lw = strings.TrimRight(lw, `\/*. `)
 	if lw == "" {
 		return "system" // \, /, C:\*, .\* read at a drive's root

@@ -161,3 +161,10 @@ func TestRedteam3Scripts(t *testing.T) {
 		}
 	}
 }
+
+// The floor_boundary conformance area is run by the floor area's runner.
+func init() {
+	conformanceRunners["floor_boundary"] = func(input json.RawMessage) (any, error) {
+		return conformanceRunners["floor"](input)
+	}
+}
