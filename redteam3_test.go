@@ -168,3 +168,38 @@ func init() {
 		return conformanceRunners["floor"](input)
 	}
 }
+
+// FuzzBoundary feeds hostile lines, seeded with the third corpus, through
+// the boundary's own readers (the cmd.exe and PowerShell reading, sizes,
+// mktemp values) and the whole decision with and without a sandbox: each
+// must give an answer, never crash.
+func FuzzBoundary(f *testing.F) {
+	proj := redteamWorld(f)
+	for _, name := range []string{"refuse.txt", "ask.txt", "allow.txt", "nosandbox_ask.txt", "nosandbox_allow.txt"} {
+		for _, e := range readRedteam3(f, name) {
+			f.Add(e.text)
+		}
+	}
+	f.Add("${env:")
+	f.Add("$(mktemp")
+	f.Add("dd count=9999999999999999999999 bs=1E of=x if=/dev/zero")
+	b := theBoundary()
+	p := permissionsFor("auto", proj, false, &config{})
+	bare := permissionsFor("auto", proj, true, &config{})
+	bare.setSandbox("fuzz")
+	shell := theSpec().Tools[theArityShellTool()]
+	f.Fuzz(func(t *testing.T, line string) {
+		b.windowsLine(line, proj, 0)
+		sizeValue(line, 512)
+		mktempValue(line)
+		decodePSCommand(line)
+		raw, _ := json.Marshal(map[string]string{"command": line})
+		for _, q := range []*permissions{p, bare} {
+			switch d := q.decide(shell, raw); d.Verdict {
+			case "allow", "ask", "deny":
+			default:
+				t.Fatalf("%q: verdict %q", line, d.Verdict)
+			}
+		}
+	})
+}
