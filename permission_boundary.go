@@ -61,16 +61,9 @@ type boundarySpec struct {
 		Sized    map[string][]string `json:"sized"`
 		Sparse   []string            `json:"sparse"`
 	} `json:"fills"`
-	ForkLoops struct {
-		About      string   `json:"about"`
-		ID         string   `json:"id"`
-		Reason     string   `json:"reason"`
-		Conditions []string `json:"endless_conditions"`
-		ForkCode   []string `json:"fork_code"`
-		LoopCode   []string `json:"loop_code"`
-	} `json:"fork_loops"`
-	Windows windowsSpec `json:"windows"`
-	Scripts struct {
+	ForkLoops forkLoopSpec `json:"fork_loops"`
+	Windows   windowsSpec  `json:"windows"`
+	Scripts   struct {
 		About      string   `json:"about"`
 		MaxBytes   int      `json:"max_bytes"`
 		MaxDepth   int      `json:"max_depth"`
@@ -830,36 +823,10 @@ func (b *boundarySpec) forkLoop(line string, cmds []shellCmd, code bool) *hardli
 	hit := func(what string) *hardlineHit {
 		return &hardlineHit{Rule: fl.ID, Reason: fl.Reason, Command: what}
 	}
-	flat := line
-	if !code {
-		flat = reQuoted.get().ReplaceAllString(flat, "''")
-	}
-	flat = strings.NewReplacer("\n", ";", "\\", "", "'", "", "\"", "").Replace(flat)
-	for _, m := range reLoop.get().FindAllStringSubmatch(flat, -1) {
-		cond := strings.TrimSpace(m[2])
-		endless := contains(fl.Conditions, cond)
-		if m[1] == "until" {
-			endless = cond == "false" || cond == "/bin/false" || cond == "! true"
-		}
-		if endless && reBackground.get().MatchString(m[3]) {
-			return hit(m[0])
-		}
-	}
-	for _, m := range reForEver.get().FindAllStringSubmatch(flat, -1) {
-		if reBackground.get().MatchString(m[1]) {
-			return hit(m[0])
-		}
-	}
-	for _, m := range reFuncDef.get().FindAllStringSubmatch(flat, -1) {
-		name, body := m[1]+m[2], m[3]
-		calls := 0
-		for _, f := range strings.FieldsFunc(body, func(r rune) bool { return strings.ContainsRune(" \t;|&(){}", r) }) {
-			if f == name {
-				calls++
-			}
-		}
-		if calls >= 2 || (calls >= 1 && reBackground.get().MatchString(body)) {
-			return hit(m[0])
+	// Every shell shape starts something in the background or a pipe.
+	if strings.ContainsAny(line, "&|") {
+		if what := fl.shellShape(line, code); what != "" {
+			return hit(what)
 		}
 	}
 	for _, c := range cmds {
@@ -881,6 +848,56 @@ func (b *boundarySpec) forkLoop(line string, cmds []shellCmd, code bool) *hardli
 		}
 	}
 	return nil
+}
+
+// forkLoopSpec is boundary.json fork_loops.
+type forkLoopSpec struct {
+	About      string   `json:"about"`
+	ID         string   `json:"id"`
+	Reason     string   `json:"reason"`
+	Conditions []string `json:"endless_conditions"`
+	ForkCode   []string `json:"fork_code"`
+	LoopCode   []string `json:"loop_code"`
+}
+
+// shellShape finds a fork bomb's shell shape on a raw line: an endless
+// loop that starts something in the background, a function that starts
+// itself in the background or twice. Quoted text is data unless the line
+// runs its text as code.
+func (fl *forkLoopSpec) shellShape(line string, code bool) string {
+	flat := line
+	if !code {
+		flat = reQuoted.get().ReplaceAllString(flat, "''")
+	}
+	flat = strings.NewReplacer("\n", ";", "\\", "", "'", "", "\"", "").Replace(flat)
+	for _, m := range reLoop.get().FindAllStringSubmatch(flat, -1) {
+		cond := strings.TrimSpace(m[2])
+		endless := contains(fl.Conditions, cond)
+		if m[1] == "until" {
+			endless = cond == "false" || cond == "/bin/false" || cond == "! true"
+		}
+		if endless && reBackground.get().MatchString(m[3]) {
+			return m[0]
+		}
+	}
+	for _, m := range reForEver.get().FindAllStringSubmatch(flat, -1) {
+		if reBackground.get().MatchString(m[1]) {
+			return m[0]
+		}
+	}
+	for _, m := range reFuncDef.get().FindAllStringSubmatch(flat, -1) {
+		name, body := m[1]+m[2], m[3]
+		calls := 0
+		for _, f := range strings.FieldsFunc(body, func(r rune) bool { return strings.ContainsRune(" \t;|&(){}", r) }) {
+			if f == name {
+				calls++
+			}
+		}
+		if calls >= 2 || (calls >= 1 && reBackground.get().MatchString(body)) {
+			return m[0]
+		}
+	}
+	return ""
 }
 
 // diskFill finds an endless or huge write to a file.
