@@ -129,8 +129,8 @@ func TestMCPApprovalREPLCard(t *testing.T) {
 	setTrust(proj, true)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &runFlags{mode: "auto", cwd: proj}
-	e, cleanup, err := newSessionEngine(ctx, f, false, nil)
+	f := &runFlags{sessionOpts: sessionOpts{mode: "auto", cwd: proj}}
+	e, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
