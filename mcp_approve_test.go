@@ -57,7 +57,7 @@ func TestMCPProjectApproval(t *testing.T) {
 	if b, _ := os.ReadFile(log); len(b) > 0 {
 		t.Errorf("the unapproved server was started: %s", b)
 	}
-	if h := runLembas(t, env, proj, "", "mcp", "approve", "--help"); h.code != 0 || !strings.Contains(h.stdout, "usage: lembas mcp approve NAME") {
+	if h := runLembas(t, env, proj, "", "mcp", "approve", "--help"); h.code != 0 || !strings.Contains(h.stdout, "mcp approve NAME") {
 		t.Errorf("mcp approve --help: %d %s %s", h.code, h.stdout, h.stderr)
 	}
 	if u := runLembas(t, env, proj, "", "mcp", "approve", "nosuch", "--cwd", proj); u.code != 2 || !strings.Contains(u.stderr, "proj") {
