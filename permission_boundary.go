@@ -426,6 +426,13 @@ func (h *hardlineSpec) commandWrites(c shellCmd, meta bool) []string {
 			}
 		}
 	}
+	if name == "ssh-keygen" && !anyIn(args, []string{"-l", "-lf", "-lv", "-lvf", "-y", "-e", "-i", "-B", "-Bf", "-F", "-R", "-L", "-Y", "-E"}) {
+		for j, a := range args[:max(len(args)-1, 0)] {
+			if a == "-f" {
+				words = append(words, args[j+1]) // the key it makes
+			}
+		}
+	}
 	opts := bw.Options[name]
 	sub := ""
 	if name == "git" {
