@@ -517,6 +517,7 @@ func (e *engine) awaitMCP(ctx context.Context) {
 	m.mu.Unlock()
 	sp := theMCP()
 	if !fixed {
+		m.approveHeld(ctx, e.ask, m.root, func(t string) { e.send(event{Type: evNotice, Text: t}) }) // mcp_approve.go
 		for _, s := range m.servers {
 			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
 			s.mu.Lock()

@@ -141,6 +141,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		maxSteps = f.maxSteps
 	}
 	perm := newPermissions(mode, root, headless)
+	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
 	e := newEngine(ref, tb, perm, st, sess, maxSteps)
