@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,6 +156,11 @@ type rpcLimits struct {
 	MaxMessageBytes int `json:"max_message_bytes"`
 	MaxDepth        int `json:"max_depth"`
 	MethodMax       int `json:"method_max"` // runes of an unknown method's name an error echoes
+	// StrictUTF8 refuses a frame that is not valid UTF-8 as a whole with
+	// -32700 and id null (ACP on stdio and the link): JSON is UTF-8, and an
+	// id read through U+FFFD would be echoed altered. MCP leaves it off, so
+	// a server's stray byte in a tool's output costs a character, not the call.
+	StrictUTF8 bool `json:"strict_utf8"`
 }
 
 // methodMax is MethodMax, or 64 where a spec gives none (MCP's).
@@ -351,6 +357,11 @@ func (c *rpcConn) serve() error {
 
 // handle routes one frame, answering anything malformed.
 func (c *rpcConn) handle(frame []byte) {
+	if c.lim.StrictUTF8 && !utf8.Valid(frame) {
+		c.send(rpcMessage{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rpcErrorf(rpcParseError,
+			"the message is not valid UTF-8, so it is not JSON; send UTF-8 text")})
+		return
+	}
 	m, rerr := parseFrame(frame, c.lim, c.keys)
 	if rerr != nil && m.broken {
 		c.log(fmt.Sprintf("a malformed response with id %s: %s", m.ID, rerr.Message))
@@ -371,13 +382,43 @@ func (c *rpcConn) handle(frame []byte) {
 			c.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: rpcErrorf(rpcMethodNotFound, "unknown method %s", cutForError(m.Method, c.lim.methodMax()))})
 			return
 		}
-		c.onRequest(&rpcCall{c: c, ID: m.ID, Method: m.Method, Params: m.Params})
+		c.dispatch(&rpcCall{c: c, ID: m.ID, Method: m.Method, Params: m.Params})
 	case m.Method != "":
 		if c.onNotify != nil {
-			c.onNotify(m.Method, m.Params)
+			c.notified(m.Method, m.Params)
 		}
 	default:
 		c.deliver(m.ID, rpcResponse{result: m.Result, err: m.Error})
+	}
+}
+
+// dispatch gives a request to the owner under a recover: a handler's panic
+// answers the request -32603 and the read loop goes on serving.
+func (c *rpcConn) dispatch(call *rpcCall) {
+	defer call.recovered()
+	c.onRequest(call)
+}
+
+// notified gives a notification to the owner under a recover; a panic is
+// logged (a notification has nobody to answer) and the loop goes on.
+func (c *rpcConn) notified(method string, params json.RawMessage) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log(fmt.Sprintf("a panic handling %s: %v\n%s", cutForError(method, c.lim.methodMax()), p, debug.Stack()))
+		}
+	}()
+	c.onNotify(method, params)
+}
+
+// recovered is deferred by every goroutine that works on a call (the read
+// loop's dispatch and each handler's own goroutine): a panic becomes the
+// call's -32603 answer, with the stack in the log, and the process lives.
+// A call already answered stays answered (reply is once).
+func (r *rpcCall) recovered() {
+	if p := recover(); p != nil {
+		method := cutForError(r.Method, r.c.lim.methodMax())
+		r.c.log(fmt.Sprintf("a panic answering %s: %v\n%s", method, p, debug.Stack()))
+		r.reply(nil, rpcErrorf(rpcInternalError, "lembas failed answering %s (%s); nothing else is affected, and the log has the details", method, cutForError(fmt.Sprint(p), 200)))
 	}
 }
 
