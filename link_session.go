@@ -192,6 +192,7 @@ func (svc *linkService) request(c *rpcCall) {
 		svc.agent.wg.Add(1)
 		go func() {
 			defer svc.agent.wg.Done()
+			defer c.recovered()
 			c.reply(f())
 		}()
 	}
@@ -215,6 +216,7 @@ func (svc *linkService) request(c *rpcCall) {
 		svc.agent.wg.Add(1)
 		go func() {
 			defer svc.agent.wg.Done()
+			defer c.recovered()
 			res, after, err := svc.newSession(c.Params, lim)
 			c.reply(res, err)
 			if after != nil {

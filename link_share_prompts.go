@@ -119,6 +119,7 @@ func (svc *linkService) sharedPrompt(c *rpcCall, lim remoteLimits, sc *shareConn
 	svc.agent.wg.Add(1)
 	go func() {
 		defer svc.agent.wg.Done()
+		defer c.recovered()
 		var a json.RawMessage
 		select {
 		case a = <-ch:
@@ -145,6 +146,7 @@ func (svc *linkService) replyKnownTurn(c *rpcCall, answer json.RawMessage, wait 
 	svc.agent.wg.Add(1)
 	go func() {
 		defer svc.agent.wg.Done()
+		defer c.recovered()
 		select {
 		case a := <-wait:
 			c.reply(a, nil)

@@ -461,6 +461,7 @@ func (s *mcpServer) onRequest(c *rpcCall) {
 			return
 		}
 		go func() {
+			defer c.recovered()
 			s.mu.Lock()
 			ctx := context.Background()
 			if n := len(s.callCtx); n > 0 {

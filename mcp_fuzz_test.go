@@ -26,6 +26,9 @@ type scriptedMCP struct {
 	once sync.Once
 
 	list, result, progress, elicit []byte
+
+	mu      sync.Mutex
+	answers []string // the client's answers to the server's requests (elicitation)
 }
 
 // newScriptedMCP takes the server's four answers; bytes that are not JSON
@@ -64,7 +67,12 @@ func (f *scriptedMCP) writeFrame(b []byte) error {
 		Method string          `json:"method"`
 	}
 	if json.Unmarshal(b, &m) != nil || m.ID == nil || m.Method == "" {
-		return nil // a notification or an answer of ours (elicitation)
+		if m.ID != nil && m.Method == "" {
+			f.mu.Lock()
+			f.answers = append(f.answers, string(b))
+			f.mu.Unlock()
+		}
+		return nil // a notification, or the client's answer (elicitation)
 	}
 	reply := func(result []byte) []byte {
 		return []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + string(result) + `}`)
