@@ -429,11 +429,11 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	}
 	cfg.Header.Set("Authorization", "Bearer "+svc.login.Token)
 	cfg.Dialer = &net.Dialer{Timeout: 30 * time.Second}
-	ws, err := websocket.DialConfig(cfg)
+	ws, raw, err := dialLink(cfg)
 	if err != nil {
 		return 0, fmt.Errorf("dialling %s: %v", wsURL, redactToken(err.Error(), svc.login.Token))
 	}
-	sock := newLinkSocket(ws, svc.sp.WS.MaxMessageBytes, svc.sp.WS.SendQueue, time.Duration(svc.sp.WS.WriteTimeoutS)*time.Second)
+	sock := newLinkSocket(ws, raw, svc.sp.WS.MaxMessageBytes, svc.sp.WS.SendQueue, time.Duration(svc.sp.WS.WriteTimeoutS)*time.Second)
 	lim, lerr := readRemoteLimits()
 	if lerr != nil {
 		svc.log(lerr.Error())

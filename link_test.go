@@ -668,7 +668,7 @@ func TestLinkHostileFrames(t *testing.T) {
 	}
 	ch := make(chan map[string]any, 2)
 	l.mu.Lock()
-	l.pending["a\uFFFDb"] = ch
+	l.pending["<nil>"] = ch // invalid UTF-8 is -32700 with id null
 	l.pending["big"] = ch
 	l.mu.Unlock()
 	l.send("{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}")
@@ -1295,7 +1295,7 @@ func FuzzLinkSocket(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s := newLinkSocket(ws, 256, 4, time.Second)
+		s := newLinkSocket(ws, client, 256, 4, time.Second)
 		defer s.fail(errLinkClosed)
 		for i := 0; i < 64; i++ {
 			b, err := s.readFrame()
