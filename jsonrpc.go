@@ -651,7 +651,6 @@ func checkFrameBatch(frame []byte, maxDepth, maxBatch int, keys map[string]strin
 	return nil
 }
 
-
 // checkFrameTokens is the walk by tokens, for a frame that is not valid
 // JSON: it finds what comes first (too deep, a key twice, the syntax error)
 // in the order the frame is read.
