@@ -513,8 +513,14 @@ func (s *store) remove(id string) error {
 			return err
 		}
 	}
-	os.Remove(filepath.Join(s.dir, id+".lock"))
-	os.RemoveAll(s.snapDir(id))
+	// The lock file stays. Unlinking it while held is the classic race: a
+	// process that opened it before the unlink takes the lock on the
+	// orphaned inode once this one lets go, while a third opens a new file
+	// at the name and locks that, so two hold "the" lock. A kept file costs
+	// a few bytes per deleted session, and ids are never reused.
+	if err := os.RemoveAll(s.snapDir(id)); err != nil {
+		s.warn(fmt.Sprintf("removing the snapshots of session %s: %v; remove %s by hand", id, err, s.snapDir(id)))
+	}
 	return nil
 }
 
