@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/websocket"
@@ -288,6 +289,8 @@ type linkService struct {
 	conn  *rpcConn
 	turns *turnBook
 	term  terminalHandler
+
+	inflight atomic.Int64 // requests being worked on now (ws.max_inflight), this service's own
 
 	// sleep, pingEvery and deadAfter are the clock (link.json's backoff,
 	// ping_s, dead_s), for tests that must not wait for real.

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -152,8 +151,6 @@ var methodCaps = map[string]string{
 	"_lembas/job/send": "jobs", "_lembas/job/transcript": "jobs",
 }
 
-var inflight atomic.Int64
-
 // request routes one request of the link. Like acp_agent.go's, it runs on
 // the read loop: what must keep arrival order is decided here; what is
 // slow runs in a goroutine. At most ws.max_inflight requests are worked
@@ -163,15 +160,15 @@ func (svc *linkService) request(c *rpcCall) {
 	if sock != nil {
 		c.to = &socketWriter{s: sock}
 	}
-	if inflight.Add(1) > int64(svc.sp.WS.MaxInflight) {
-		inflight.Add(-1)
+	if svc.inflight.Add(1) > int64(svc.sp.WS.MaxInflight) {
+		svc.inflight.Add(-1)
 		c.reply(nil, rpcErrorf(rpcInternalError, "too many requests at once (%d); wait for answers before sending more", svc.sp.WS.MaxInflight))
 		return
 	}
 	if sw, ok := c.to.(*socketWriter); ok {
-		sw.after = func(b []byte) []byte { inflight.Add(-1); return b }
+		sw.after = func(b []byte) []byte { svc.inflight.Add(-1); return b }
 	} else {
-		c.to = &socketWriter{s: nil, after: func(b []byte) []byte { inflight.Add(-1); return b }}
+		c.to = &socketWriter{s: nil, after: func(b []byte) []byte { svc.inflight.Add(-1); return b }}
 	}
 	lim, lerr := readRemoteLimits()
 	if lerr != nil {
@@ -207,8 +204,11 @@ func (svc *linkService) request(c *rpcCall) {
 		lembas := svc.lembas
 		svc.mu.Unlock()
 		if err == nil && lembas {
-			go svc.sendDeletes() // after the answer, which is already queued
-			go svc.announceAll() // link_share.go: the terminals' shared sessions
+			// After the answer, which is already queued; both are the
+			// agent's, so shutdown waits for them.
+			svc.agent.wg.Add(2)
+			go func() { defer svc.agent.wg.Done(); svc.sendDeletes() }()
+			go func() { defer svc.agent.wg.Done(); svc.announceAll() }() // link_share.go: the terminals' shared sessions
 		}
 	case "authenticate":
 		c.reply(struct{}{}, nil)
@@ -390,7 +390,7 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 	}
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
-	markGiven(ls.s.id)
+	markGiven(ls.s.id, svc.log)
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
 		"sessionId": ls.s.id,
@@ -1101,7 +1101,7 @@ func (svc *linkService) deleteSession(raw json.RawMessage, lim remoteLimits) (an
 	}
 	os.RemoveAll(filepath.Join(stateDir(), "attachments", id))
 	svc.turns.forget(id)
-	forgetGiven(id)
+	forgetGiven(id, svc.log)
 	return map[string]bool{"deleted": true}, nil
 }
 

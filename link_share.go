@@ -150,7 +150,7 @@ func (svc *linkService) serveShare(c net.Conn) {
 			serviceShares.by[c] = sc
 			serviceShares.mu.Unlock()
 			if id := l.Session.SessionID; validID(id) && !wasGiven(id) && storedSession(id) {
-				markGiven(id) // the client may read and delete it from now on (acp.md)
+				markGiven(id, svc.log) // the client may read and delete it from now on (acp.md)
 			}
 			svc.announce(l.Session)
 		case "card":

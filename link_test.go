@@ -846,7 +846,7 @@ func TestLinkOfflineDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.unlock(sess.ID)
-	markGiven(sess.ID)
+	markGiven(sess.ID, nil)
 	var out strings.Builder
 	if code := run([]string{"sessions", "delete", sess.ID}, strings.NewReader(""), &out, &out); code != 0 {
 		t.Fatalf("sessions delete: %d %s", code, out.String())

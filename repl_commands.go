@@ -191,7 +191,9 @@ func (r *repl) terminalCommand(name, args string) {
 				r.say("error", r.text("error", "text", err.Error()))
 				return
 			}
-			noteDeleted(old) // link_deletes.go
+			if err := noteDeleted(old); err != nil { // link_deletes.go
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.say("status", r.text("session_deleted", "id", old))
 			return
 		}

@@ -200,7 +200,12 @@ func (s *store) rewrite(sess *session) error {
 		return fmt.Errorf("saving session %s: %w", sess.ID, err)
 	}
 	if err := os.Remove(s.oldPath(sess.ID)); err == nil {
-		syncDir(s.dir)
+		// The old file's removal not surviving a power cut leaves both
+		// formats on disk, which loading already reads (the journal wins):
+		// said, not failed, since the save itself is durable.
+		if err := syncDir(s.dir); err != nil {
+			s.warn(fmt.Sprintf("saving session %s: %v", sess.ID, err))
+		}
 	}
 	if _, ok := s.locks[sess.ID]; ok {
 		s.shadows[sess.ID] = sh
