@@ -281,7 +281,7 @@ func init() {
 
 // toolMemory applies one change or a batch. The engine has asked the
 // person per the mode (risk write).
-func toolMemory(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolMemory(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct {
 		memChange
 		Changes []memChange `json:"changes"`
