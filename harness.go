@@ -103,6 +103,7 @@ type loopSpec struct {
 		FirstByteS int `json:"first_byte_s"`
 		IdleS      int `json:"idle_s"`
 		ProbeMS    int `json:"probe_ms"`
+		KeepaliveS int `json:"keepalive_s"` // how long an idle connection to a model server is kept
 	} `json:"timeouts"`
 	Context struct {
 		ResultIDDigits int `json:"result_id_digits"`

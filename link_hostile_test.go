@@ -275,20 +275,7 @@ func vmHWM(t *testing.T) int64 {
 
 func hostileSequence(t *testing.T) {
 	e := newLinkEnv(t, "")
-	ri := newRawInstance(t)
-	disc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/.well-known/lembas.json" {
-			e.fi.srv.Config.Handler.ServeHTTP(w, r) // models, chat: the fake instance's
-			return
-		}
-		json.NewEncoder(w).Encode(map[string]any{"name": "Raw Instance", "version": "2.0.0", "protocol": 3, "protocols": []int{3},
-			"link": "ws://" + ri.ln.Addr().String() + "/api/devices/link"})
-	}))
-	t.Cleanup(disc.Close)
-	if err := saveLogin(&loginRecord{Name: "test", URL: disc.URL, Instance: "Raw Instance", Token: e.fi.token}); err != nil {
-		t.Fatal(err)
-	}
-	e.startService()
+	ri := startRawService(t, e)
 	before := vmHWM(t)
 
 	l := ri.next(t)
@@ -361,6 +348,26 @@ func hostileSequence(t *testing.T) {
 	if after-before > 40<<20 {
 		t.Errorf("RSS grew by %d MB under the hostile sequence, over 40 MB", (after-before)>>20)
 	}
+}
+
+// startRawService points the login at a raw instance (discovery here,
+// everything else the fake instance's) and starts the real service.
+func startRawService(t *testing.T, e *linkEnv) *rawInstance {
+	ri := newRawInstance(t)
+	disc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/lembas.json" {
+			e.fi.srv.Config.Handler.ServeHTTP(w, r) // models, chat: the fake instance's
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"name": "Raw Instance", "version": "2.0.0", "protocol": 3, "protocols": []int{3},
+			"link": "ws://" + ri.ln.Addr().String() + "/api/devices/link"})
+	}))
+	t.Cleanup(disc.Close)
+	if err := saveLogin(&loginRecord{Name: "test", URL: disc.URL, Instance: "Raw Instance", Token: e.fi.token}); err != nil {
+		t.Fatal(err)
+	}
+	e.startService()
+	return ri
 }
 
 // newSessionRaw opens a session over a raw link.
