@@ -8,7 +8,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,13 +22,27 @@ var linkMarksMu sync.Mutex
 func linkStateDir() string { return filepath.Join(stateDir(), "link") }
 
 func readIDList(name string) []string {
-	data, err := os.ReadFile(filepath.Join(linkStateDir(), name))
+	ids, _ := readIDListErr(name)
+	return ids
+}
+
+// readIDListErr is the list, or why it cannot be read: a missing file is
+// an empty list; one that is not a JSON list of strings is an error, and
+// must not be written over (its deletes would be lost).
+func readIDListErr(name string) ([]string, error) {
+	p := filepath.Join(linkStateDir(), name)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var ids []string
-	json.Unmarshal(data, &ids)
-	return ids
+	if err := json.Unmarshal(data, &ids); err != nil {
+		return nil, fmt.Errorf("%s is not a list of session ids (%v); fix or remove it", p, err)
+	}
+	return ids, nil
 }
 
 func writeIDList(name string, ids []string) error {
@@ -44,7 +60,10 @@ func writeIDList(name string, ids []string) error {
 func editIDList(name, id string, add bool) error {
 	linkMarksMu.Lock()
 	defer linkMarksMu.Unlock()
-	ids := readIDList(name)
+	ids, err := readIDListErr(name)
+	if err != nil {
+		return err
+	}
 	var out []string
 	for _, x := range ids {
 		if x != id {
@@ -123,8 +142,13 @@ func (svc *linkService) sendDeletes() {
 	}
 	linkMarksMu.Lock()
 	defer linkMarksMu.Unlock()
+	now, err := readIDListErr("deletes.json")
+	if err != nil {
+		svc.log("forgetting the deletes sent: " + err.Error())
+		return
+	}
 	left := []string{}
-	for _, x := range readIDList("deletes.json") {
+	for _, x := range now {
 		if !slices.Contains(ids, x) {
 			left = append(left, x)
 		}

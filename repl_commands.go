@@ -39,7 +39,9 @@ func (r *repl) start() {
 			}
 		}
 		trusted = strings.HasPrefix(strings.ToLower(ans), "y")
-		setTrust(root, trusted)
+		if err := setTrust(root, trusted); err != nil {
+			r.say("error", r.text("error", "text", err.Error()))
+		}
 		if trusted {
 			r.say("notice", r.text("trust_yes"))
 		} else {
