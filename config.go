@@ -602,7 +602,6 @@ func trustOf(root string) (trusted, known bool) {
 	return t, ok
 }
 
-//
 // A trust file that cannot be read is never written over: that would
 // forget every other folder's answer.
 func setTrust(root string, trusted bool) error {
