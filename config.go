@@ -602,7 +602,8 @@ func trustOf(root string) (trusted, known bool) {
 	return t, ok
 }
 
-// A trust file that cannot be read is never written over: that would
+// setTrust records a folder's trust answer. A trust file that cannot be
+// read is never written over: that would
 // forget every other folder's answer.
 func setTrust(root string, trusted bool) error {
 	m := map[string]bool{}
