@@ -603,8 +603,7 @@ func trustOf(root string) (trusted, known bool) {
 }
 
 // setTrust records a folder's trust answer. A trust file that cannot be
-// read is never written over: that would
-// forget every other folder's answer.
+// read is never written over: that would forget every other folder's.
 func setTrust(root string, trusted bool) error {
 	m := map[string]bool{}
 	data, err := os.ReadFile(trustFile())
