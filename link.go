@@ -281,6 +281,8 @@ type linkService struct {
 	term  terminalHandler
 
 	inflight atomic.Int64 // requests being worked on now (ws.max_inflight), this service's own
+	shares   shareTable   // the sessions terminals share with this service now (link_share.go)
+	steers   linkSteerIDs // steered texts' message ids, per session (link_steer.go)
 
 	// sleep, pingEvery and deadAfter are the clock (link.json's backoff,
 	// ping_s, dead_s), for tests that must not wait for real.

@@ -284,7 +284,7 @@ func (svc *linkService) notification(method string, params json.RawMessage) {
 	case "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalNotification(method, params)
 	case "session/cancel":
-		if !sharedCancel(params) { // a terminal's shared session: its REPL cancels (link_share_prompts.go)
+		if !svc.sharedCancel(params) { // a terminal's shared session: its REPL cancels (link_share_prompts.go)
 			svc.agent.notification(method, params)
 		}
 	default:
@@ -495,10 +495,10 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	m := eventMap(ev)
 	linkEventExtras(ev, m)
 	if ev.Type == evSteered {
-		steeredEvent(id, ev, m) // link_steer.go
+		ls.svc.steeredEvent(id, ev, m) // link_steer.go
 	}
 	if ev.Type == evDone {
-		steerIDs.forget(id)
+		ls.svc.steers.forget(id)
 	}
 	if ev.Type == evPrompt || ev.Type == evDone {
 		m["turnId"] = tid
@@ -610,7 +610,7 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 		c.reply(nil, rpcErrorf(rpcInvalidParams, "a turnId is at most 200 bytes of UTF-8"))
 		return
 	}
-	if sc := serviceShares.conn(p.SessionID); sc != nil {
+	if sc := svc.shares.conn(p.SessionID); sc != nil {
 		svc.sharedPrompt(c, lim, sc, p.SessionID, tid) // a terminal's shared session: the REPL runs it (link_share_prompts.go)
 		return
 	}
@@ -714,7 +714,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/steer", raw, &p); err != nil {
 		return nil, err
 	}
-	if sc := serviceShares.conn(p.SessionID); sc != nil {
+	if sc := svc.shares.conn(p.SessionID); sc != nil {
 		return svc.sharedSteer(sc, p.Text)
 	}
 	ls, err := svc.openSession(p.SessionID)
@@ -727,7 +727,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if !busy {
 		return nil, linkErr("idle", "id", p.SessionID)
 	}
-	steerIDs.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
+	svc.steers.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
 	return map[string]int{"queued": ls.s.e.steer(p.Text)}, nil
 }
 
@@ -761,7 +761,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		if ls.s.e.sess.Plan != nil {
 			out["plan"] = ls.s.e.sess.Plan
 		}
-	} else if a, ok := serviceShares.find(id); ok {
+	} else if a, ok := svc.shares.find(id); ok {
 		out["exists"], out["held"], out["busy"], out["title"] = true, "terminal", a.Busy, a.Title // a terminal shares it (link_share.go)
 	} else if validID(id) {
 		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil && svc.mayRead(sess) {
