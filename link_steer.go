@@ -16,7 +16,6 @@ type linkSteerIDs struct {
 
 type steerMark struct{ text, id string }
 
-
 // add remembers a steered text's message id (none: nothing to name).
 func (s *linkSteerIDs) add(sessionID, text, id string) {
 	if id == "" {
