@@ -40,6 +40,7 @@ func TestReplUnderPTY(t *testing.T) {
 	master.Write([]byte("uick hello\r"))
 	h.expect("Hi from the PTY.")
 	h.expect("openai/mock · 100 in · 10 out · 80 cached")
+	h.atPrompt()
 	master.Write([]byte{4}) // Ctrl-D at an empty prompt
 	select {
 	case <-master.done:
