@@ -76,6 +76,8 @@ func configTypedKey(segs []string) bool {
 	switch {
 	case len(segs) == 1:
 		return segs[0] == "connections" || segs[0] == "permissions"
+	case segs[0] == "remote":
+		return len(segs) == 2 && segs[1] != "max_mode" // remote.scheduled true, remote.roots [~/a]; max_mode is text
 	case segs[0] == "permissions":
 		return len(segs) == 2
 	case segs[0] != "connections":
