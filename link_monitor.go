@@ -77,9 +77,17 @@ type watchResult struct {
 	Note      string `json:"note,omitempty"` // what the sandbox did (a .git put back)
 }
 
-// watchJudge says whether mode's rules run command without asking: "" to
-// run it, else the refusal.
+// watchJudge says whether mode's rules, config.yaml's and the project's,
+// run command without asking: nil to run it, else the refusal.
 func watchJudge(dir, mode, command string) *rpcError {
+	cfg, err := loadConfig()
+	if err != nil {
+		return schedRefusal("watch_denied", "reason", err.Error()) // fail closed: the rules could not be read
+	}
+	return watchJudgeWith(dir, mode, command, cfg)
+}
+
+func watchJudgeWith(dir, mode, command string, cfg *config) *rpcError {
 	w := theSchedSpec().Watch
 	if strings.TrimSpace(command) == "" {
 		return schedRefusal("watch_empty")
@@ -87,7 +95,6 @@ func watchJudge(dir, mode, command string) *rpcError {
 	if len(command) > w.CommandMaxBytes {
 		return schedRefusal("watch_long", "n", len(command), "max", w.CommandMaxBytes)
 	}
-	cfg, _ := loadConfig()
 	perm := permissionsFor(mode, dir, false, cfg)
 	args, _ := json.Marshal(map[string]string{"command": command})
 	d := perm.decide(theSpec().Tools["bash"], args)

@@ -180,7 +180,9 @@ func judgeScheduled(lim remoteLimits, p schedParams) (schedRun, *rpcError) {
 		lo, ok1 := wholeNumber(a.Min)
 		hi, ok2 := wholeNumber(a.Max)
 		if !ok1 || !ok2 || lo < 1 || hi < lo {
-			return schedRun{}, schedRefusal("agents", "got", cutForError(string(raw), 64))
+			var c bytes.Buffer
+			json.Compact(&c, raw)
+			return schedRun{}, schedRefusal("agents", "got", cutForError(c.String(), 64))
 		}
 		r.Agents = &schedAgents{Min: lo, Max: hi}
 	}
