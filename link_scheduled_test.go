@@ -8,6 +8,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -269,5 +270,74 @@ func TestScheduledJudge(t *testing.T) {
 	b, _ := json.Marshal(r)
 	if !strings.Contains(string(b), `"approval_wait":1800`) {
 		t.Errorf("%s", b)
+	}
+}
+
+// TestScheduledBinary: the built binary as `lembas service`, linked to the
+// fake instance, receives a scheduled run in Auto under max_mode: edit
+// (lowered to edit), asks an approval nobody answers (a one-second wait),
+// ends silent; then a monitor call whose hash is unchanged, then changed
+// — each hash checked against one computed here.
+func TestScheduledBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	e := newLinkEnv(t, "# the device's own words\nremote:\n  roots: [~/work]\n  max_mode: edit\n  approval_timeout: 3600\n")
+	var out, errb strings.Builder
+	if code := run([]string{"service", "scheduled", "on"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("service scheduled on: %s", errb.String())
+	}
+	e.fi.model.push(callsReply(fakeCall{"bash", map[string]any{"command": "touch made.txt"}}), textReply("Nothing to report tonight.\n[SILENT]"))
+	cmd := exec.Command(lembasBin(t), "service", "--login", "test")
+	cmd.Env = os.Environ()
+	var logs strings.Builder
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	l := e.link()
+	hello := l.notesOf("_lembas/hello")
+	if lim := obj(obj(hello[0]["params"])["limits"]); lim["scheduled"] != true || lim["max_mode"] != "edit" {
+		t.Errorf("hello limits %v", lim)
+	}
+	never := make(chan struct{})
+	t.Cleanup(func() { close(never) })
+	asked := make(chan map[string]any, 4)
+	l.answer = func(m map[string]any) any { asked <- m; <-never; return nil }
+	r := l.result("session/new", map[string]any{"cwd": e.proj, "_meta": map[string]any{"lembas_model": "acme/chat-1",
+		"lembas": map[string]any{"scheduled": map[string]any{"schedule": "sch_night", "run": "run_7", "mode": "auto", "approval_wait": 1}}}})
+	sid, _ := r["sessionId"].(string)
+	if lm := obj(obj(r["_meta"])["lembas"]); lm["mode"] != "edit" || obj(lm["scheduled"])["asked"] != "auto" {
+		t.Fatalf("session/new %v", r)
+	}
+	ans := l.result("session/prompt", promptParams(sid, "Check the build and fix what broke.", "turn-night-7"))
+	rep := obj(obj(obj(ans["_meta"])["lembas"])["scheduled"])
+	if ans["stopReason"] != "end_turn" || rep["status"] != "silent" || rep["text"] != "Nothing to report tonight." {
+		t.Errorf("the run's answer %v\nlog:\n%s", ans, logs.String())
+	}
+	select {
+	case m := <-asked:
+		if s := obj(obj(obj(obj(m["params"])["_meta"])["lembas"])["scheduled"]); s["run"] != "run_7" || s["wait"] != float64(1) {
+			t.Errorf("the approval's scheduled %v", s)
+		}
+	default:
+		t.Errorf("no approval was asked")
+	}
+	if _, err := os.Stat(filepath.Join(e.proj, "made.txt")); !os.IsNotExist(err) {
+		t.Errorf("the command ran although its approval timed out")
+	}
+	page := filepath.Join(e.proj, "status.txt")
+	os.WriteFile(page, []byte("build: green\n"), 0o644)
+	mon := func() map[string]any {
+		return l.result("_lembas/monitor", map[string]any{"cwd": e.proj, "command": "cat status.txt", "schedule": "sch_night"})
+	}
+	m1, m2 := mon(), mon()
+	if m1["hash"] != watchHash([]byte("build: green\n"), 0) || m2["hash"] != m1["hash"] {
+		t.Errorf("unchanged: %v then %v", m1, m2)
+	}
+	os.WriteFile(page, []byte("build: red\n"), 0o644)
+	if m3 := mon(); m3["hash"] == m1["hash"] || m3["hash"] != watchHash([]byte("build: red\n"), 0) || m3["excerpt"] != "build: red\n" {
+		t.Errorf("changed: %v", m3)
 	}
 }
