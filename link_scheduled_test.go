@@ -341,3 +341,27 @@ func TestScheduledBinary(t *testing.T) {
 		t.Errorf("changed: %v", m3)
 	}
 }
+
+// TestScheduledRelinks: lembas service scheduled on, while the service is
+// linked, changes what the link announced: the service relinks and the new
+// hello and initialize say scheduled: true.
+func TestScheduledRelinks(t *testing.T) {
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n")
+	e.startService()
+	l := e.link()
+	var out, errb strings.Builder
+	if code := run([]string{"service", "scheduled", "on"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("on: %s", errb.String())
+	}
+	if !e.svc.checkLimits(e.svc.pipe.socket()) {
+		t.Fatal("turning scheduled work on did not relink")
+	}
+	<-l.closed
+	l2 := e.link()
+	if lim := obj(obj(l2.notesOf("_lembas/hello")[0]["params"])["limits"]); lim["scheduled"] != true {
+		t.Errorf("the new hello says %v", lim)
+	}
+	if r := schedNew(l2, e.proj, map[string]any{"schedule": "s", "run": "r"}); r["error"] != nil {
+		t.Errorf("a scheduled run after on: %v", r)
+	}
+}
