@@ -458,6 +458,28 @@ func (ls *linkSession) reportRun(res map[string]any, lm map[string]any, rpcFaile
 	lm["scheduled"] = rep
 }
 
+// interruptedReport adds a scheduled run's report to the answer of a turn
+// a restart cut off: cancelled, with no text.
+func interruptedReport(sessionID string, answer json.RawMessage) json.RawMessage {
+	run := scheduledMark(sessionID)
+	if run == nil {
+		return answer
+	}
+	var res map[string]any
+	if json.Unmarshal(answer, &res) != nil {
+		return answer
+	}
+	meta, _ := res["_meta"].(map[string]any)
+	lm, _ := meta["lembas"].(map[string]any)
+	if lm == nil {
+		return answer
+	}
+	rep := runReport("cancelled", false, "")
+	rep["schedule"], rep["run"] = run.Schedule, run.Run
+	lm["scheduled"] = rep
+	return rawJSON(res)
+}
+
 // refuseScheduled is the judgement again at a request for a scheduled
 // session: while remote.scheduled is off, the one fixed text.
 func (ls *linkSession) refuseScheduled(lim remoteLimits) *rpcError {

@@ -365,3 +365,54 @@ func TestScheduledRelinks(t *testing.T) {
 		t.Errorf("a scheduled run after on: %v", r)
 	}
 }
+
+// FuzzScheduledParams: whatever the instance sends as
+// _meta.lembas.scheduled, the judgement never panics, and a run it takes
+// is within the rules (a mode allowed and not above max_mode, a wait in
+// range); the sentinel's stripping never adds text.
+func FuzzScheduledParams(f *testing.F) {
+	for _, s := range []string{`{"schedule":"a","run":"b"}`, `{"schedule":"a","run":"b","mode":"auto","approval_wait":1e9}`,
+		`{"schedule":"a","run":"b","agents":{"min":1,"max":1}}`, `{"mode":"plan"}`, `{"approval_wait":"60"}`, `[]`, `null`} {
+		f.Add([]byte(s), "edit", "[SILENT]\nok")
+	}
+	rank := map[string]int{"plan": 0, "manual": 1, "edit": 2, "auto": 3}
+	f.Fuzz(func(t *testing.T, raw []byte, maxMode, reply string) {
+		var p schedParams
+		if json.Unmarshal(raw, &p) != nil {
+			return
+		}
+		m, err := normMode(maxMode)
+		if err != nil {
+			return
+		}
+		r, rerr := judgeScheduled(remoteLimits{Scheduled: true, MaxMode: m}, p)
+		if rerr == nil {
+			sp := theSchedSpec()
+			if !inList(sp.Modes.Allowed, r.Mode) || rank[r.Mode] > rank[m] || r.ApprovalWait < sp.ApprovalWait.MinS || r.ApprovalWait > sp.ApprovalWait.MaxS {
+				t.Errorf("took %+v under max_mode %s", r, m)
+			}
+		}
+		if txt, silent := stripSentinel(reply); silent && len(txt) > len(reply) {
+			t.Errorf("stripping %q gave %q", reply, txt)
+		}
+	})
+}
+
+// TestScheduledInterrupted: a scheduled turn a restart cut off is answered
+// cancelled, and its report says so; any other session's is unchanged.
+func TestScheduledInterrupted(t *testing.T) {
+	newLinkEnv(t, "")
+	markScheduled("ses_sched", schedRun{Schedule: "s", Run: "r", Mode: "edit"})
+	var got map[string]any
+	json.Unmarshal(interruptedReport("ses_sched", interruptedAnswer("t1")), &got)
+	if rep := obj(obj(obj(got["_meta"])["lembas"])["scheduled"]); rep["status"] != "cancelled" || rep["run"] != "r" {
+		t.Errorf("interrupted scheduled turn %v", got)
+	}
+	if a := interruptedReport("ses_other", interruptedAnswer("t1")); strings.Contains(string(a), "scheduled") {
+		t.Errorf("another session's answer changed: %s", a)
+	}
+	forgetScheduled("ses_sched")
+	if scheduledMark("ses_sched") != nil {
+		t.Errorf("the mark outlived its session")
+	}
+}
