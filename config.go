@@ -5,6 +5,9 @@ package main
 // rules), how it reads them with positions for every mistake, and the
 // `lembas config` command that reads and edits the file without disturbing
 // its comments.
+//
+// Floor 2 (persistence and config): it calls only the ground (yaml.go,
+// atomic.go, errors.go).
 
 import (
 	"encoding/json"

@@ -264,7 +264,7 @@ func TestEndToEndExitCodes(t *testing.T) {
 	if r := runLembas(t, env, proj, "", "--max-steps", "2", "-p", "x"); r.code != 1 || !strings.Contains(r.stderr, "step limit") {
 		t.Errorf("step limit: %d %q", r.code, r.stderr)
 	}
-	if r := runLembas(t, env, proj, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lembas ") || !strings.Contains(r.stdout, "harness spec 3.6.0") {
+	if r := runLembas(t, env, proj, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lembas ") || !strings.Contains(r.stdout, "harness spec "+harnessVersion()+")") {
 		t.Errorf("--version: %q", r.stdout)
 	}
 }

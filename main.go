@@ -86,15 +86,6 @@ func exitCode(err error, stderr io.Writer) int {
 	return exitFailure
 }
 
-// harnessVersion reads harness/VERSION alone, so --version stays cheap.
-func harnessVersion() string {
-	b, err := harnessFS.ReadFile("harness/VERSION")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(b))
-}
-
 const usageText = `lembas — a terminal coding agent for any OpenAI-compatible model server
 
 Usage:
