@@ -220,50 +220,62 @@ func (svc *linkService) newScheduledSession(p linkNewParams, sp schedParams, lim
 
 // ---- the marks ----
 
-var schedMarksMu sync.Mutex
+// A scheduled session's mark is <state>/link/scheduled/<id>.json: one small
+// file each, so a device that runs a schedule every hour reads and writes
+// one mark per run, never a list of them all.
 
-func schedMarksPath() string { return filepath.Join(linkStateDir(), "scheduled.json") }
+func schedMarksDir() string { return filepath.Join(linkStateDir(), "scheduled") }
 
-func readSchedMarks() map[string]schedRun {
-	m := map[string]schedRun{}
-	if b, err := os.ReadFile(schedMarksPath()); err == nil {
-		json.Unmarshal(b, &m)
-	}
-	return m
-}
+func schedMarkPath(id string) string { return filepath.Join(schedMarksDir(), id+".json") }
 
 // markScheduled keeps id's run, so the session stays scheduled when it is
 // opened again from the store; forgetScheduled drops it with the session.
 func markScheduled(id string, r schedRun) {
-	schedMarksMu.Lock()
-	defer schedMarksMu.Unlock()
-	m := readSchedMarks()
-	m[id] = r
-	os.MkdirAll(linkStateDir(), 0o700)
-	b, _ := json.Marshal(m)
-	writeFileAtomic(schedMarksPath(), b, 0o600)
+	if !validID(id) {
+		return
+	}
+	os.MkdirAll(schedMarksDir(), 0o700)
+	b, _ := json.Marshal(r)
+	writeFileAtomic(schedMarkPath(id), b, 0o600)
 }
 
 func forgetScheduled(id string) {
-	schedMarksMu.Lock()
-	defer schedMarksMu.Unlock()
-	m := readSchedMarks()
-	if _, ok := m[id]; !ok {
-		return
+	if validID(id) {
+		os.Remove(schedMarkPath(id))
 	}
-	delete(m, id)
-	b, _ := json.Marshal(m)
-	writeFileAtomic(schedMarksPath(), b, 0o600)
 }
 
 // scheduledMark is id's run, or nil for a session that is not scheduled.
 func scheduledMark(id string) *schedRun {
-	schedMarksMu.Lock()
-	defer schedMarksMu.Unlock()
-	if r, ok := readSchedMarks()[id]; ok {
-		return &r
+	if !validID(id) {
+		return nil
 	}
-	return nil
+	b, err := os.ReadFile(schedMarkPath(id))
+	if err != nil {
+		return nil
+	}
+	var r schedRun
+	if json.Unmarshal(b, &r) != nil || r.Run == "" {
+		return nil
+	}
+	return &r
+}
+
+// sweepSchedMarks removes the marks of sessions no longer in the store
+// (pruned, or deleted while no service ran), at the service's start.
+func sweepSchedMarks() int {
+	names, _ := filepath.Glob(filepath.Join(schedMarksDir(), "*.json"))
+	st := newStore(stateDir(), func(string) {})
+	n := 0
+	for _, p := range names {
+		id := strings.TrimSuffix(filepath.Base(p), ".json")
+		_, e1 := os.Stat(st.path(id))
+		_, e2 := os.Stat(st.oldPath(id))
+		if os.IsNotExist(e1) && os.IsNotExist(e2) && os.Remove(p) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // ---- what a scheduled session's engine is given ----

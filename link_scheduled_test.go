@@ -416,3 +416,22 @@ func TestScheduledInterrupted(t *testing.T) {
 		t.Errorf("the mark outlived its session")
 	}
 }
+
+// TestSchedMarksSwept: a mark whose session left the store is swept; one
+// whose session is there stays.
+func TestSchedMarksSwept(t *testing.T) {
+	newLinkEnv(t, "")
+	st := newStore(stateDir(), func(string) {})
+	sess, err := st.create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.save(sess); err != nil {
+		t.Fatal(err)
+	}
+	markScheduled(sess.ID, schedRun{Schedule: "s", Run: "r"})
+	markScheduled("ses_gone", schedRun{Schedule: "s", Run: "r"})
+	if n := sweepSchedMarks(); n != 1 || scheduledMark(sess.ID) == nil || scheduledMark("ses_gone") != nil {
+		t.Errorf("swept %d; kept %v, gone %v", n, scheduledMark(sess.ID), scheduledMark("ses_gone"))
+	}
+}

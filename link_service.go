@@ -56,6 +56,7 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s lembas: %s\n", time.Now().UTC().Format(time.RFC3339), redactToken(s, l.Token))
 		}
 		pruneTurnFiles(time.Now())
+		sweepSchedMarks() // link_scheduled.go
 		svc := newLinkService(l, logf)
 		if err := svc.run(ctx); err != nil {
 			return exitError{code: exitFailure, msg: err.Error()}
