@@ -501,6 +501,31 @@ func (ls *linkSession) refuseScheduled(lim remoteLimits) *rpcError {
 	return nil
 }
 
+// schedWorkMethods are the requests that make a scheduled session work;
+// while remote.scheduled is off each is refused. Cancel, status, history
+// and delete still answer, so the instance can stop and clean up.
+var schedWorkMethods = map[string]bool{"session/prompt": true, "session/set_mode": true, "_lembas/steer": true,
+	"_lembas/configure": true, "_lembas/session/compact": true, "_lembas/session/rewind": true, "_lembas/job/send": true}
+
+// refuseScheduledRequest judges a request for a scheduled session again,
+// under the limits as they are now.
+func (svc *linkService) refuseScheduledRequest(method string, params json.RawMessage, lim remoteLimits) *rpcError {
+	if !schedWorkMethods[method] || lim.Scheduled {
+		return nil
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(params, &p)
+	svc.mu.Lock()
+	ls := svc.linkSess[p.SessionID]
+	svc.mu.Unlock()
+	if (ls != nil && ls.sched != nil) || (ls == nil && scheduledMark(p.SessionID) != nil) {
+		return schedRefusal("off")
+	}
+	return nil
+}
+
 // schedSetMode refuses plan mode for a scheduled session.
 func (svc *linkService) schedSetMode(id, mode string) *rpcError {
 	svc.mu.Lock()

@@ -149,6 +149,12 @@ func TestScheduledRun(t *testing.T) {
 	if got := errMessage(l.call("session/prompt", promptParams(sid, "again", "turn-s2"))); got != loopText(theSchedSpec().Refusals, "off") {
 		t.Errorf("prompt after off: %q", got)
 	}
+	if got := errMessage(l.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "manual"})); got != loopText(theSchedSpec().Refusals, "off") {
+		t.Errorf("set_mode after off: %q", got)
+	}
+	if st := l.result("_lembas/session/status", map[string]any{"sessionId": sid}); st["exists"] != true {
+		t.Errorf("status after off: %v", st)
+	}
 }
 
 // TestScheduledApprovalAcrossDrop: an approval waiting in a scheduled turn

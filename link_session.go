@@ -191,6 +191,10 @@ func (svc *linkService) request(c *rpcCall) {
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
 		return
 	}
+	if err := svc.refuseScheduledRequest(c.Method, c.Params, lim); err != nil { // link_scheduled.go
+		c.reply(nil, err)
+		return
+	}
 	async := func(f func() (any, error)) {
 		svc.agent.wg.Add(1)
 		go func() {
