@@ -69,7 +69,7 @@ func builtVersion(sp *versionsSpec, fsys fs.FS) string {
 }
 
 var harnessVersionOnce = sync.OnceValue(func() string {
-	data, err := harnessFS.FS.ReadFile("harness/versions.json") // not noted: it is no spec a path parses
+	data, err := harnessFS.ReadFile("harness/versions.json")
 	if err != nil {
 		return "unknown"
 	}
