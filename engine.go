@@ -364,7 +364,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 // within the approval timeout is a denial.
 func (e *engine) askPerson(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
 	defer e.waitingForPerson(t.Name)()
-	return approveWithin(ctx, e.ask, e.perm.request(callID, t, args, d), approvalTimeout())
+	return approveWithin(ctx, e.ask, e.perm.request(callID, t, args, d), approvalLimit(e.ask))
 }
 
 // withCommand is a bash call's arguments with its command line replaced.

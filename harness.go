@@ -131,9 +131,10 @@ type loopSpec struct {
 	Store       struct {
 		PruneDays int `json:"prune_days"`
 	} `json:"store"`
-	Jobs      jobsSpec      `json:"jobs"`      // jobs.go
-	Subagents subagentsSpec `json:"subagents"` // subagents.go
-	Progress  progressSpec  `json:"progress"`  // progress.go
+	Jobs      jobsSpec        `json:"jobs"`      // jobs.go
+	Subagents subagentsSpec   `json:"subagents"` // subagents.go
+	Progress  progressSpec    `json:"progress"`  // progress.go
+	Scheduled json.RawMessage `json:"scheduled"` // link_scheduled.go reads it
 }
 
 // compactionSpec is loop.json's context.compaction: when a session is

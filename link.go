@@ -299,8 +299,9 @@ type linkService struct {
 	linkSess    map[string]*linkSession
 	stopErr     error // set when the service must stop (4400)
 	onLinked    func()
-	cards       linkCardState // the client's cards (link_cards.go)
-	libraryCap  bool          // capability library on this link (link_library.go)
+	cards       linkCardState  // the client's cards (link_cards.go)
+	libraryCap  bool           // capability library on this link (link_library.go)
+	sched       schedLinkState // scheduled approvals waiting for a link (link_scheduled.go)
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.

@@ -258,7 +258,9 @@ func (ls *linkSession) hookCards() {
 	cards := linkCards{ls}
 	e.asker = cards
 	e.planner = cards
-	ls.offerShow()
+	if ls.sched == nil {
+		ls.offerShow() // a scheduled run is shown nowhere (link_scheduled.go)
+	}
 	e.jx.mu.Lock()
 	e.jx.wake = ls.wakeMachine
 	e.jx.mu.Unlock()

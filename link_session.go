@@ -36,7 +36,8 @@ type linkSession struct {
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
-	effort     string // the level the client chose (session/new, configure); "": none
+	effort     string    // the level the client chose (session/new, configure); "": none
+	sched      *schedRun // a scheduled run's session (link_scheduled.go); nil: any other
 }
 
 // linkPromptMeta is session/prompt's _meta.lembas (and session/new's).
@@ -44,7 +45,8 @@ type linkContext struct {
 	TurnID          string           `json:"turnId"`
 	SystemPrompt    *string          `json:"system_prompt"`
 	Personalization *personalization `json:"personalization"`
-	Library         *linkLibrary     `json:"library"` // capability library (link_library.go)
+	Library         *linkLibrary     `json:"library"`   // capability library (link_library.go)
+	Scheduled       *schedParams     `json:"scheduled"` // session/new of a scheduled run (link_scheduled.go)
 }
 
 // personalization is the account's, as /v1/me/personalization gives it.
@@ -149,6 +151,7 @@ var methodCaps = map[string]string{
 	"_lembas/terminal/close": "terminal",
 	"_lembas/jobs":           "jobs", "_lembas/job/output": "jobs", "_lembas/job/stop": "jobs",
 	"_lembas/job/send": "jobs", "_lembas/job/transcript": "jobs",
+	"_lembas/monitor": "scheduled",
 }
 
 // request routes one request of the link. Like acp_agent.go's, it runs on
@@ -183,6 +186,10 @@ func (svc *linkService) request(c *rpcCall) {
 	}
 	if need, ok := methodCaps[c.Method]; ok && !svc.hasCap(lim, need) {
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
+		return
+	}
+	if err := svc.refuseScheduledRequest(c.Method, c.Params, lim); err != nil { // link_scheduled.go
+		c.reply(nil, err)
 		return
 	}
 	async := func(f func() (any, error)) {
@@ -237,6 +244,10 @@ func (svc *linkService) request(c *rpcCall) {
 			return
 		}
 		p.ModeID = lim.lowerMode(m)
+		if err := svc.schedSetMode(p.SessionID, p.ModeID); err != nil {
+			c.reply(nil, err)
+			return
+		}
 		res, rerr := svc.agent.setMode(rawJSON(p))
 		if rerr == nil {
 			svc.event(p.SessionID, map[string]any{"type": "mode", "mode": p.ModeID})
@@ -273,6 +284,8 @@ func (svc *linkService) request(c *rpcCall) {
 		async(func() (any, error) { return svc.jobRequest(c.Method, c.Params, lim) })
 	case "_lembas/terminal/open", "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalRequest(c, async)
+	case "_lembas/monitor":
+		async(func() (any, error) { return svc.monitor(c.Params, lim) }) // link_monitor.go
 	default:
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
 	}
@@ -335,6 +348,9 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 	svc.cards = linkCardState{}
 	disc := svc.disc
 	svc.mu.Unlock()
+	if lembas {
+		svc.sched.linked() // a scheduled approval waiting for a link asks again (link_scheduled.go)
+	}
 	m := res.(map[string]any)
 	m["agentCapabilities"].(map[string]any)["loadSession"] = false
 	// The link's session/new takes no mcpServers (the device's own MCP
@@ -364,6 +380,15 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 	if err := decodeParams("session/new", raw, &p); err != nil {
 		return nil, nil, err
 	}
+	if sp := p.Meta.Lembas.Scheduled; sp != nil {
+		return svc.newScheduledSession(p, *sp, lim) // link_scheduled.go
+	}
+	return svc.openLinkSession(p, lim, nil)
+}
+
+// openLinkSession opens the session session/new asked for; run marks a
+// scheduled run's.
+func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *schedRun) (res any, after func(), err error) {
 	dir, jerr := lim.judgeDir(p.Cwd)
 	if jerr != nil {
 		return nil, nil, jerr
@@ -387,6 +412,9 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 	e, cleanup, err := newSessionEngine(svc.agent.ctx, f, false, svc.log)
 	if err != nil {
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
+	}
+	if run != nil {
+		markScheduled(e.sess.ID, *run)
 	}
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
@@ -426,7 +454,11 @@ func (svc *linkService) adopt(e *engine, cleanup func()) *linkSession {
 		acpEmit(ev)
 	}
 	e.ask = &linkApprover{s: s, svc: svc}
+	ls.sched = scheduledMark(s.id)
 	ls.hookCards()
+	if ls.sched != nil {
+		ls.hookScheduled() // link_scheduled.go
+	}
 	svc.agent.mu.Lock()
 	svc.agent.sessions[s.id] = s
 	svc.agent.mu.Unlock()
@@ -619,6 +651,10 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 		c.reply(nil, err)
 		return
 	}
+	if err := ls.refuseScheduled(lim); err != nil {
+		c.reply(nil, err)
+		return
+	}
 	id := ls.s.id
 	ls.mu.Lock()
 	compacting := ls.compacting
@@ -682,6 +718,7 @@ func (ls *linkSession) finishTurn(tid string, frame []byte) []byte {
 		meta["lembas"] = lm
 	}
 	lm["turnId"] = tid
+	ls.reportRun(res, lm, m.Error != nil) // a scheduled run's report (link_scheduled.go)
 	answer := rawJSON(res)
 	ls.mu.Lock()
 	for i, t := range ls.pending {
@@ -1102,6 +1139,7 @@ func (svc *linkService) deleteSession(raw json.RawMessage, lim remoteLimits) (an
 	os.RemoveAll(filepath.Join(stateDir(), "attachments", id))
 	svc.turns.forget(id)
 	forgetGiven(id, svc.log)
+	forgetScheduled(id)
 	return map[string]bool{"deleted": true}, nil
 }
 

@@ -75,6 +75,21 @@ func approvalTimeout() time.Duration {
 	return time.Duration(theDefaults().Approval.TimeoutS) * time.Second
 }
 
+// patientApprover is a front end whose requests wait a time of their own
+// instead of approval.timeout_s (the link's scheduled runs: the schedule's
+// wait).
+type patientApprover interface{ waitLimit() time.Duration }
+
+// approvalLimit is how long a's requests wait.
+func approvalLimit(a approver) time.Duration {
+	if p, ok := a.(patientApprover); ok {
+		if d := p.waitLimit(); d > 0 {
+			return d
+		}
+	}
+	return approvalTimeout()
+}
+
 // approveWithin asks a, and counts no answer within limit as a denial
 // (Why "timeout"). An answer that was not on offer is a denial too, and a
 // corrected command goes only with once, so no front end can widen what

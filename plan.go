@@ -248,7 +248,7 @@ func toolPlanSubmit(e *engine, ctx context.Context, t *toolSpec, raw json.RawMes
 		return errResult(t.text("none"))
 	}
 	if nobodyToAsk(e.planner) {
-		return errResult(t.text("nobody"))
+		return errResult(nobodyText(e.planner, t))
 	}
 	ans := e.planner.reviewPlan(ctx, planReview{Plan: clonePlan(e.sess.Plan), Markdown: renderPlan(e.sess.Plan), Note: a.Note})
 	switch ans.Choice {
