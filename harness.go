@@ -129,6 +129,7 @@ type loopSpec struct {
 	Jobs      jobsSpec      `json:"jobs"`      // jobs.go
 	Subagents subagentsSpec `json:"subagents"` // subagents.go
 	Progress  progressSpec  `json:"progress"`  // progress.go
+	Team      teamSpec      `json:"team"`      // team.go (harness_team.go)
 }
 
 // compactionSpec is loop.json's context.compaction: when a session is
@@ -564,4 +565,5 @@ type subagentsSpec struct {
 	Refusals        map[string]string `json:"refusals"`
 	Texts           map[string]string `json:"texts"`
 	AboutAgents     map[string]string `json:"about_agents"`
+	Setting         subagentSetting   `json:"setting"` // harness_team.go
 }

@@ -137,6 +137,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}
+	teamSessionStart(e, warn) // the lead block and the team's notes (team_setting.go)
 	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn)
 	return e, func() { e.stopJobs(); tb.mcp.close(); st.close() }, nil
 }
