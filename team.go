@@ -23,6 +23,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -283,6 +284,11 @@ func (e *engine) teamHold(ctx context.Context) bool {
 		for _, m := range t.members {
 			if m.parent == e && teamLive(m.rec.State) {
 				live++
+			}
+		}
+		for _, r := range t.requests {
+			if r.m.run.e == e {
+				live++ // a member waits for the main agent's decision
 			}
 		}
 		ch := t.changed
@@ -605,7 +611,7 @@ func (t *teamState) startWaiting() []*teamMember {
 // its model's window, or its token budget spent, is out of context — it
 // is paused (its run cancelled) for its one final turn.
 func (t *teamState) watch(m *teamMember, ev event) {
-	if ev.Type != evUsage || ev.Usage == nil {
+	if ev.Type != evUsage || ev.Usage == nil || ev.Agent != "" { // its own requests, not its members'
 		return
 	}
 	r := m.run
@@ -860,4 +866,27 @@ func stoppedReport(why string) string {
 		why = ": " + why
 	}
 	return teamText("stopped_report", "why", why)
+}
+
+// showTeamRecord prints what a member's session keeps of its place in the
+// team (lembas sessions show).
+func showTeamRecord(w io.Writer, s *session) {
+	if s.Team == nil {
+		return
+	}
+	r := s.Team
+	fmt.Fprintln(w, teamText("repl_show", "id", r.ID, "name", r.Name, "session", s.ID, "state", r.State))
+	if len(r.Findings) > 0 {
+		fmt.Fprintln(w, teamText("repl_findings", "findings", numbered(r.Findings)))
+	}
+	if r.Report != "" {
+		fmt.Fprintln(w, teamText("repl_report", "report", r.Report))
+	}
+}
+
+// teamMember says whether the engine runs a team member: one that is not
+// compacted, but runs out of context (its final turn, then a report).
+func (e *engine) teamMember() bool {
+	t := e.teamOf()
+	return t != nil && t.member(e) != nil
 }
