@@ -121,14 +121,13 @@ func teamToolNames(req fakeRequest) string {
 func teamScript(t *testing.T) map[string]func(int, fakeRequest) fakeReply {
 	return map[string]func(int, fakeRequest) fakeReply{
 		"PROMPT-MAIN": func(n int, req fakeRequest) fakeReply {
-			last := lastUser(req)
 			switch {
 			case n == 1:
 				return callsReply(fakeCall{"team_add", map[string]any{"name": "lead", "position": "sub-manager", "lead": true,
 					"task": "LEAD-TASK: direct two members, one writes notes.txt, one reads src/app.txt"}})
-			case strings.Contains(last, "<team-request") && !strings.Contains(last, "Granted"):
+			case lastIsUserWith(req, "<team-request"):
 				return callsReply(fakeCall{"team_decide", map[string]any{"id": "r1", "allow": true, "note": "go ahead"}})
-			case strings.Contains(last, "<team-report id=\"s1\""):
+			case lastIsUserWith(req, "<team-report id=\"s1\""):
 				return textReply("MAIN-DONE: the team wrote notes.txt and read src/app.txt.")
 			}
 			return textReply("Waiting for the team.")
@@ -147,14 +146,13 @@ func teamScript(t *testing.T) map[string]func(int, fakeRequest) fakeReply {
 			return textReply("Directing.")
 		},
 		"WRITER-TASK": func(n int, req fakeRequest) fakeReply {
-			last := lastUser(req)
 			switch {
 			case n == 1:
 				return callsReply(fakeCall{"team_request", map[string]any{"option": "write", "why": "to write notes.txt"}})
 			case lastResultHas(req, "notes.txt"):
 				return callsReply(fakeCall{"team_findings", map[string]any{"add": "notes.txt holds the team notes"}},
 					fakeCall{"team_finish", map[string]any{"report": "WRITER-REPORT: wrote notes.txt"}})
-			case strings.Contains(last, "<team-decision"):
+			case lastIsUserWith(req, "<team-decision"):
 				return callsReply(fakeCall{"write", map[string]any{"path": "notes.txt", "content": "team notes\n"}})
 			}
 			return textReply("Waiting for the decision.")
@@ -259,6 +257,15 @@ func TestTeamEndToEnd(t *testing.T) {
 	if names := teamToolNames(main[0]); !strings.Contains(names, " team_decide ") || strings.Contains(names, " team_finish ") || strings.Contains(names, " team_request ") {
 		t.Errorf("the main agent's tools: %s", names)
 	}
+	granted := false
+	for _, q := range main {
+		for _, res := range toolResults(q) {
+			granted = granted || strings.Contains(res, "Granted write to s2: it now works in edit mode.")
+		}
+	}
+	if !granted || len(main) != 5 {
+		t.Errorf("the main agent made %d requests (want 5: add, decide, wait, wait, answer); granted: %v", len(main), granted)
+	}
 	// The session keeps the findings and transcripts: sessions show prints them.
 	show := runLembas(t, env, proj, "", "sessions", "show", sessionID)
 	for _, want := range []string{"READER-FINDING", "notes.txt holds the team notes", "WRITER-REPORT", "LEAD-REPORT", "out_of_context"} {
@@ -300,6 +307,17 @@ func checkTree(t *testing.T, tr *teamTree) {
 func lastResultHas(req fakeRequest, s string) bool {
 	ms := req.messages()
 	if len(ms) == 0 || ms[len(ms)-1]["role"] != "tool" {
+		return false
+	}
+	c, _ := ms[len(ms)-1]["content"].(string)
+	return strings.Contains(c, s)
+}
+
+// lastIsUserWith says whether the request's last message is a user
+// message (a mark) that says s.
+func lastIsUserWith(req fakeRequest, s string) bool {
+	ms := req.messages()
+	if len(ms) == 0 || ms[len(ms)-1]["role"] != "user" {
 		return false
 	}
 	c, _ := ms[len(ms)-1]["content"].(string)
