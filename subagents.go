@@ -546,14 +546,17 @@ func toolReport(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage
 }
 
 // subApprover puts a subagent's approvals to the parent's front end, with
-// the subagent named on the card.
+// the subagent named on the card — the one that asks: up a team's tree the
+// card keeps the nearest name.
 type subApprover struct {
 	inner approver
 	agent string
 }
 
 func (s subApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
-	req.Agent = s.agent
+	if req.Agent == "" { // the asking subagent, not a sub-manager it passes through
+		req.Agent = s.agent
+	}
 	if s.inner == nil {
 		return headlessApprover{}.approve(ctx, req)
 	}

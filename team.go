@@ -602,10 +602,16 @@ func (t *teamState) startWaiting() []*teamMember {
 	t.mu.Unlock()
 	for _, m := range go_ {
 		t.save(m)
-		go m.loop(t)
+		teamRun(t, m)
 	}
 	return go_
 }
+
+// teamRun starts a member's loop (a conformance case leaves it to the
+// case's steps: teamRun is replaced there).
+var teamRun func(t *teamState, m *teamMember)
+
+func init() { teamRun = func(t *teamState, m *teamMember) { go m.loop(t) } }
 
 // watch counts a member's context: one request's input past the share of
 // its model's window, or its token budget spent, is out of context — it
@@ -709,13 +715,24 @@ func (m *teamMember) loop(t *teamState) {
 			break
 		}
 	}
-	e.jobs().stopOwned(e)
+	t.end(m)
+}
+
+// end is a member's end: its state and report kept, its job finished, its
+// report marked to its parent (unless that was stopped with it), a slot
+// freed and the tree told.
+func (t *teamState) end(m *teamMember) {
+	r := m.run
+	r.e.jobs().stopOwned(r.e)
 	t.mu.Lock()
 	if m.stopBy != "" {
 		m.rec.State = "stopped"
 		if m.rec.Report == "" {
 			m.rec.Report = stoppedReport(m.stopBy)
 		}
+	}
+	if m.rec.Report == "" && m.rec.State == "out_of_context" {
+		m.rec.Report = teamText("out_of_context_report")
 	}
 	if m.rec.Report == "" {
 		m.rec.Report = teamText("no_report")
@@ -824,17 +841,11 @@ func (t *teamState) stopOne(m *teamMember, why string, wait bool) bool {
 		m.stopBy = " "
 	}
 	running := m.running
-	if !running {
-		m.rec.State = "stopped"
-		m.rec.Report = stoppedReport(m.stopBy)
-		m.ended = time.Now()
-	}
 	t.touchLocked()
 	t.mu.Unlock()
 	r := m.run
 	if !running {
-		t.save(m)
-		r.job.finish("stopped", 0, false)
+		t.end(m) // waiting: it ends at once, and its parent is told
 		return true
 	}
 	r.mu.Lock()

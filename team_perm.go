@@ -7,7 +7,7 @@ package main
 // work in the option's mode (loop.json team.request_options), never past
 // the main agent's own. A call nobody in the tree can allow — the member's
 // mode asks — goes to the person on a card that names the subagent (its
-// approver is its parent's, named; subApprover). The floor, the deny rules
+// approver is its parent's, named by the nearest; subApprover). The floor, the deny rules
 // and the sandbox are the member's own permissions' and hold in every mode.
 
 import (
@@ -129,3 +129,4 @@ func removeString(list []string, s string) []string {
 	}
 	return out
 }
+

@@ -178,6 +178,11 @@ func (t *teamState) readOne(m *teamMember, ts *toolSpec) string {
 // transcriptTail is the last lines of a member's transcript as stored.
 func (t *teamState) transcriptTail(m *teamMember) string {
 	text := memberTranscript(m.run.e.st, m.run.e.sess.ID)
+	if _, body, ok := strings.Cut(text, "\n\n"); ok {
+		text = body // its head (session, project, model) is not the transcript
+	} else {
+		text = ""
+	}
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	n := theSpec().Loop.Team.TranscriptTail
 	if len(lines) > n {
