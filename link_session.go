@@ -46,6 +46,8 @@ type linkContext struct {
 	SystemPrompt    *string          `json:"system_prompt"`
 	Personalization *personalization `json:"personalization"`
 	Library         *linkLibrary     `json:"library"` // capability library (link_library.go)
+	Agents          *linkAgents      `json:"agents"`  // capability agents: the chat's Subagents {min, max} (link_team.go)
+	Said            []string         `json:"said"`    // capability agents, session/new: the person's earlier words
 }
 
 // personalization is the account's, as /v1/me/personalization gives it.
@@ -107,6 +109,7 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	if engineEmitsProgress {
 		caps = append(caps, "progress")
 	}
+	caps = append(caps, teamLinkCaps...) // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
 	lib := svc.libraryCap
@@ -271,6 +274,8 @@ func (svc *linkService) request(c *rpcCall) {
 		async(func() (any, error) { return svc.jobRequest(c.Method, c.Params, lim) })
 	case "_lembas/terminal/open", "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalRequest(c, async)
+	case "_lembas/team", "_lembas/team/transcript", "_lembas/team/findings", "_lembas/team/stop":
+		async(func() (any, error) { return svc.teamRequest(c.Method, c.Params, lim) }) // capability tree (link_team.go)
 	default:
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
 	}
@@ -382,6 +387,9 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 		mode = lim.lowerMode(m)
 	}
 	f := &sessionOpts{cwd: dir, mode: mode, model: svc.login.Name + "/" + p.Meta.LembasModel, effort: p.Meta.Effort, linkOpened: true}
+	if a := p.Meta.Lembas.Agents; a != nil {
+		f.agents = []int{a.Min, a.Max} // the team tools' offer is decided with the chat's setting
+	}
 	e, cleanup, err := newSessionEngine(svc.agent.ctx, f, false, svc.log)
 	if err != nil {
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
@@ -389,6 +397,7 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
 	markGiven(ls.s.id)
+	linkTeamStart(e, p.Meta.Lembas.Agents, p.Meta.Lembas.Said) // link_team.go
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
 		"sessionId": ls.s.id,
@@ -474,6 +483,10 @@ func (ls *linkSession) applyContext(c instanceContext) {
 // the head turn running at its prompt, applies the context that turn
 // brought, and forwards the event (with the turn's id) as _lembas/event.
 func (ls *linkSession) onEngineEvent(ev event) {
+	if ev.Agent != "" { // a subagent's event: forwarded as it is, never the session's turn (its prompt, its done)
+		ls.svc.event(ls.s.id, eventMap(ev))
+		return
+	}
 	ls.mu.Lock()
 	tid := ls.running
 	if ev.Type == evPrompt && len(ls.pending) > 0 {
@@ -633,6 +646,9 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	ls.mu.Lock()
 	ls.pending = append(ls.pending, tid)
 	ahead := len(ls.pending) - 1
+	if a := p.Meta.Lembas.Agents; a != nil {
+		ls.s.e.setTeamRange(a.Min, a.Max) // capability agents: the chat's setting on every turn
+	}
 	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil {
 		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library}
 	}

@@ -202,6 +202,11 @@ func subagentModelRefusal(c modelCheck) string {
 func (e *engine) personSaid() []string {
 	root := e.rootEngine()
 	var said []string
+	if t := root.teamOf(); t != nil {
+		t.mu.Lock()
+		said = append(said, t.said...) // an agent chat's earlier words (the link's said, capability agents)
+		t.mu.Unlock()
+	}
 	for _, t := range root.sess.Turns {
 		if t.By == "" {
 			said = append(said, t.Prompt)

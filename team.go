@@ -42,6 +42,7 @@ type teamState struct {
 	byEngine map[*engine]*teamMember
 	requests []*teamRequest
 	min, max int
+	said     []string      // the person's earlier words in an agent chat (the link's said)
 	changed  chan struct{} // closed and replaced at every change (teamHold waits on it)
 }
 

@@ -201,7 +201,10 @@ func teamOffered(tb *toolbox) bool {
 // min − 1 slots from the start of the reply) and, when its model cannot
 // serve a subagent itself, context.note.team_own; the person is told
 // subagents.setting.own.
-func teamSessionStart(e *engine, warn func(string)) {
+func teamSessionStart(e *engine, agents []int, warn func(string)) {
+	if len(agents) == 2 {
+		e.setTeamRange(agents[0], agents[1]) // the link's chat setting, not the device's config
+	}
 	if !teamOffered(e.tb) {
 		return
 	}
@@ -225,4 +228,24 @@ func teamSessionStart(e *engine, warn func(string)) {
 	if mx > 1 && !teamOwnCanServe(e) && warn != nil {
 		warn(theSpec().Loop.Subagents.Setting.Own)
 	}
+}
+
+// teamOfferFor decides the team condition of a new session with the
+// link's agents {min, max}, when the chat gave one; kept with the rest.
+func teamOfferFor(sess *session, held map[string]bool, agents []int) {
+	if len(agents) != 2 || len(sess.Messages) > 0 || held == nil || sess.Offer == nil {
+		return
+	}
+	on := checkSubagentSetting(agents[0], agents[1]) == nil && agents[1] > 1
+	held["team"] = on
+	kept := []string{}
+	for _, c := range sess.Offer.Held {
+		if c != "team" {
+			kept = append(kept, c)
+		}
+	}
+	if on {
+		kept = append(kept, "team")
+	}
+	sess.Offer.Held = kept
 }
