@@ -109,7 +109,7 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	if engineEmitsProgress {
 		caps = append(caps, "progress")
 	}
-	caps = append(caps, teamLinkCaps...) // tree, agents (link_team.go)
+	caps = append(caps, teamLinkCaps...)                // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
 	lib := svc.libraryCap

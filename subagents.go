@@ -671,7 +671,7 @@ func showSubagents(w io.Writer, st *store, id string) error {
 		}
 		fmt.Fprintln(w, "\n"+subText("show_head", "agent", kid.Agent, "session", kid.ID, "status", status, "title", kid.Title))
 		showSession(w, kid)
-		showTeamRecord(w, kid) // a team member's state, findings and report (team.go)
+		showTeamRecord(w, kid)                               // a team member's state, findings and report (team.go)
 		if err := showSubagents(w, st, kid.ID); err != nil { // a sub-manager's members
 			return err
 		}

@@ -72,8 +72,10 @@ type teamRequest struct {
 	why    string
 }
 
-func teamRefusal(key string, kv ...any) string { return loopText(theSpec().Loop.Team.Refusals, key, kv...) }
-func teamText(key string, kv ...any) string    { return loopText(theSpec().Loop.Team.Texts, key, kv...) }
+func teamRefusal(key string, kv ...any) string {
+	return loopText(theSpec().Loop.Team.Refusals, key, kv...)
+}
+func teamText(key string, kv ...any) string { return loopText(theSpec().Loop.Team.Texts, key, kv...) }
 func teamMarkText(key string, kv ...any) string {
 	return loopText(theSpec().Loop.Team.Marks, key, kv...)
 }
@@ -901,4 +903,74 @@ func showTeamRecord(w io.Writer, s *session) {
 func (e *engine) teamMember() bool {
 	t := e.teamOf()
 	return t != nil && t.member(e) != nil
+}
+
+// treeRows are /agents's lines: the main agent, then every subagent under
+// its parent — id, name, position, state, phase and elapsed time.
+func (t *teamState) treeRows(now time.Time) []string {
+	tr := t.tree()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.members) == 0 {
+		return nil
+	}
+	main := tr.Agents[0]
+	rows := []string{teamText("repl_main", "mode", main.Mode, "state", main.State, "phase", phaseLabel(main.Phase), "elapsed", "")}
+	var walk func(parent string, depth int)
+	walk = func(parent string, depth int) {
+		for _, n := range tr.Agents[1:] {
+			if n.Parent != parent {
+				continue
+			}
+			m := t.findLocked(n.ID)
+			from, to := m.added, now
+			if !m.started.IsZero() {
+				from = m.started
+			}
+			if !m.ended.IsZero() {
+				to = m.ended
+			}
+			pos := n.Position
+			if pos == "" {
+				pos = "member"
+			}
+			rows = append(rows, strings.TrimRight(teamText("repl_row", "indent", strings.Repeat("  ", depth+1), "id", n.ID, "name", n.Name, "position", pos,
+				"state", n.State, "phase", phaseLabel(n.Phase), "elapsed", to.Sub(from).Round(time.Second).String()), " "))
+			walk(n.ID, depth+1)
+		}
+	}
+	walk(teamText("main"), 0)
+	return rows
+}
+
+// phaseLabel is a phase's English text, or "" for none.
+func phaseLabel(p string) string {
+	if p == "" {
+		return "-"
+	}
+	if txt, ok := theSpec().Loop.Progress.Phases[p]; ok && !strings.Contains(txt, "{{") {
+		return txt
+	}
+	return p
+}
+
+// memberView is what /agents sN shows: its place, transcript and findings.
+func (t *teamState) memberView(idOrName string) (string, bool) {
+	t.mu.Lock()
+	m := t.findLocked(idOrName)
+	t.mu.Unlock()
+	if m == nil {
+		return "", false
+	}
+	var b strings.Builder
+	text := memberTranscript(m.run.e.st, m.run.e.sess.ID)
+	b.WriteString(text)
+	s := &session{ID: m.run.e.sess.ID}
+	t.mu.Lock()
+	rec := m.rec
+	rec.Findings = append([]string(nil), m.rec.Findings...)
+	t.mu.Unlock()
+	s.Team = &rec
+	showTeamRecord(&b, s)
+	return b.String(), true
 }

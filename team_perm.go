@@ -129,4 +129,3 @@ func removeString(list []string, s string) []string {
 	}
 	return out
 }
-
