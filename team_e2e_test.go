@@ -323,3 +323,45 @@ func lastIsUserWith(req fakeRequest, s string) bool {
 	c, _ := ms[len(ms)-1]["content"].(string)
 	return strings.Contains(c, s)
 }
+
+// TestTeamOverACP: the same tree through lembas serve --stdio; a LLeMbas
+// client gets the team event as a team session update, and a plain editor
+// none.
+func TestTeamOverACP(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fixture runs through a POSIX shell")
+	}
+	for _, lembas := range []bool{true, false} {
+		fm := newRoutedModel(t, teamScript(t))
+		proj, env := teamEnv(t, fm.srv.URL+"/v1")
+		p := startACP(t, env, proj)
+		caps := map[string]any{}
+		if lembas {
+			caps["_meta"] = map[string]any{"lembas": map[string]any{"protocol": 3}}
+		}
+		p.initialize(caps)
+		sid := p.newSession(proj, "edit")
+		var last *teamTree
+		r := p.result(p.request("session/prompt", prompt(sid, "PROMPT-MAIN: build a team")), func(m map[string]any) {
+			if u := update(m); u != nil && u["sessionUpdate"] == "team" {
+				raw, _ := json.Marshal(u["_meta"].(map[string]any)["lembas"].(map[string]any)["team"])
+				var tr teamTree
+				json.Unmarshal(raw, &tr)
+				last = &tr
+			}
+		})
+		if r["stopReason"] != "end_turn" {
+			t.Fatalf("prompt: %v", r)
+		}
+		if !lembas {
+			if last != nil {
+				t.Errorf("a plain editor got a team update")
+			}
+			continue
+		}
+		if last == nil {
+			t.Fatalf("no team update; stderr:\n%s", p.stderr.String())
+		}
+		checkTree(t, last)
+	}
+}
