@@ -9,6 +9,9 @@ package main
 // one at a time in the order they came; session/cancel stops the running
 // one and those waiting, and each answers "cancelled". At EOF every turn is
 // cancelled, each prompt answered, and the process ends.
+//
+// A front end (floor 5): it calls the session (session.go, the engine) and
+// the ground's JSON-RPC; nothing below calls it.
 
 import (
 	"context"

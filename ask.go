@@ -1,9 +1,5 @@
 package main
 
-import (
-	"context"
-)
-
 // ask.go: the seam through which a turn asks the person, on the workers'
 // floor. The engine, the tools and MCP (elicitation) ask through the
 // interfaces here — asker for ask_user's questions, approver
@@ -14,6 +10,10 @@ import (
 //
 //	engine / tools / MCP ──► asker · approver · planReviewer ──► REPL | ACP | link
 //	                              nil (headless) ──► "nobody to ask"
+
+import (
+	"context"
+)
 
 // question is one question of an ask_user call.
 type question struct {

@@ -1,10 +1,10 @@
 package main
 
-import "fmt"
-
 // context_record.go: hygiene's dedupe table as the session keeps it — the
 // reads and listings still in the history. Data only: what hygiene does with
 // it is context_hygiene.go's.
+
+import "fmt"
 
 // dedupeTable is one session's memory of what the history holds: reads by
 // file and range, and listings and searches by their arguments.

@@ -13,6 +13,10 @@ package main
 // wrap-up come from loop.json; a cancel stops the stream, kills running
 // commands and records the turn as cancelled; a tool that fails or panics
 // becomes an error result, never a crash.
+//
+// The session floor (4): front ends call it; it calls the workers (tools,
+// permissions, the model client, MCP), the store and the ground, and
+// reaches the person only through ask.go's seam.
 
 import (
 	"context"

@@ -5,6 +5,8 @@ package main
 // edited in one place (harness/), never as Go literals. loadSpec parses it
 // once per process; a broken harness is a build-time bug, caught by
 // TestHarness, so at run time a parse failure is reported and fatal.
+//
+// The ground (floor 1): every floor reads it; it calls nothing above it.
 
 import (
 	"bytes"

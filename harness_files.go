@@ -1,15 +1,15 @@
 package main
 
+// harness_files.go: the embedded harness as the code reads it — each file
+// decoded once on first use (harnessFile), and a note of which files were
+// read, so a test can hold what a path parsed (TestPStartupReadsLittle).
+
 import (
 	"embed"
 	"io/fs"
 	"sort"
 	"sync"
 )
-
-// harness_files.go: the embedded harness as the code reads it — each file
-// decoded once on first use (harnessFile), and a note of which files were
-// read, so a test can hold what a path parsed (TestPStartupReadsLittle).
 
 // harnessFiles is the embedded harness with a note of each file read
 // through it. The note is a set (a file read again adds nothing), so a

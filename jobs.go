@@ -19,6 +19,9 @@ package main
 // Jobs die with lembas: stopAll on every exit path, and on Unix a watchdog
 // (jobs_unix.go) that kills a command's group when lembas's end of a pipe
 // closes — also on kill -9, when no code of ours runs.
+//
+// The session floor (4): bash hands it commands through tools_shell.go's
+// shellJobs; it calls the workers and the ground.
 
 import (
 	"context"

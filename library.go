@@ -18,6 +18,9 @@ package main
 // library_search.go: session_search. library_index.go: tokens, pieces, BM25,
 // embeddings and the index files. library_notes.go: notes, knowledge and the
 // `lembas memory|library` commands.
+//
+// A worker (floor 3): its tools run on tools_session.go's toolHost; it
+// calls the store, the config and the ground, never the engine.
 
 import (
 	"bufio"

@@ -14,6 +14,9 @@ package main
 // Timers run only while linked (ping, dead-link check, the limits watch)
 // or while waiting to dial again; an idle device with no link wakes for
 // nothing else.
+//
+// A front end (floor 5): it calls the session (session.go), the workers and
+// the ground's JSON-RPC; nothing below calls it.
 
 import (
 	"context"

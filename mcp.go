@@ -18,6 +18,9 @@ package main
 // Neighbours: tools.go (the toolbox takes extra tools), permission.go (one
 // hook for the mode, one for rules), headless.go (starts and closes the set),
 // acp_agent.go (session/new mcpServers).
+//
+// A worker (floor 3): it calls the ground's JSON-RPC (jsonrpc.go) and asks
+// the person only through ask.go's seam.
 
 import (
 	"bytes"

@@ -7,6 +7,9 @@ package main
 // local servers found on their usual loopback ports. The client streams
 // chat completions over SSE and folds each server's quirks
 // (harness/quirks.json) into one shape: text, reasoning, tool calls, usage.
+//
+// A worker (floor 3): it calls the store's records, the config (and its
+// logins) and the ground.
 
 import (
 	"context"

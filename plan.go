@@ -7,6 +7,9 @@ package main
 // change by the person reaches it as a session note; the system prompt has
 // it only as it was when the prompt was made. plan_submit, in plan mode,
 // puts it to the person for approval.
+//
+// The session floor (4): its record is plan_record.go (the ground), so the
+// store and the events carry it without reaching up.
 
 import (
 	"context"

@@ -1,12 +1,12 @@
 package main
 
+// relpath.go: two lexical relations between cleaned paths, for every floor;
+// they resolve nothing (containment with links followed is contain.go's).
+
 import (
 	"path/filepath"
 	"strings"
 )
-
-// relpath.go: two lexical relations between cleaned paths, for every floor;
-// they resolve nothing (containment with links followed is contain.go's).
 
 // within says whether p is root or below it.
 func within(root, p string) bool {

@@ -17,6 +17,9 @@ package main
 // The per-OS files give sandboxProbeOS, sandboxCommand and (on Linux) the
 // helper behind the hidden subcommand sandboxHelperArg. Texts and the
 // default lists are harness/sandbox.json.
+//
+// A worker (floor 3): config.yaml's sandbox section is config_sandbox.go
+// (floor 2); it calls the ground.
 
 import (
 	"context"

@@ -1,12 +1,5 @@
 package main
 
-import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-)
-
 // session.go: a session assembled for a front end — the REPL, -p, ACP and
 // the link all open one here: the session on disk (new, the newest of the
 // project, or a given one), its model, its toolbox, sandbox and MCP
@@ -15,6 +8,13 @@ import (
 //
 //	sessionOpts ──► openSession (store) ──► the model (early lookup) ──► toolbox + sandbox
 //	            ──► system prompt ──► permissions ──► newEngine ──► MCP servers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+)
 
 // sessionOpts are what a session is opened with, whichever front end
 // opens it: the command line, the REPL, ACP's session/new, the link's.

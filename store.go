@@ -8,6 +8,9 @@ package main
 // older single-object format (<id>.json) is read as before and converted
 // on its next save. A session open in a process is guarded by a lock file;
 // a corrupt file is reported and set aside, never silently dropped.
+//
+// Floor 2 (persistence): it keeps records whose shapes are the ground's
+// (*_record.go, events.go) and calls only the ground.
 
 import (
 	"crypto/rand"

@@ -1,13 +1,13 @@
 package main
 
+// store_show.go: a stored session as a person reads it (lembas sessions
+// show, a subagent's transcript).
+
 import (
 	"fmt"
 	"io"
 	"strings"
 )
-
-// store_show.go: a stored session as a person reads it (lembas sessions
-// show, a subagent's transcript).
 
 // showSession prints a conversation for a person: prompts, tool calls in
 // one line each, and each final answer verbatim.

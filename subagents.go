@@ -17,6 +17,9 @@ package main
 //     and shown by /agents and lembas sessions show.
 // Every subagent has a parent engine, so a team's members (the next issue)
 // are subagents whose parent may itself be a subagent.
+//
+// The session floor (4): it registers its tools through engineTool and
+// calls the workers, the store and the ground.
 
 import (
 	"context"

@@ -15,6 +15,9 @@ package main
 // the kernel's PTY buffer fills and the program writing blocks, so memory
 // stays flat however much it writes (ttyd's scheme). Numbers and texts are
 // harness/terminal.json's.
+//
+// A worker (floor 3): the link (a front end) drives it through
+// terminal_iface.go; it calls the ground's PTYs and JSON-RPC errors.
 
 import (
 	"context"

@@ -1,12 +1,12 @@
 package main
 
+// text.go: cutting outside or long strings to what a line may show, for
+// every floor (the ground).
+
 import (
 	"strings"
 	"unicode/utf8"
 )
-
-// text.go: cutting outside or long strings to what a line may show, for
-// every floor (the ground).
 
 // cutRunes cuts s to at most n characters.
 func cutRunes(s string, n int) string {

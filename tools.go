@@ -5,6 +5,10 @@ package main
 // tools_*.go. A call is checked against its schema before it runs, and a
 // tool that fails or panics becomes an error result the model can read,
 // never a crash.
+//
+// A worker (floor 3): the engine calls it; it calls the sandbox,
+// containment, the store's records and the ground, and hands session work
+// up only through interfaces (shellJobs, toolHost's hooks).
 
 import (
 	"context"
