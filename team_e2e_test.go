@@ -17,11 +17,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // routedModel answers each request by the agent that sent it: the script
@@ -363,5 +366,65 @@ func TestTeamOverACP(t *testing.T) {
 			t.Fatalf("no team update; stderr:\n%s", p.stderr.String())
 		}
 		checkTree(t, last)
+	}
+}
+
+// TestTeamFindingsSurviveKill: a member saves a finding, and lembas is
+// killed (SIGKILL) while it works; the session on disk still holds the
+// finding, the member's place and its transcript.
+func TestTeamFindingsSurviveKill(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("kill -9 is a POSIX signal")
+	}
+	reached := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release)
+	var once sync.Once
+	fm := newRoutedModel(t, map[string]func(int, fakeRequest) fakeReply{
+		"KILL-MAIN": func(n int, req fakeRequest) fakeReply {
+			if n == 1 {
+				return callsReply(fakeCall{"team_add", map[string]any{"name": "digger", "task": "KILL-MEMBER: dig"}})
+			}
+			return textReply("Waiting.")
+		},
+		"KILL-MEMBER": func(n int, req fakeRequest) fakeReply {
+			if n == 1 {
+				return callsReply(fakeCall{"team_findings", map[string]any{"add": "KILL-FINDING at src/app.txt:1"}})
+			}
+			once.Do(func() { close(reached) })
+			<-release // works on until lembas is killed
+			return textReply("never")
+		},
+	})
+	proj, env := teamEnv(t, fm.srv.URL+"/v1")
+	cmd := exec.Command(lembasBin(t), "--mode", "edit", "--output-format", "stream-json", "-p", "KILL-MAIN: dig")
+	cmd.Dir = proj
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh"}, env...)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	sid := ""
+	for sid == "" && sc.Scan() {
+		var ev event
+		json.Unmarshal(sc.Bytes(), &ev)
+		sid = ev.Session
+	}
+	go io.Copy(io.Discard, out)
+	select {
+	case <-reached:
+	case <-time.After(guard):
+		cmd.Process.Kill()
+		t.Fatalf("the member never made its second request")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	show := runLembas(t, env, proj, "", "sessions", "show", sid)
+	for _, want := range []string{"KILL-FINDING at src/app.txt:1", "subagent s1 (digger)", "KILL-MEMBER: dig", "· working"} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("after kill -9, sessions show lacks %q:\n%s%s", want, show.stdout, show.stderr)
+		}
 	}
 }
