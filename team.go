@@ -249,11 +249,33 @@ func (t *teamState) saveMemberLocked(m *teamMember) {
 	m.run.e.sess.Team = &rec
 }
 
+// save is called where the member's own engine is not running (before its
+// loop starts, at its end) or from its own tool calls.
 func (t *teamState) save(m *teamMember) {
 	t.mu.Lock()
 	t.saveMemberLocked(m)
 	t.mu.Unlock()
 	m.run.e.st.save(m.run.e.sess)
+}
+
+// note keeps a change another agent made (a grant, a new task) in the
+// member's session while its own engine may be running: the record is set
+// under the store's lock, so the member's next save — at its next message —
+// writes it; a member not running is saved at once.
+func (t *teamState) note(m *teamMember) {
+	t.mu.Lock()
+	running := m.running
+	rec := m.rec
+	rec.Findings = append([]string(nil), m.rec.Findings...)
+	t.mu.Unlock()
+	if !running {
+		t.save(m)
+		return
+	}
+	st := m.run.e.st
+	st.mu.Lock()
+	m.run.e.sess.Team = &rec
+	st.mu.Unlock()
 }
 
 // mark gives a mark to an engine of the tree for its next step (waking an

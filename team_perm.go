@@ -111,7 +111,7 @@ func (t *teamState) decide(mainMode, id string, allow bool, note string, ts *too
 	if allow {
 		m.run.e.perm.mode = mode
 	}
-	t.save(m)
+	t.note(m)
 	t.mark(m.run.e, teamMarkText("decision", "option", r.option, "allowed", fmt.Sprint(allow), "note", note))
 	t.emitTree()
 	if allow {

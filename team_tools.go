@@ -341,7 +341,7 @@ func toolTeamAssign(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 	if t.deliver(m, teamMarkText("task", "from", from, "task", a.Task)) {
 		return toolResult{Text: ts.text("restarted", "id", m.rec.ID)}
 	}
-	t.save(m)
+	t.note(m)
 	t.emitTree()
 	return toolResult{Text: ts.text("assigned", "id", m.rec.ID)}
 }
