@@ -524,8 +524,8 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 	}
 	if req.Agent != "" {
 		meta["subagent"] = req.Agent // a subagent asks (subagents.go): "<job id> <agent>"
-		if id, _, ok := strings.Cut(req.Agent, " "); ok {
-			meta["job"] = id // capability jobs: the job whose subagent asks
+		if id, _, ok := strings.Cut(req.Agent, " "); ok && strings.HasPrefix(id, "j") {
+			meta["job"] = id // capability jobs: the job whose subagent asks (a team member's is its s-id, capability tree)
 		}
 	}
 	return map[string]any{"sessionId": sessionID, "toolCall": call, "options": opts, "_meta": map[string]any{"lembas": meta}}

@@ -84,6 +84,8 @@ func configTypedKey(segs []string) bool {
 		return false
 	case segs[0] == "permissions":
 		return len(segs) == 2
+	case segs[0] == "subagents": // subagents.min and .max are numbers (team_setting.go)
+		return true
 	case segs[0] != "connections":
 		return false
 	case len(segs) == 2:

@@ -200,6 +200,9 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		e.send(event{Type: evUsage, Usage: &u})
 		if len(rep.Calls) == 0 {
+			if e.teamHold(ctx) { // a manager waits for its members' reports in the same turn (team.go)
+				continue
+			}
 			if strings.TrimSpace(rep.Text) == "" && nudges < lp.Nudges.EmptyReplyMax {
 				nudges++
 				e.send(event{Type: evNotice, Text: lp.Nudges.EmptyReply})
@@ -229,6 +232,10 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		if ctx.Err() != nil {
 			out.StopReason = "cancelled"
+			return out
+		}
+		if e.teamEnded() { // a member called team_finish (team.go)
+			out.StopReason = "end_turn"
 			return out
 		}
 	}
@@ -292,6 +299,10 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		p.args = args
 		if !e.requirementsMet(t) {
 			p.res = &toolResult{Text: t.Unavailable, IsError: true, Status: "failed"}
+			continue
+		}
+		if why := e.teamWorkRefusal(t); why != "" { // a manager's own work tools (team.go)
+			p.res = &toolResult{Text: why, IsError: true, Status: "refused"}
 			continue
 		}
 		d := e.perm.decide(t, args)

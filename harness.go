@@ -135,6 +135,7 @@ type loopSpec struct {
 	Subagents subagentsSpec   `json:"subagents"` // subagents.go
 	Progress  progressSpec    `json:"progress"`  // progress.go
 	Scheduled json.RawMessage `json:"scheduled"` // link_scheduled.go reads it
+	Team      teamSpec        `json:"team"`      // team.go (harness_team.go)
 }
 
 // compactionSpec is loop.json's context.compaction: when a session is
@@ -579,4 +580,5 @@ type subagentsSpec struct {
 	Refusals        map[string]string `json:"refusals"`
 	Texts           map[string]string `json:"texts"`
 	AboutAgents     map[string]string `json:"about_agents"`
+	Setting         subagentSetting   `json:"setting"` // harness_team.go
 }

@@ -165,7 +165,8 @@ func TestLinkSeedHandshake(t *testing.T) {
 	caps := field(t, "_meta.lembas", meta, "capabilities", "array").([]any)
 	known := []string{"directories", "configure", "steer", "terminal", "sessions", "status", "delete", "compact", "title", "files",
 		"commands", "attachments", "ask", "plan", "model", "turns", "shell", "context", "library", "prototypes", "plan_state", "rewind",
-		"show", "progress", "jobs", "scheduled"} // scheduled: the README's 3.5.0
+		"show", "progress", "jobs", "scheduled", // scheduled: the README's 3.5.0
+		"tree", "agents"} // the changelog's 3.4.0 (subagents.md §14; link_team.go)
 	seen := map[string]bool{}
 	for _, c := range caps {
 		s, _ := c.(string)

@@ -47,6 +47,8 @@ type linkContext struct {
 	Personalization *personalization `json:"personalization"`
 	Library         *linkLibrary     `json:"library"`   // capability library (link_library.go)
 	Scheduled       *schedParams     `json:"scheduled"` // session/new of a scheduled run (link_scheduled.go)
+	Agents          *linkAgents      `json:"agents"`    // capability agents: the chat's Subagents {min, max} (link_team.go)
+	Said            []string         `json:"said"`      // capability agents, session/new: the person's earlier words
 }
 
 // personalization is the account's, as /v1/me/personalization gives it.
@@ -108,6 +110,7 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	if engineEmitsProgress {
 		caps = append(caps, "progress")
 	}
+	caps = append(caps, teamLinkCaps...)                // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
 	lib := svc.libraryCap
@@ -286,6 +289,8 @@ func (svc *linkService) request(c *rpcCall) {
 		svc.terminalRequest(c, async)
 	case "_lembas/monitor":
 		async(func() (any, error) { return svc.monitor(c.Params, lim) }) // link_monitor.go
+	case "_lembas/team", "_lembas/team/transcript", "_lembas/team/findings", "_lembas/team/stop":
+		async(func() (any, error) { return svc.teamRequest(c.Method, c.Params, lim) }) // capability tree (link_team.go)
 	default:
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
 	}
@@ -409,6 +414,9 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 		mode = lim.lowerMode(m)
 	}
 	f := &sessionOpts{cwd: dir, mode: mode, model: svc.login.Name + "/" + p.Meta.LembasModel, effort: p.Meta.Effort, linkOpened: true}
+	if a := p.Meta.Lembas.Agents; a != nil {
+		f.agents = []int{a.Min, a.Max} // the team tools' offer is decided with the chat's setting
+	}
 	e, cleanup, err := newSessionEngine(svc.agent.ctx, f, false, svc.log)
 	if err != nil {
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
@@ -419,6 +427,7 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
 	markGiven(ls.s.id, svc.log)
+	linkTeamStart(e, p.Meta.Lembas.Agents, p.Meta.Lembas.Said) // link_team.go
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
 		"sessionId": ls.s.id,
@@ -508,6 +517,10 @@ func (ls *linkSession) applyContext(c instanceContext) {
 // the head turn running at its prompt, applies the context that turn
 // brought, and forwards the event (with the turn's id) as _lembas/event.
 func (ls *linkSession) onEngineEvent(ev event) {
+	if ev.Agent != "" { // a subagent's event: forwarded as it is, never the session's turn (its prompt, its done)
+		ls.svc.event(ls.s.id, eventMap(ev))
+		return
+	}
 	ls.mu.Lock()
 	tid := ls.running
 	if ev.Type == evPrompt && len(ls.pending) > 0 {
@@ -671,6 +684,9 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	ls.mu.Lock()
 	ls.pending = append(ls.pending, tid)
 	ahead := len(ls.pending) - 1
+	if a := p.Meta.Lembas.Agents; a != nil {
+		ls.s.e.setTeamRange(a.Min, a.Max) // capability agents: the chat's setting on every turn
+	}
 	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil {
 		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library}
 	}

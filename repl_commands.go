@@ -188,6 +188,24 @@ func (r *repl) terminalCommand(name, args string) {
 		if r.link.settings(args) { // repl_link.go: a personalization field
 			return
 		}
+		if args == "subagents" {
+			r.say("status", subagentSettingLine(e))
+			return
+		}
+		if k, v, ok := strings.Cut(args, " "); ok && k == "subagents" { // the Subagents (Min, Max) setting (team_setting.go)
+			mn, mx, err := parseSubagentSetting(v)
+			if err == nil {
+				var msg string
+				if msg, err = saveSubagentSetting(e, mn, mx); err == nil {
+					r.say("status", msg)
+				}
+			}
+			if err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
+			r.say("status", subagentSettingLine(e))
+			return
+		}
 		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
 			on := strings.TrimSpace(v) == "on"
 			r.settings.Reasoning = &on

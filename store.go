@@ -89,6 +89,7 @@ type session struct {
 	Parent   string          `json:"parent,omitempty"` // a subagent's transcript: the session that gave the task (subagents.go)
 	Agent    string          `json:"agent,omitempty"`  // a subagent's transcript: its job id and agent
 	Offer    *offerDecision  `json:"offer,omitempty"`  // the conditions its tools were offered under (tools_offer.go)
+	Team     *teamRecord     `json:"team,omitempty"`   // a team member's transcript: its place in the tree, findings and report (team.go)
 }
 
 // requestRecord is one model request: its usage (cached input tokens
