@@ -90,6 +90,7 @@ type linkSpec struct {
 	} `json:"device_flow"`
 	Capabilities  []string          `json:"capabilities"`
 	ProgressEvent string            `json:"progress_event"`
+	PhaseEvent    string            `json:"phase_event"`
 	Texts         map[string]string `json:"texts"`
 	Errors        map[string]string `json:"errors"`
 }

@@ -219,8 +219,24 @@ func TestLinkProgressAndQueued(t *testing.T) {
 	l.waitNote("waiting_for_person", func(m map[string]any) bool {
 		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
 		pr, _ := ev["progress"].(map[string]any)
-		return ev["type"] == "progress" && pr["phase"] == "waiting_for_person"
+		return ev["type"] == "progress" && pr["phase"] == "waiting_for_person" && ev["text"] == pr["text"]
 	})
+	// The same change as the harness README names it: the phase event,
+	// flat, its data's fields beside phase, since and text.
+	ph := l.waitNote("phase running_tool", func(m map[string]any) bool {
+		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
+		return ev["type"] == "phase" && ev["phase"] == "running_tool"
+	})["params"].(map[string]any)["event"].(map[string]any)
+	if ph["tool"] != "bash" || ph["text"] != "Running bash" || ph["since"] == nil || ph["turnId"] == nil {
+		t.Errorf("phase event %v", ph)
+	}
+	q := l.waitNote("phase queued", func(m map[string]any) bool {
+		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
+		return ev["type"] == "phase" && ev["phase"] == "queued"
+	})["params"].(map[string]any)["event"].(map[string]any)
+	if q["ahead"] != float64(1) || q["turnId"] != "r-2" {
+		t.Errorf("phase queued %v", q)
+	}
 }
 
 // TestLinkShow: a link session is offered show, which sends the file to

@@ -504,7 +504,14 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	if ev.Type == evPrompt {
 		showPrompt(id, tid, m) // link_attachments.go
 	}
-	ls.svc.event(id, m)
+	if ev.Type == evProgress {
+		if tid != "" {
+			m["turnId"] = tid // which turn the phase is of, as queued's says
+		}
+		ls.svc.progressEvents(id, m) // the phase event beside the old one (link_cards.go)
+	} else {
+		ls.svc.event(id, m)
+	}
 	if ev.Type == evDone {
 		if t := ls.s.e.sess.Title; t != ls.lastTitle {
 			ls.lastTitle = t
