@@ -190,9 +190,10 @@ type promptIndex struct {
 }
 
 type purposeSpec struct {
-	Name   string          `json:"name"`
-	About  string          `json:"about"`
-	Schema json.RawMessage `json:"schema"`
+	Name     string          `json:"name"`
+	About    string          `json:"about"`
+	MaxChars int             `json:"max_chars"` // what a card shows of it at most
+	Schema   json.RawMessage `json:"schema"`
 }
 
 // spec is the whole harness, parsed.
