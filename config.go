@@ -32,6 +32,8 @@ type config struct {
 	Raw         any          // the whole parsed document, for `config get`
 
 	Sandbox sandboxConfig // sandbox: {network, required, writable} (sandbox.go)
+
+	Personalization personalization // personality, personality_custom, instructions (config_personality.go)
 }
 
 type connConfig struct {
@@ -155,6 +157,8 @@ func parseConfig(data []byte, path string) (*config, error) {
 			c.Permissions, err = d.permissions(v)
 		case "sandbox":
 			c.Sandbox, err = d.sandbox(v)
+		case "personality", "personality_custom", "instructions":
+			err = d.personalityKey(v, k.val.(string), &c.Personalization)
 		}
 		if err != nil {
 			return nil, err

@@ -32,6 +32,7 @@ type linkSession struct {
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
+	presetSaid string       // the instance's preset name last checked (unknownPreset)
 	library    *linkLibrary // the knowledge bases the chat may search (capability library)
 	compacting bool         // a compaction runs: prompts wait for none, they are refused
 	running    string
@@ -46,15 +47,6 @@ type linkContext struct {
 	SystemPrompt    *string          `json:"system_prompt"`
 	Personalization *personalization `json:"personalization"`
 	Library         *linkLibrary     `json:"library"` // capability library (link_library.go)
-}
-
-// personalization is the account's, as /v1/me/personalization gives it.
-type personalization struct {
-	Enabled           *bool  `json:"enabled,omitempty"`
-	Available         *bool  `json:"available,omitempty"`
-	Personality       string `json:"personality"`
-	PersonalityCustom string `json:"personality_custom"`
-	Instructions      string `json:"instructions"`
 }
 
 // instanceContext is what a prompt brought of the instance's context; a
@@ -448,7 +440,7 @@ func (ls *linkSession) applyContext(c instanceContext) {
 	if c.library != nil {
 		ls.library = c.library
 	}
-	sys := withKnowledgeScope(ls.baseSystem, ls.library) // link_library.go
+	sys := withKnowledgeScope(withoutPersonalization(ls.baseSystem), ls.library) // link_library.go
 	if strings.TrimSpace(ls.system) != "" {
 		name := ls.svc.login.Name
 		if d := ls.svc.disc; d != nil && d.Name != "" {
@@ -456,18 +448,16 @@ func (ls *linkSession) applyContext(c instanceContext) {
 		}
 		sys += "\n\n" + linkText("instructions_heading", "instance", name) + "\n\n" + strings.TrimSpace(ls.system)
 	}
-	if p := ls.person; p != nil && (p.Enabled == nil || *p.Enabled) {
-		var parts []string
-		for _, t := range []string{p.PersonalityCustom, p.Instructions} {
-			if t = strings.TrimSpace(t); t != "" {
-				parts = append(parts, t)
-			}
-		}
-		if len(parts) > 0 {
-			sys += "\n\n" + linkText("personalization_heading") + "\n\n" + strings.Join(parts, "\n\n")
+	p := ls.person
+	if p == nil {
+		p = localPersonalization() // null from the client: the device's own (config_personality.go)
+	} else if c.person != nil && p.Personality != ls.presetSaid {
+		ls.presetSaid = p.Personality // once per name, not on every prompt that resends it
+		if n := unknownPreset(p, ls.svc.login.Name); n != "" {
+			ls.svc.event(ls.s.id, map[string]any{"type": evNotice, "text": n}) // the person sees why the preset is missing
 		}
 	}
-	ls.s.e.sess.System = sys
+	ls.s.e.sess.System = withPersonalization(sys, p)
 }
 
 // onEngineEvent runs on the engine's goroutine for every event: it marks
@@ -1163,8 +1153,7 @@ func stopAnswer(reason string, unsent []string) map[string]any {
 // instance's context a link added to it (a session opened from the store
 // gets that context again from its next prompt).
 func baseSystemPrompt(sys string) string {
-	for _, key := range []string{"instructions_heading", "personalization_heading"} {
-		head := strings.SplitN(theLinkSpec().Texts[key], "{{", 2)[0]
+	for _, head := range []string{strings.SplitN(theLinkSpec().Texts["instructions_heading"], "{{", 2)[0], thePersonalitySpec().Heading} {
 		if i := strings.Index(sys, "\n\n"+head); i >= 0 {
 			sys = sys[:i]
 		}

@@ -32,6 +32,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdSessions(args[1:], stdout, stderr)
 		case "config":
 			err = cmdConfig(args[1:], stdout, stderr)
+			if err == nil && len(args) == 4 && args[1] == "set" {
+				err = configWriteBack(args[2], args[3], stdout) // a personalization key goes to the instance too (login_api.go)
+			}
 		case "serve":
 			err = cmdServe(args[1:], stdin, stdout, stderr)
 		case "permissions":
