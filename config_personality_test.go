@@ -49,3 +49,34 @@ func TestConfigSetWritesBack(t *testing.T) {
 		t.Errorf("an unknown preset: exit %d, %q", code, errOut.String())
 	}
 }
+
+// TestModelsListsChatModels: lembas models lists an instance's chat models
+// (and those of no kind), names its embedding model on a line of its own,
+// and leaves the other kinds out.
+func TestModelsListsChatModels(t *testing.T) {
+	newLinkEnv(t, "")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"models"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := out.String()
+	for _, want := range []string{"test/acme/chat-1\t", "test/plain-2\t", "test/acme/embed-1\t" + "login: the embedding model"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "acme/tts") || strings.Count(got, "embed-1") != 1 {
+		t.Errorf("a model of another kind listed:\n%s", got)
+	}
+}
+
+// TestModelNotes: models/schema.json's notes are read for the first entry
+// that matches, as the rest of the metadata is.
+func TestModelNotes(t *testing.T) {
+	if n := modelNotes("Qwen3-8B"); n == "" || !strings.Contains(n, "thinking-default") {
+		t.Errorf("qwen3's notes %q", n)
+	}
+	if n := modelNotes("llama-3.1-8b"); n != "" {
+		t.Errorf("llama's notes %q", n)
+	}
+}

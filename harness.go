@@ -171,6 +171,7 @@ type modelMeta struct {
 	Vision         *bool    `json:"vision,omitempty"`
 	Tools          *bool    `json:"tools,omitempty"`
 	Parallel       int      `json:"parallel,omitempty"`
+	Notes          string   `json:"notes,omitempty"` // what a person should know of it (lembas models shows it)
 }
 
 type modelsSpec struct {
@@ -179,6 +180,11 @@ type modelsSpec struct {
 	Defaults modelMeta         `json:"defaults"`
 	Known    []modelMeta       `json:"known"`
 	Levels   map[string]any    `json:"levels"`
+	Capacity struct {
+		About string            `json:"about"`
+		Texts map[string]string `json:"texts"`
+	} `json:"capacity"`
+	Texts map[string]string `json:"texts"`
 }
 
 type promptIndex struct {
