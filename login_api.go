@@ -235,3 +235,21 @@ func configWriteBack(key, value string, stdout io.Writer) error {
 	fmt.Fprintln(stdout, linkText("config_written_back", "key", key, "login", l.Name))
 	return nil
 }
+
+// instanceAbout reads GET /api/v1/instance at login: what the instance
+// says of itself, for lembas logins. Optional: an error or a 404 is nil.
+func (l *loginRecord) instanceAbout(ctx context.Context) *instanceAbout {
+	resp, err := l.apiRequest(ctx, "GET", "/api/v1/instance", nil)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil
+	}
+	var a instanceAbout
+	if json.NewDecoder(limitBody(resp.Body)).Decode(&a) != nil || (a.Name == "" && a.Version == "") {
+		return nil
+	}
+	return &a
+}
