@@ -391,3 +391,24 @@ func TestLinkJobSendTranscript(t *testing.T) {
 		t.Errorf("an unknown job %v", er)
 	}
 }
+
+// TestLinkJobNote: a job that ends while the turn still runs is a mark
+// given to the model at its next step, and the client hears it as a
+// job_note with the mark's text and no job body (capability jobs).
+func TestLinkJobNote(t *testing.T) {
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n  max_mode: auto\n")
+	e.fi.model.push(callsReply(fakeCall{"bash", map[string]any{"command": "true", "background": true}}),
+		callsReply(fakeCall{"job_output", map[string]any{"id": "j1", "wait": 30}}),
+		textReply("Done."))
+	e.startService()
+	l := e.link()
+	sid := e.newSession(l, e.proj, "auto")
+	l.result("session/prompt", promptParams(sid, "run it", "n-1"))
+	note := l.waitNote("job_note", func(m map[string]any) bool {
+		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
+		return ev["type"] == "job_note"
+	})["params"].(map[string]any)["event"].(map[string]any)
+	if txt, _ := note["text"].(string); !strings.Contains(txt, "j1") || note["job"] != nil {
+		t.Errorf("job_note %v, want the mark naming j1", note)
+	}
+}
