@@ -187,8 +187,12 @@ func (c linkCards) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 
 // planCard is _lembas/plan's params.
 func planCard(sessionID, callID string, rv planReview, patient bool) map[string]any {
-	return map[string]any{"sessionId": sessionID, "toolCallId": callID, "text": rv.Markdown, "plan": rv.Plan,
+	m := map[string]any{"sessionId": sessionID, "toolCallId": callID, "text": rv.Markdown, "plan": planWire(rv.Plan),
 		"_meta": map[string]any{"lembas": map[string]any{"patient": patient}}}
+	if rv.Path != "" {
+		m["path"] = rv.Path // the plan file written for the record (plan.go)
+	}
+	return m
 }
 
 // planResult is _lembas/plan's answer.

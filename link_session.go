@@ -482,6 +482,9 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	}
 	m := eventMap(ev)
 	linkEventExtras(ev, m)
+	if ev.Type == evPlan {
+		m["plan"] = planWire(ev.Plan) // the seed's shape, not the record's (plan.go)
+	}
 	if ev.Type == evSteered {
 		steeredEvent(id, ev, m) // link_steer.go
 	}
@@ -754,7 +757,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		out["queued"] = pend
 		out["progress"], out["jobs"] = ls.progressNow(), jobsOf(ls.s.e) // capabilities progress, jobs
 		if ls.s.e.sess.Plan != nil {
-			out["plan"] = ls.s.e.sess.Plan
+			out["plan"] = planWire(ls.s.e.sess.Plan)
 		}
 	} else if a, ok := serviceShares.find(id); ok {
 		out["exists"], out["held"], out["busy"], out["title"] = true, "terminal", a.Busy, a.Title // a terminal shares it (link_share.go)
@@ -762,7 +765,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil && svc.mayRead(sess) {
 			out["exists"], out["title"] = true, sess.Title
 			if sess.Plan != nil {
-				out["plan"] = sess.Plan
+				out["plan"] = planWire(sess.Plan)
 			}
 		}
 	}
