@@ -84,8 +84,8 @@ type linkSpec struct {
 	TitleMax   int      `json:"title_max"`
 	ModeRank   []string `json:"mode_rank"`
 	DeviceFlow struct {
-		DefaultIntervalS int `json:"default_interval_s"`
-		SlowDownS        int `json:"slow_down_s"`
+		DefaultIntervalS int      `json:"default_interval_s"`
+		SlowDownS        int      `json:"slow_down_s"`
 		HTTPTimeoutS     int      `json:"http_timeout_s"`
 		Scopes           []string `json:"scopes"` // asked for in the device flow (memory: harness README 3.0.0)
 	} `json:"device_flow"`
