@@ -33,6 +33,7 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 		"skills":       skillsPrompt(root),
 		"memory":       memoryPrompt(root),
 		"library":      libraryBlock(),
+		"context":      strings.TrimSpace(sp.Prompts["blocks/context.md"]),
 	}
 	s, err := fill(sp.Prompts["system/default.md"], vars)
 	if err != nil {

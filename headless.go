@@ -120,7 +120,8 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 		return err
 	}
 	defer cleanup()
-	e.ask = headlessApprover{}
+	refused := &refusalLog{}
+	e.ask = headlessApprover{log: refused}
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	e.emit = func(ev event) {
@@ -135,7 +136,13 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 			}
 		}
 	}
-	out := e.runTurn(ctx, prompt)
+	// @path attaches as in the REPL (expand.go); a leading /word stays text.
+	exp := expansion{Text: prompt}
+	attachMentions(defaultExpandOptions(e.perm.root, e.ref.Meta.vision(), false), &exp, prompt)
+	for _, p := range exp.Read {
+		e.tb.stamp(p)
+	}
+	out := e.runTurn(ctx, exp.Text, exp.Images...)
 	if ids := e.stopJobs(); len(ids) > 0 {
 		fmt.Fprintln(stderr, "lembas: "+jobText("print_leftover", "n", len(ids), "ids", strings.Join(ids, ", ")))
 	}
@@ -164,5 +171,38 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	case out.StopReason == "max_turn_requests":
 		return exitError{code: exitFailure, msg: fmt.Sprintf("the turn stopped at its step limit (%d); raise --max-steps or continue with -c", e.maxSteps)}
 	}
+	if msg := refusedText(refused, e.perm.mode); msg != "" {
+		return exitError{code: exitNotDone, msg: msg}
+	}
 	return nil
+}
+
+// refusedText is -p's closing word on stderr when calls were refused for
+// want of an approval — which tools, the mode, the --mode that would have
+// let them run — or "" when none was. The run then exits 5: not done.
+func refusedText(h *refusalLog, mode string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.tools) == 0 {
+		return ""
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, t := range h.tools {
+		if !seen[t] {
+			seen[t] = true
+			names = append(names, t)
+		}
+	}
+	calls := "1 call was"
+	if len(h.tools) > 1 {
+		calls = fmt.Sprintf("%d calls were", len(h.tools))
+	}
+	c := theCLI()
+	key := "refused_headless"
+	wider := theSpec().Modes.Wider[mode]
+	if wider == "" || wider == mode {
+		key = "refused_headless_rule"
+	}
+	return c.text(key, "calls", calls, "tools", strings.Join(names, ", "), "mode", mode, "wider", wider)
 }

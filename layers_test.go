@@ -55,8 +55,7 @@ var fileFloors = struct {
 		"headless.go": floorFront,
 		"sessions.go": floorFront, // the `lembas sessions` command
 		"signals.go":  floorFront,
-		"doc.go":      floorFront, // the usage text
-		"usage.go":    floorFront,
+		"usage.go":    floorFront,   // the command-line table: help, completion, man page (usage_*.go)
 		"startup.go":  floorSession, // what a session's start runs beside its path
 		"session.go":  floorSession, // the session's assembly, for all four front ends
 		"engine.go":   floorSession,
@@ -80,6 +79,7 @@ var fileFloors = struct {
 		"jsonrpc.go": floorGround,
 		"errors.go":  floorGround,
 		"text.go":    floorGround,
+		"spell.go":   floorGround, // the nearest spelling, for errors
 	},
 	suffixes: map[string]int{
 		"_cmd.go": floorFront,
@@ -90,6 +90,7 @@ var fileFloors = struct {
 	},
 	prefixes: map[string]int{
 		"repl":       floorFront,
+		"usage_":     floorFront,
 		"acp":        floorFront,
 		"link":       floorFront,
 		"login":      floorFront,

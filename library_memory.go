@@ -9,7 +9,7 @@ package main
 //
 // Where the records live is a memoryBackend: the local files here; through
 // an instance login with the memory scope the instance's records (the
-// device link's HTTP API) — that half is not built yet (see the README).
+// device link's HTTP API) — that half is not built yet (see docs/library.md).
 
 import (
 	"context"
