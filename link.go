@@ -287,17 +287,18 @@ type linkService struct {
 	pingEvery time.Duration
 	deadAfter time.Duration
 
-	mu          sync.Mutex
-	disc        *discovery
-	sock        *linkSocket
-	limits      remoteLimits // as the current link announced them
-	linkedSince time.Time
-	lembas      bool // the client said _meta.lembas
-	linkSess    map[string]*linkSession
-	stopErr     error // set when the service must stop (4400)
-	onLinked    func()
-	cards       linkCardState // the client's cards (link_cards.go)
-	libraryCap  bool          // capability library on this link (link_library.go)
+	mu            sync.Mutex
+	disc          *discovery
+	sock          *linkSocket
+	limits        remoteLimits // as the current link announced them
+	linkedSince   time.Time
+	lembas        bool // the client said _meta.lembas
+	linkSess      map[string]*linkSession
+	stopErr       error // set when the service must stop (4400)
+	onLinked      func()
+	cards         linkCardState // the client's cards (link_cards.go)
+	libraryCap    bool          // capability library on this link (link_library.go)
+	prototypesCap bool          // the client asked for prototypes (link_prototypes.go)
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.
@@ -319,7 +320,8 @@ func newLinkService(login *loginRecord, log func(string)) *linkService {
 // linkKeys are the keys the link reads beyond those acp_agent.go does.
 var linkKeys = []string{"turnId", "lembas_model", "effort", "lembas", "system_prompt", "personalization",
 	"protocol", "path", "query", "limit", "title", "text", "messageId", "model", "_meta", "clientCapabilities",
-	"personality", "personality_custom", "instructions", "enabled", "available"}
+	"personality", "personality_custom", "instructions", "enabled", "available",
+	"prototypes", "offered", "sources", "capabilities"} // link_prototypes.go
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -32,9 +32,10 @@ type linkSession struct {
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
-	presetSaid string       // the instance's preset name last checked (unknownPreset)
-	library    *linkLibrary // the knowledge bases the chat may search (capability library)
-	compacting bool         // a compaction runs: prompts wait for none, they are refused
+	presetSaid string          // the instance's preset name last checked (unknownPreset)
+	library    *linkLibrary    // the knowledge bases the chat may search (capability library)
+	prototypes *linkPrototypes // whether the chat offers prototypes (capability prototypes)
+	compacting bool            // a compaction runs: prompts wait for none, they are refused
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
@@ -46,15 +47,17 @@ type linkContext struct {
 	TurnID          string           `json:"turnId"`
 	SystemPrompt    *string          `json:"system_prompt"`
 	Personalization *personalization `json:"personalization"`
-	Library         *linkLibrary     `json:"library"` // capability library (link_library.go)
+	Library         *linkLibrary     `json:"library"`    // capability library (link_library.go)
+	Prototypes      *linkPrototypes  `json:"prototypes"` // capability prototypes (link_prototypes.go)
 }
 
 // instanceContext is what a prompt brought of the instance's context; a
 // field left nil keeps what the session had.
 type instanceContext struct {
-	system  *string
-	person  *personalization
-	library *linkLibrary
+	system     *string
+	person     *personalization
+	library    *linkLibrary
+	prototypes *linkPrototypes
 }
 
 type linkNewParams struct {
@@ -101,8 +104,11 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	}
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
-	lib := svc.libraryCap
+	lib, proto := svc.libraryCap, svc.prototypesCap
 	svc.mu.Unlock()
+	if proto {
+		caps = append(caps, "prototypes") // _meta.lembas.prototypes read (link_prototypes.go)
+	}
 	if lib {
 		caps = append(caps, "library") // the instance's library is this device's (link_library.go)
 	}
@@ -300,11 +306,14 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 		return nil, err
 	}
 	lembas := len(p.ClientCapabilities.Meta.Lembas) > 0 && jsonKind(p.ClientCapabilities.Meta.Lembas) != '0'
+	wantsPrototypes := false
 	if lembas {
 		var lp struct {
-			Protocol json.RawMessage `json:"protocol"`
+			Protocol     json.RawMessage `json:"protocol"`
+			Capabilities []string        `json:"capabilities"` // what the client asks of the device beyond the set (prototypes)
 		}
 		json.Unmarshal(p.ClientCapabilities.Meta.Lembas, &lp)
+		wantsPrototypes = contains(lp.Capabilities, "prototypes")
 		got := strings.TrimSpace(string(lp.Protocol))
 		if jsonKind(p.ClientCapabilities.Meta.Lembas) != 'o' || got != "3" {
 			if got == "" {
@@ -322,6 +331,7 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 	}
 	svc.mu.Lock()
 	svc.lembas = lembas
+	svc.prototypesCap = wantsPrototypes // link_prototypes.go: listed only for a client that asks
 	svc.cards = linkCardState{}
 	disc := svc.disc
 	svc.mu.Unlock()
@@ -379,7 +389,7 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}
 	ls := svc.adopt(e, cleanup)
-	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
+	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library, prototypes: p.Meta.Lembas.Prototypes})
 	markGiven(ls.s.id)
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
@@ -440,7 +450,11 @@ func (ls *linkSession) applyContext(c instanceContext) {
 	if c.library != nil {
 		ls.library = c.library
 	}
+	if c.prototypes != nil {
+		ls.prototypes = c.prototypes
+	}
 	sys := withKnowledgeScope(withoutPersonalization(ls.baseSystem), ls.library) // link_library.go
+	sys = withPrototypes(sys, ls.prototypes)                                     // link_prototypes.go
 	if strings.TrimSpace(ls.system) != "" {
 		name := ls.svc.login.Name
 		if d := ls.svc.disc; d != nil && d.Name != "" {
@@ -484,6 +498,9 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	linkEventExtras(ev, m)
 	if ev.Type == evPlan {
 		m["plan"] = planWire(ev.Plan) // the seed's shape, not the record's (plan.go)
+	}
+	if page := prototypeWritten(ev); page != "" {
+		defer ls.svc.event(id, map[string]any{"type": evNotice, "text": linkText("prototype_written", "path", page)}) // link_prototypes.go
 	}
 	if ev.Type == evSteered {
 		steeredEvent(id, ev, m) // link_steer.go
@@ -633,8 +650,8 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	ls.mu.Lock()
 	ls.pending = append(ls.pending, tid)
 	ahead := len(ls.pending) - 1
-	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil {
-		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library}
+	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil || c.Prototypes != nil {
+		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library, prototypes: c.Prototypes}
 	}
 	ls.mu.Unlock()
 	if ahead > 0 {
