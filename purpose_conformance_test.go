@@ -107,3 +107,23 @@ func TestEnginePurposeOnCard(t *testing.T) {
 		t.Errorf("the command did not run as asked: %q %v", b, err)
 	}
 }
+
+// TestReplCardPurpose: the terminal's approval card shows the call's
+// purpose on its for: line.
+func TestReplCardPurpose(t *testing.T) {
+	fm := newFakeModel(t)
+	fm.push(
+		callsReply(fakeCall{"bash", map[string]any{"command": "touch made.txt", "purpose": "say hello"}}),
+		textReply("Said it."),
+	)
+	h := startRepl(t, fm, "manual", false, yes())
+	h.expect("/help for commands")
+	h.typ("greet")
+	h.expect("┌ bash · execute")
+	h.expect("│ for: say hello")
+	h.expect("└ y once")
+	h.typ("n")
+	h.typ("")
+	h.expect("Said it.")
+	h.exit()
+}
