@@ -522,6 +522,9 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 	if always {
 		meta["always"] = req.Tool
 	}
+	if req.Purpose != "" {
+		meta["purpose"] = req.Purpose // what the model said the call is for (purpose.json)
+	}
 	if req.Agent != "" {
 		meta["subagent"] = req.Agent // a subagent asks (subagents.go): "<job id> <agent>"
 		if id, _, ok := strings.Cut(req.Agent, " "); ok && strings.HasPrefix(id, "j") {

@@ -319,5 +319,5 @@ func planUpdate(p *plan) map[string]any {
 			entries = append(entries, map[string]any{"content": t.Text, "priority": "medium", "status": st})
 		}
 	}
-	return map[string]any{"sessionUpdate": "plan", "entries": entries, "_meta": map[string]any{"lembas": map[string]any{"plan": p}}}
+	return map[string]any{"sessionUpdate": "plan", "entries": entries, "_meta": map[string]any{"lembas": map[string]any{"plan": planWire(p)}}}
 }

@@ -34,6 +34,8 @@ type config struct {
 	Raw          any          // the whole parsed document, for `config get`
 
 	Sandbox sandboxConfig // sandbox: {network, required, writable} (sandbox.go)
+
+	Personalization personalization // personality, personality_custom, instructions (config_personality.go)
 }
 
 type connConfig struct {
@@ -160,6 +162,8 @@ func parseConfig(data []byte, path string) (*config, error) {
 			c.Permissions, err = d.permissions(v)
 		case "sandbox":
 			c.Sandbox, err = d.sandbox(v)
+		case "personality", "personality_custom", "instructions":
+			err = d.personalityKey(v, k.val.(string), &c.Personalization)
 		default:
 			err = d.unknownTop(k)
 		}

@@ -260,6 +260,8 @@ type pendingCall struct {
 	// asked is the command the model asked for when the person edited it
 	// at the card: the result and the tool line say what ran instead.
 	asked string
+
+	purpose string // what the model said the call is for (purpose.json), shown on its card
 }
 
 // runCalls answers every call of one step, in the order they were made:
@@ -291,6 +293,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		if conv := argConverters[c.Function.Name]; conv != nil && c.Function.Name != t.Name {
 			raw = conv(raw) // a former name that took other arguments
 		}
+		p.purpose = callPurpose(t, raw) // checkArgs takes it out of what the tool gets
 		args, err := checkArgs(t, raw, theSpec().Purpose.Schema)
 		if err != nil {
 			p.res = &toolResult{Text: err.Error(), IsError: true, Status: "failed"}
@@ -306,13 +309,13 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 			continue
 		}
 		d := e.perm.decide(t, args)
-		if d.Verdict == "allow" && t.Risk == "read" && lp.Parallel.ReadOnly {
+		if d.Verdict == "allow" && batchable(t) {
 			batch = append(batch, p)
 			continue
 		}
 		flush()
 		if d.Verdict == "ask" {
-			ans := e.askPerson(ctx, c.ID, t, args, d)
+			ans := e.askPersonFor(ctx, c.ID, t, args, d, p.purpose)
 			switch ans.Choice {
 			case "once", "session", "project":
 				if ans.Choice != "once" {
@@ -374,8 +377,24 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 // askPerson puts one call to the person through the approver; no answer
 // within the approval timeout is a denial.
 func (e *engine) askPerson(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
+	return e.askPersonFor(ctx, callID, t, args, d, "")
+}
+
+// askPersonFor is askPerson for a call that said what it is for: the card
+// carries its purpose.
+func (e *engine) askPersonFor(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision, purpose string) approvalAnswer {
 	defer e.waitingForPerson(t.Name)()
-	return approveWithin(ctx, e.ask, e.perm.request(callID, t, args, d), approvalLimit(e.ask))
+	req := e.perm.request(callID, t, args, d)
+	req.Purpose = purpose
+	return approveWithin(ctx, e.ask, req, approvalLimit(e.ask))
+}
+
+// batchable says whether an allowed call may run beside the step's other
+// allowed calls: a reader, when loop.json allows parallel reads, and never
+// a tool whose JSON says exclusive — that one runs alone, the calls before
+// it finished and the ones after it not yet started.
+func batchable(t *toolSpec) bool {
+	return t.Risk == "read" && theSpec().Loop.Parallel.ReadOnly && !t.Exclusive
 }
 
 // withCommand is a bash call's arguments with its command line replaced.

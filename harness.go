@@ -176,6 +176,7 @@ type modelMeta struct {
 	Vision         *bool    `json:"vision,omitempty"`
 	Tools          *bool    `json:"tools,omitempty"`
 	Parallel       int      `json:"parallel,omitempty"`
+	Notes          string   `json:"notes,omitempty"` // what a person should know of it (lembas models shows it)
 }
 
 type modelsSpec struct {
@@ -184,6 +185,11 @@ type modelsSpec struct {
 	Defaults modelMeta         `json:"defaults"`
 	Known    []modelMeta       `json:"known"`
 	Levels   map[string]any    `json:"levels"`
+	Capacity struct {
+		About string            `json:"about"`
+		Texts map[string]string `json:"texts"`
+	} `json:"capacity"`
+	Texts map[string]string `json:"texts"`
 }
 
 type promptIndex struct {
@@ -195,9 +201,10 @@ type promptIndex struct {
 }
 
 type purposeSpec struct {
-	Name   string          `json:"name"`
-	About  string          `json:"about"`
-	Schema json.RawMessage `json:"schema"`
+	Name     string          `json:"name"`
+	About    string          `json:"about"`
+	MaxChars int             `json:"max_chars"` // what a card shows of it at most
+	Schema   json.RawMessage `json:"schema"`
 }
 
 // spec is the whole harness, parsed.

@@ -740,7 +740,18 @@ func TestLinkSeedCards(t *testing.T) {
 	field(t, "plan card", pl, "toolCallId", "string")
 	field(t, "plan card", pl, "text", "string")
 	field(t, "plan card", pl, "plan", "object")
-	absent(t, "plan card (no plan file)", pl, "path")
+	if path, _ := field(t, "plan card", pl, "path", "string").(string); !strings.HasPrefix(path, ".lembas/plans/") {
+		t.Errorf("plan card path %v, want the plan file under .lembas/plans/", path)
+	}
+	wire := obj(pl["plan"])
+	for _, k := range []string{"version", "title", "summary", "findings", "objectives", "phases", "steps"} {
+		if _, ok := wire[k]; !ok {
+			t.Errorf("plan card's plan has no %s: %v", k, wire)
+		}
+	}
+	for _, k := range []string{"next_phase", "next_task"} {
+		absent(t, "plan card's plan", wire, k)
+	}
 	if field(t, "plan _meta.lembas", obj(obj(pl["_meta"])["lembas"]), "patient", "bool") != false {
 		t.Errorf("plan card patient %v", pl["_meta"])
 	}

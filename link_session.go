@@ -31,8 +31,10 @@ type linkSession struct {
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
-	library    *linkLibrary // the knowledge bases the chat may search (capability library)
-	compacting bool         // a compaction runs: prompts wait for none, they are refused
+	presetSaid string          // the instance's preset name last checked (unknownPreset)
+	library    *linkLibrary    // the knowledge bases the chat may search (capability library)
+	prototypes *linkPrototypes // whether the chat offers prototypes (capability prototypes)
+	compacting bool            // a compaction runs: prompts wait for none, they are refused
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
@@ -45,27 +47,20 @@ type linkContext struct {
 	TurnID          string           `json:"turnId"`
 	SystemPrompt    *string          `json:"system_prompt"`
 	Personalization *personalization `json:"personalization"`
-	Library         *linkLibrary     `json:"library"`   // capability library (link_library.go)
-	Scheduled       *schedParams     `json:"scheduled"` // session/new of a scheduled run (link_scheduled.go)
-	Agents          *linkAgents      `json:"agents"`    // capability agents: the chat's Subagents {min, max} (link_team.go)
-	Said            []string         `json:"said"`      // capability agents, session/new: the person's earlier words
-}
-
-// personalization is the account's, as /v1/me/personalization gives it.
-type personalization struct {
-	Enabled           *bool  `json:"enabled,omitempty"`
-	Available         *bool  `json:"available,omitempty"`
-	Personality       string `json:"personality"`
-	PersonalityCustom string `json:"personality_custom"`
-	Instructions      string `json:"instructions"`
+	Library         *linkLibrary     `json:"library"`    // capability library (link_library.go)
+	Prototypes      *linkPrototypes  `json:"prototypes"` // capability prototypes (link_prototypes.go)
+	Scheduled       *schedParams     `json:"scheduled"`  // session/new of a scheduled run (link_scheduled.go)
+	Agents          *linkAgents      `json:"agents"`     // capability agents: the chat's Subagents {min, max} (link_team.go)
+	Said            []string         `json:"said"`       // capability agents, session/new: the person's earlier words
 }
 
 // instanceContext is what a prompt brought of the instance's context; a
 // field left nil keeps what the session had.
 type instanceContext struct {
-	system  *string
-	person  *personalization
-	library *linkLibrary
+	system     *string
+	person     *personalization
+	library    *linkLibrary
+	prototypes *linkPrototypes
 }
 
 type linkNewParams struct {
@@ -113,8 +108,11 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	caps = append(caps, teamLinkCaps...)                // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
-	lib := svc.libraryCap
+	lib, proto := svc.libraryCap, svc.prototypesCap
 	svc.mu.Unlock()
+	if proto {
+		caps = append(caps, "prototypes") // _meta.lembas.prototypes read (link_prototypes.go)
+	}
 	if lib {
 		caps = append(caps, "library") // the instance's library is this device's (link_library.go)
 	}
@@ -328,11 +326,14 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 		return nil, err
 	}
 	lembas := len(p.ClientCapabilities.Meta.Lembas) > 0 && jsonKind(p.ClientCapabilities.Meta.Lembas) != '0'
+	wantsPrototypes := false
 	if lembas {
 		var lp struct {
-			Protocol json.RawMessage `json:"protocol"`
+			Protocol     json.RawMessage `json:"protocol"`
+			Capabilities []string        `json:"capabilities"` // what the client asks of the device beyond the set (prototypes)
 		}
 		json.Unmarshal(p.ClientCapabilities.Meta.Lembas, &lp)
+		wantsPrototypes = contains(lp.Capabilities, "prototypes")
 		got := strings.TrimSpace(string(lp.Protocol))
 		if jsonKind(p.ClientCapabilities.Meta.Lembas) != 'o' || got != "3" {
 			if got == "" {
@@ -350,6 +351,7 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 	}
 	svc.mu.Lock()
 	svc.lembas = lembas
+	svc.prototypesCap = wantsPrototypes // link_prototypes.go: listed only for a client that asks
 	svc.cards = linkCardState{}
 	disc := svc.disc
 	svc.mu.Unlock()
@@ -425,7 +427,7 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 		markScheduled(e.sess.ID, *run)
 	}
 	ls := svc.adopt(e, cleanup)
-	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
+	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library, prototypes: p.Meta.Lembas.Prototypes})
 	markGiven(ls.s.id, svc.log)
 	linkTeamStart(e, p.Meta.Lembas.Agents, p.Meta.Lembas.Said) // link_team.go
 	ls.effort = p.Meta.Effort
@@ -491,7 +493,11 @@ func (ls *linkSession) applyContext(c instanceContext) {
 	if c.library != nil {
 		ls.library = c.library
 	}
-	sys := withKnowledgeScope(ls.baseSystem, ls.library) // link_library.go
+	if c.prototypes != nil {
+		ls.prototypes = c.prototypes
+	}
+	sys := withKnowledgeScope(withoutPersonalization(ls.baseSystem), ls.library) // link_library.go
+	sys = withPrototypes(sys, ls.prototypes)                                     // link_prototypes.go
 	if strings.TrimSpace(ls.system) != "" {
 		name := ls.svc.login.Name
 		if d := ls.svc.disc; d != nil && d.Name != "" {
@@ -499,18 +505,16 @@ func (ls *linkSession) applyContext(c instanceContext) {
 		}
 		sys += "\n\n" + linkText("instructions_heading", "instance", name) + "\n\n" + strings.TrimSpace(ls.system)
 	}
-	if p := ls.person; p != nil && (p.Enabled == nil || *p.Enabled) {
-		var parts []string
-		for _, t := range []string{p.PersonalityCustom, p.Instructions} {
-			if t = strings.TrimSpace(t); t != "" {
-				parts = append(parts, t)
-			}
-		}
-		if len(parts) > 0 {
-			sys += "\n\n" + linkText("personalization_heading") + "\n\n" + strings.Join(parts, "\n\n")
+	p := ls.person
+	if p == nil {
+		p = localPersonalization() // null from the client: the device's own (config_personality.go)
+	} else if c.person != nil && p.Personality != ls.presetSaid {
+		ls.presetSaid = p.Personality // once per name, not on every prompt that resends it
+		if n := unknownPreset(p, ls.svc.login.Name); n != "" {
+			ls.svc.event(ls.s.id, map[string]any{"type": evNotice, "text": n}) // the person sees why the preset is missing
 		}
 	}
-	ls.s.e.sess.System = sys
+	ls.s.e.sess.System = withPersonalization(sys, p)
 }
 
 // onEngineEvent runs on the engine's goroutine for every event: it marks
@@ -539,6 +543,12 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	}
 	m := eventMap(ev)
 	linkEventExtras(ev, m)
+	if ev.Type == evPlan {
+		m["plan"] = planWire(ev.Plan) // the seed's shape, not the record's (plan.go)
+	}
+	if page := prototypeWritten(ev); page != "" {
+		defer ls.svc.event(id, map[string]any{"type": evNotice, "text": linkText("prototype_written", "path", page)}) // link_prototypes.go
+	}
 	if ev.Type == evSteered {
 		ls.svc.steeredEvent(id, ev, m) // link_steer.go
 	}
@@ -551,7 +561,14 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	if ev.Type == evPrompt {
 		showPrompt(id, tid, m) // link_attachments.go
 	}
-	ls.svc.event(id, m)
+	if ev.Type == evProgress {
+		if tid != "" {
+			m["turnId"] = tid // which turn the phase is of, as queued's says
+		}
+		ls.svc.progressEvents(id, m) // the phase event beside the old one (link_cards.go)
+	} else {
+		ls.svc.event(id, m)
+	}
 	if ev.Type == evDone {
 		if t := ls.s.e.sess.Title; t != ls.lastTitle {
 			ls.lastTitle = t
@@ -687,8 +704,8 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	if a := p.Meta.Lembas.Agents; a != nil {
 		ls.s.e.setTeamRange(a.Min, a.Max) // capability agents: the chat's setting on every turn
 	}
-	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil {
-		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library}
+	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil || c.Prototypes != nil {
+		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library, prototypes: c.Prototypes}
 	}
 	ls.mu.Unlock()
 	if ahead > 0 {
@@ -812,7 +829,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		out["queued"] = pend
 		out["progress"], out["jobs"] = ls.progressNow(), jobsOf(ls.s.e) // capabilities progress, jobs
 		if ls.s.e.sess.Plan != nil {
-			out["plan"] = ls.s.e.sess.Plan
+			out["plan"] = planWire(ls.s.e.sess.Plan)
 		}
 	} else if a, ok := svc.shares.find(id); ok {
 		out["exists"], out["held"], out["busy"], out["title"] = true, "terminal", a.Busy, a.Title // a terminal shares it (link_share.go)
@@ -820,7 +837,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil && svc.mayRead(sess) {
 			out["exists"], out["title"] = true, sess.Title
 			if sess.Plan != nil {
-				out["plan"] = sess.Plan
+				out["plan"] = planWire(sess.Plan)
 			}
 		}
 	}
@@ -1212,8 +1229,7 @@ func stopAnswer(reason string, unsent []string) map[string]any {
 // instance's context a link added to it (a session opened from the store
 // gets that context again from its next prompt).
 func baseSystemPrompt(sys string) string {
-	for _, key := range []string{"instructions_heading", "personalization_heading"} {
-		head := strings.SplitN(theLinkSpec().Texts[key], "{{", 2)[0]
+	for _, head := range []string{strings.SplitN(theLinkSpec().Texts["instructions_heading"], "{{", 2)[0], thePersonalitySpec().Heading} {
 		if i := strings.Index(sys, "\n\n"+head); i >= 0 {
 			sys = sys[:i]
 		}

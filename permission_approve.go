@@ -44,6 +44,8 @@ type approvalRequest struct {
 	Options []string `json:"options"` // once, session, project, deny
 
 	Agent string `json:"agent,omitempty"` // the subagent that asks (its job id and agent); "" the session's own
+
+	Purpose string `json:"purpose,omitempty"` // what the model said the call is for (purpose.json); "" none
 }
 
 // approver is answered by the REPL, ACP, the link — or, headless, by nobody.

@@ -67,6 +67,9 @@ func subText(key string, kv ...any) string {
 	return loopText(theSpec().Loop.Subagents.Texts, key, kv...)
 }
 func subRefusal(key string, kv ...any) string {
+	if t, ok := theSpec().Models.Capacity.Texts[key]; ok {
+		return fillPairs(t, kv...) // the capacity refusals are models/schema.json's (3.3.0)
+	}
 	return loopText(theSpec().Loop.Subagents.Refusals, key, kv...)
 }
 

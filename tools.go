@@ -270,6 +270,25 @@ func (tb *toolbox) run(ctx context.Context, t *toolSpec, args json.RawMessage) (
 	return res
 }
 
+// callPurpose is the purpose a call's arguments give (purpose.json), for a
+// tool that takes one: one line, cut to purpose.json's max_chars; "" when
+// the tool takes none or the model gave none. The tool never sees it.
+func callPurpose(t *toolSpec, raw json.RawMessage) string {
+	if t == nil || !t.Purpose {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	if s, ok := v.(string); ok { // double-encoded, as checkArgs reads it
+		json.Unmarshal([]byte(s), &v)
+	}
+	obj, _ := v.(map[string]any)
+	s, _ := obj["purpose"].(string)
+	return cutRunes(strings.Join(strings.Fields(s), " "), theSpec().Purpose.MaxChars)
+}
+
 // checkArgs validates arguments against the tool's schema (the subset our
 // schemas use: object, properties, required, additionalProperties, types,
 // array items) and returns them with plain fix-ups applied.
