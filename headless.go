@@ -299,5 +299,5 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}
 	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn)
-	return e, func() { e.stopJobs(); tb.mcp.close(); st.close() }, nil
+	return e, func() { e.stopJobs(); tb.mcp.close(); tb.sandbox.close(); st.close() }, nil
 }

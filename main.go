@@ -40,6 +40,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cmdSandbox(args[1:], stdout, stderr)
 		case sandboxHelperArg:
 			return sandboxHelper(args[1:]) // the Linux sandbox's helper (sandbox_linux.go)
+		case worldHelperArg:
+			return worldInit(args[1:]) // a session's world (sandbox_world_linux.go)
 		case "memory":
 			err = cmdMemory(args[1:], stdout, stderr)
 		case "library":
