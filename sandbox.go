@@ -889,7 +889,11 @@ func (s *sandbox) report(mode string) string {
 				line("git", "paths", showRoots(prot), "pins", showRoots(pins))
 			}
 			sp := theSandboxSpec()
-			line("limits", "procs", sp.Limits.Processes, "bytes", sp.Limits.FileBytes)
+			if w.processBound() {
+				line("limits", "procs", sp.Limits.Processes, "bytes", sp.Limits.FileBytes)
+			} else {
+				line("limits_files", "bytes", sp.Limits.FileBytes)
+			}
 		} else if p.Kind == "landlock" {
 			line("masks_none")
 			if len(pol.Protect) > 0 {

@@ -15,6 +15,7 @@ import (
 type worldRunner interface {
 	start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error)
 	protected() []string // the git paths it holds read-only
+	processBound() bool  // whether its process count is bounded here
 	close()
 }
 

@@ -82,6 +82,7 @@ type worldMsg struct {
 	Pid    int            `json:"pid,omitempty"`
 	Status int            `json:"status,omitempty"` // a wait status
 	Error  string         `json:"error,omitempty"`
+	Limits string         `json:"limits,omitempty"` // ready: how processes are bounded (pid_max, rlimit)
 }
 
 // world is lembas's side of one session's world: the plan, and the running
@@ -93,7 +94,8 @@ type world struct {
 	next    uint64
 	idle    *time.Timer
 	idleFor time.Duration
-	err     error // set for good when it cannot start
+	err     error  // set for good when it cannot start
+	limits  string // how the init bounds processes: pid_max, rlimit
 }
 
 // worldConn is one running init.
@@ -128,6 +130,14 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 }
 
 func (w *world) protected() []string { return w.plan.Protect }
+
+// processBound says whether the world's processes are bounded for this
+// person: by pid_max, or by RLIMIT_NPROC when not root outside.
+func (w *world) processBound() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.limits == "pid_max" || w.limits == "rlimit" && os.Getuid() != 0
+}
 
 // connLocked is the running init, started if need be; w.mu is held.
 func (w *world) connLocked() (*worldConn, error) {
@@ -196,6 +206,7 @@ func (w *world) connLocked() (*worldConn, error) {
 		w.err = fmt.Errorf("%s", why)
 		return nil, w.err
 	}
+	w.limits = m.Limits
 	c := &worldConn{fd: pair[0], proc: cmd.Process, waits: map[uint64]*worldProc{}, gone: make(chan struct{})}
 	w.cur = c
 	go w.read(c)
@@ -495,8 +506,9 @@ func worldInit(args []string) int {
 	if err == nil && plan.Net {
 		err = loopbackUp()
 	}
+	limits := ""
 	if err == nil {
-		err = plan.limits()
+		limits, err = plan.limits()
 	}
 	if err != nil {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
@@ -505,9 +517,9 @@ func worldInit(args []string) int {
 	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
 		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)))
 	}
-	in := &initState{sock: sock, procs: map[int]uint64{}, early: map[int]int{}, ids: map[uint64]int{}}
+	in := &initState{sock: sock, procs: map[int]uint64{}, ids: map[uint64]int{}}
 	go in.reap()
-	say(worldMsg{Op: "ready"})
+	say(worldMsg{Op: "ready", Limits: limits})
 	buf := make([]byte, 1<<20)
 	oob := make([]byte, unix.CmsgSpace(3*4))
 	for {
@@ -558,7 +570,6 @@ type initState struct {
 	mu    sync.Mutex
 	procs map[int]uint64 // pid → id
 	ids   map[uint64]int // id → pid
-	early map[int]int    // pid → status, reaped before it was recorded
 }
 
 func (in *initState) say(m worldMsg) {
@@ -597,13 +608,9 @@ func (in *initState) run(m worldMsg, fds []int) {
 			in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
 			return
 		}
+		// Recorded before the reaper can look: it reaps without the lock,
+		// but looks the pid up with it.
 		in.say(worldMsg{Op: "started", ID: m.ID, Pid: pid})
-		if st, ok := in.early[pid]; ok {
-			delete(in.early, pid)
-			in.mu.Unlock()
-			in.say(worldMsg{Op: "exit", ID: m.ID, Status: st})
-			return
-		}
 		in.procs[pid], in.ids[m.ID] = m.ID, pid
 		in.mu.Unlock()
 	}()
@@ -637,11 +644,9 @@ func (in *initState) reap() {
 			}
 			in.mu.Lock()
 			id, ok := in.procs[pid]
-			if ok {
+			if ok { // else an orphan the world inherited
 				delete(in.procs, pid)
 				delete(in.ids, id)
-			} else {
-				in.early[pid] = int(ws)
 			}
 			in.mu.Unlock()
 			if ok {
@@ -652,20 +657,32 @@ func (in *initState) reap() {
 	}
 }
 
-// limits sets the world's resource limits: its processes count against
-// RLIMIT_NPROC inside the user namespace, not the person's own.
-func (plan worldPlan) limits() error {
+// limits sets the world's resource limits. Processes: the pid namespace's
+// own pid_max (Linux 6.14+), which bounds every process in the world, root
+// or not; and RLIMIT_NPROC, which counts the world's processes inside its
+// user namespace (the person's others do not count) but does not bind a
+// person who is root outside. It says which took: "pid_max", "rlimit".
+func (plan worldPlan) limits() (string, error) {
+	how := ""
 	if plan.NProc > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: plan.NProc, Max: plan.NProc}); err != nil {
-			return fmt.Errorf("limiting processes: %v", err)
+			return "", fmt.Errorf("limiting processes: %v", err)
+		}
+		how = "rlimit"
+		n := plan.NProc
+		if n < 301 {
+			n = 301 // the kernel's least pid_max
+		}
+		if !plan.NoProc && os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.FormatUint(n, 10)), 0) == nil {
+			how = "pid_max"
 		}
 	}
 	if plan.FSize > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: plan.FSize, Max: plan.FSize}); err != nil {
-			return fmt.Errorf("limiting file size: %v", err)
+			return "", fmt.Errorf("limiting file size: %v", err)
 		}
 	}
-	return nil
+	return how, nil
 }
 
 // layout lays out the world's file system; see the file's comment.
