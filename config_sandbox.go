@@ -86,4 +86,3 @@ func (d configDecoder) sandboxNetwork(v *yamlNode) (string, []string, error) {
 	}
 	return "proxy", allow, nil
 }
-

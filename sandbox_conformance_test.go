@@ -20,7 +20,8 @@ func init() {
 			Kind    string            `json:"kind"`
 			Mode    string            `json:"mode"`
 			Config  string            `json:"config"`
-			Env     map[string]string `json:"env"`
+			Env     json.RawMessage   `json:"env"` // policy: a map; env: a list
+			Host    string            `json:"host"`
 			Home    string            `json:"home"`
 			Git     bool              `json:"git"`
 			Command string            `json:"command"`
@@ -31,7 +32,25 @@ func init() {
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
 		}
+		var envMap map[string]string
+		var envList []string
+		if in.Kind == "env" {
+			json.Unmarshal(in.Env, &envList)
+		} else if len(in.Env) > 0 {
+			json.Unmarshal(in.Env, &envMap)
+		}
 		switch in.Kind {
+		case "env", "host":
+			c, err := parseConfig([]byte(in.Config), "config.yaml")
+			if err != nil {
+				return nil, err
+			}
+			sb := newSandbox(c.Sandbox, "/p")
+			if in.Kind == "host" {
+				return sb.allowedHost(in.Host), nil
+			}
+			kept, dropped := sb.scrubEnv(envList)
+			return map[string]any{"kept": kept, "dropped": dropped}, nil
 		case "config":
 			c, err := parseConfig([]byte(in.Config), "config.yaml")
 			if err != nil {
@@ -53,8 +72,8 @@ func init() {
 				root = evalExisting(dir)
 				os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755)
 			}
-			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return in.Env[k] }, in.Home)
-			for _, l := range []*[]string{&p.Write, &p.Protect} {
+			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return envMap[k] }, in.Home)
+			for _, l := range []*[]string{&p.Write, &p.Protect, &p.Pin} {
 				for i, s := range *l {
 					if in.Git && strings.HasPrefix(s, root) {
 						(*l)[i] = "<project>" + s[len(root):]
