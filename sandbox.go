@@ -140,6 +140,10 @@ type sandbox struct {
 	toldMu sync.Mutex
 	told   bool // the model has been told there is no sandbox
 
+	partsMu  sync.Mutex
+	parts    map[string]policyParts // by mode, while the git folder's stamp holds
+	stamp    string
+
 	worldMu  sync.Mutex
 	world    worldRunner // the session's world (Linux), started on first use
 	worldErr error       // why there is none (then the per-command sandbox)
@@ -330,6 +334,27 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 	return p
 }
 
+// partsCached is policyFor with the process's environment, kept per mode
+// while the project's .git (its kind, size and time) is as it was: a
+// command should not pay for globbing the git folder every time.
+func (s *sandbox) partsCached(mode string) policyParts {
+	stamp := "none"
+	if fi, err := os.Lstat(filepath.Join(s.root, ".git")); err == nil {
+		stamp = fmt.Sprint(fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+	}
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	if stamp != s.stamp || s.parts == nil {
+		s.parts, s.stamp = map[string]policyParts{}, stamp
+	}
+	p, ok := s.parts[mode]
+	if !ok {
+		p = s.policyFor(mode, os.Getenv, homeDir())
+		s.parts[mode] = p
+	}
+	return p
+}
+
 // underAnyRoot says whether p is one of roots or inside one.
 func underAnyRoot(p string, roots []string) bool {
 	for _, r := range roots {
@@ -371,7 +396,22 @@ func (s *sandbox) policy(mode string) (sandboxPolicy, []string) {
 }
 
 func (s *sandbox) policyIn(mode string, inWorld bool) (sandboxPolicy, []string) {
-	parts := s.policyFor(mode, os.Getenv, homeDir())
+	return s.policyOf(s.policyFor(mode, os.Getenv, homeDir()), inWorld)
+}
+
+// worldPolicy is a command's policy in the world, without a look at the
+// disk: the init's Landlock resolves each root itself (a link to its
+// target) and leaves out what is missing, so lembas's side of a command
+// stays a few microseconds.
+func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
+	pol := sandboxPolicy{Network: parts.Network != "off", ABI: s.probed().ABI}
+	pol.Write = append(append(append(pol.Write, parts.Write...), parts.Temp...), parts.Caches...)
+	pol.Write = append(pol.Write, fmt.Sprintf("/run/user/%d", os.Getuid()))
+	pol.Devices = parts.Devices
+	return pol
+}
+
+func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []string) {
 	pr := s.probed()
 	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld}
 	if len(parts.Protect) > 0 && !inWorld {
@@ -549,8 +589,13 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	if !r.bare {
 		r.world = sb.theWorld()
 	}
-	r.pol, _ = sb.policyIn(call.mode, r.world != nil)
-	r.before = takeGitSnapshot(sb.snapshotPaths(call.mode, r.world))
+	parts := sb.partsCached(call.mode)
+	if r.world != nil {
+		r.pol = sb.worldPolicy(parts)
+	} else {
+		r.pol, _ = sb.policyOf(parts, false)
+	}
+	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world))
 	if sb.proxy != nil {
 		r.hosts = sb.proxy.refusedCount()
 	}

@@ -17,17 +17,17 @@ import (
 func init() {
 	conformanceRunners["sandbox"] = func(input json.RawMessage) (any, error) {
 		var in struct {
-			Kind    string            `json:"kind"`
-			Mode    string            `json:"mode"`
-			Config  string            `json:"config"`
-			Env     json.RawMessage   `json:"env"` // policy: a map; env: a list
-			Host    string            `json:"host"`
-			Home    string            `json:"home"`
-			Git     bool              `json:"git"`
-			Command string            `json:"command"`
-			Reason  string            `json:"reason"`
-			Output  string            `json:"output"`
-			Rules   permRules         `json:"rules"`
+			Kind    string          `json:"kind"`
+			Mode    string          `json:"mode"`
+			Config  string          `json:"config"`
+			Env     json.RawMessage `json:"env"` // policy: a map; env: a list
+			Host    string          `json:"host"`
+			Home    string          `json:"home"`
+			Git     bool            `json:"git"`
+			Command string          `json:"command"`
+			Reason  string          `json:"reason"`
+			Output  string          `json:"output"`
+			Rules   permRules       `json:"rules"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err

@@ -85,8 +85,7 @@ func (s *sandbox) theWorld() worldRunner {
 // snapshotPaths are the git paths compared before and after a command: all
 // of them without a world, and in one those it could not bind (missing
 // when it started: a commondir made later would point git elsewhere).
-func (s *sandbox) snapshotPaths(mode string, w worldRunner) []string {
-	all := s.policyFor(mode, os.Getenv, homeDir()).Protect
+func (s *sandbox) snapshotPaths(all []string, w worldRunner) []string {
 	if w == nil {
 		return all
 	}

@@ -35,7 +35,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -100,7 +99,8 @@ type world struct {
 
 // worldConn is one running init.
 type worldConn struct {
-	fd     int
+	fd     int // for shutdown
+	uc     *net.UnixConn
 	proc   *os.Process
 	sendMu sync.Mutex
 	waits  map[uint64]*worldProc // under world.mu
@@ -207,7 +207,18 @@ func (w *world) connLocked() (*worldConn, error) {
 		return nil, w.err
 	}
 	w.limits = m.Limits
-	c := &worldConn{fd: pair[0], proc: cmd.Process, waits: map[uint64]*worldProc{}, gone: make(chan struct{})}
+	f := os.NewFile(uintptr(pair[0]), "world")
+	fc, err := net.FileConn(f) // through the netpoller: no thread sits blocked on it
+	f.Close()
+	if err != nil {
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("reading the world's socket: %v", err)
+	}
+	uc := fc.(*net.UnixConn)
+	raw, _ := uc.SyscallConn()
+	fd := -1
+	raw.Control(func(f uintptr) { fd = int(f) })
+	c := &worldConn{fd: fd, uc: uc, proc: cmd.Process, waits: map[uint64]*worldProc{}, gone: make(chan struct{})}
 	w.cur = c
 	go w.read(c)
 	return c, nil
@@ -218,10 +229,7 @@ func (w *world) connLocked() (*worldConn, error) {
 func (w *world) read(c *worldConn) {
 	buf := make([]byte, 64<<10)
 	for {
-		n, _, _, _, err := unix.Recvmsg(c.fd, buf, nil, 0)
-		if err == unix.EINTR {
-			continue
-		}
+		n, _, _, _, err := c.uc.ReadMsgUnix(buf, nil)
 		if err != nil || n == 0 {
 			break
 		}
@@ -250,7 +258,7 @@ func (w *world) read(c *worldConn) {
 		p.status <- worldMsg{Op: "error", Error: "the sandbox's world ended"}
 	}
 	c.proc.Kill()
-	unix.Close(c.fd)
+	c.uc.Close()
 	close(c.gone)
 }
 
@@ -265,7 +273,8 @@ func (c *worldConn) send(m worldMsg, fds []int) error {
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	return unix.Sendmsg(c.fd, js, oob, nil, 0)
+	_, _, err = c.uc.WriteMsgUnix(js, oob, nil)
+	return err
 }
 
 // close ends the world (its processes with it) and waits for it.
@@ -280,7 +289,8 @@ func (w *world) close() {
 	if c == nil {
 		return
 	}
-	unix.Shutdown(c.fd, unix.SHUT_RDWR)
+	c.uc.CloseWrite()
+	c.proc.Kill()
 	<-c.gone
 }
 
@@ -291,7 +301,7 @@ func (w *world) idleCheck() {
 	defer w.mu.Unlock()
 	if c := w.cur; c != nil && len(c.waits) == 0 {
 		w.cur = nil
-		unix.Shutdown(c.fd, unix.SHUT_RDWR)
+		c.uc.CloseWrite() // the init reads its end and leaves, and its world with it
 	}
 }
 
@@ -424,12 +434,9 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 		w.forget(p)
 		return fail(fmt.Errorf("handing the command to the world: %v", err))
 	}
-	got := <-p.status
-	if got.Op != "started" {
-		w.forget(p)
-		return fail(fmt.Errorf("%s", got.Error))
-	}
-	p.pidIn = got.Pid
+	// The init starts commands in the order they come, so a signal sent
+	// after this finds the command; whether it started (and its pid) comes
+	// with its end, which saves a round trip on every command.
 	return p, nil
 }
 
@@ -444,6 +451,10 @@ func (w *world) forget(p *worldProc) {
 // past the end, for what a child left running holds open).
 func (p *worldProc) wait() error {
 	m := <-p.status
+	if m.Op == "started" {
+		p.pidIn = m.Pid
+		m = <-p.status
+	}
 	p.w.mu.Lock()
 	p.w.armIdleLocked()
 	p.w.mu.Unlock()
@@ -517,7 +528,7 @@ func worldInit(args []string) int {
 	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
 		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)))
 	}
-	in := &initState{sock: sock, procs: map[int]uint64{}, ids: map[uint64]int{}}
+	in := &initState{sock: sock, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
 	go in.reap()
 	say(worldMsg{Op: "ready", Limits: limits})
 	buf := make([]byte, 1<<20)
@@ -566,6 +577,8 @@ func closeAll(fds []int) {
 // initState is the init's record of the commands it started.
 type initState struct {
 	sock  int
+	kick  chan struct{}
+	warm  *warmThread // the next command's thread, made ready (run's alone)
 	sendM sync.Mutex
 	mu    sync.Mutex
 	procs map[int]uint64 // pid → id
@@ -580,41 +593,80 @@ func (in *initState) say(m worldMsg) {
 }
 
 // run starts one command from a thread of its own, restricted for good and
-// then thrown away, so no other goroutine of the init runs restricted.
+// then thrown away, so no other goroutine of the init runs restricted. The
+// thread for the next command is made ready (caps dropped, Landlock and
+// seccomp on) as soon as one has forked, so a command waits for neither.
 func (in *initState) run(m worldMsg, fds []int) {
 	if len(fds) != 3 || m.Policy == nil || len(m.Argv) == 0 {
 		closeAll(fds)
 		in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
 		return
 	}
+	key, _ := json.Marshal(m.Policy)
+	t := in.warm
+	in.warm = nil
+	if t == nil || t.key != string(key) {
+		if t != nil {
+			close(t.reqs) // its thread ends unused
+		}
+		t = in.prepare(string(key), *m.Policy)
+	}
 	done := make(chan struct{})
+	t.reqs <- warmReq{m: m, fds: fds, done: done}
+	<-done
+	in.warm = in.prepare(string(key), *m.Policy)
+}
+
+// warmThread is a thread restricted for a policy, waiting for a command.
+type warmThread struct {
+	key  string
+	reqs chan warmReq
+}
+
+type warmReq struct {
+	m    worldMsg
+	fds  []int
+	done chan struct{}
+}
+
+func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
+	t := &warmThread{key: key, reqs: make(chan warmReq, 1)}
 	go func() {
-		defer close(done)
 		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
-		defer closeAll(fds)
-		if err := dropCaps(); err != nil {
-			in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
+		err := dropCaps()
+		if err == nil {
+			err = restrictThread(pol)
+		}
+		req, ok := <-t.reqs
+		if !ok {
 			return
 		}
-		if err := restrictThread(*m.Policy); err != nil {
-			in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
-			return
-		}
-		in.mu.Lock()
-		pid, err := syscall.ForkExec(m.Path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: m.Env,
-			Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: &syscall.SysProcAttr{Setsid: true}})
+		defer close(req.done)
+		defer closeAll(req.fds)
+		m := req.m
 		if err != nil {
-			in.mu.Unlock()
+			in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
+			return
+		}
+		fds := req.fds
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		pid, err := syscall.ForkExec(m.Path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: m.Env,
+			Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: &syscall.SysProcAttr{Setpgid: true}})
+		if err != nil {
 			in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
 			return
+		}
+		select {
+		case in.kick <- struct{}{}: // the reaper may be waiting for a child to exist
+		default:
 		}
 		// Recorded before the reaper can look: it reaps without the lock,
 		// but looks the pid up with it.
 		in.say(worldMsg{Op: "started", ID: m.ID, Pid: pid})
 		in.procs[pid], in.ids[m.ID] = m.ID, pid
-		in.mu.Unlock()
 	}()
-	<-done
+	return t
 }
 
 // signal sends sig to a command's process group (its session: the
@@ -628,19 +680,21 @@ func (in *initState) signal(id uint64, sig syscall.Signal) {
 	}
 }
 
-// reap waits for every child — the commands and whatever they left to pid 1.
+// reap waits for every child — the commands and whatever they left to pid
+// 1 — blocked in wait4 on a thread of its own (the kernel wakes it as a
+// child ends, with no signal to pass through the runtime); with no child
+// it waits for run to start one.
 func (in *initState) reap() {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGCHLD)
 	for {
-		for {
+		{
 			var ws unix.WaitStatus
-			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			pid, err := unix.Wait4(-1, &ws, 0, nil)
 			if err == unix.EINTR {
 				continue
 			}
 			if err != nil || pid <= 0 {
-				break
+				<-in.kick
+				continue
 			}
 			in.mu.Lock()
 			id, ok := in.procs[pid]
@@ -653,7 +707,6 @@ func (in *initState) reap() {
 				in.say(worldMsg{Op: "exit", ID: id, Status: int(ws)})
 			}
 		}
-		<-ch
 	}
 }
 

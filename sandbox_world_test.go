@@ -454,3 +454,42 @@ func TestWorldJobs(t *testing.T) {
 		t.Errorf("job state %q after stop", st)
 	}
 }
+
+// The world's cost on one bash call: go test -run '^$' -bench BenchmarkWorld.
+// Each iteration runs the line bare (runShell with no sandbox) and in the
+// session's world (the whole bash tool: policy, env, the git snapshot, the
+// fork in the world), one after the other, so a machine whose load changes
+// weighs on both alike; world/bare is the ratio (the goal: at most 1.2).
+func BenchmarkWorldTrue(b *testing.B)      { benchWorld(b, "true") }
+func BenchmarkWorldGoVersion(b *testing.B) { benchWorld(b, "go version") }
+
+func benchWorld(b *testing.B, line string) {
+	needLandlock(b)
+	root := b.TempDir()
+	if err := exec.Command("git", "init", "-q", root).Run(); err != nil {
+		b.Skip("git: ", err)
+	}
+	tb := sandboxToolbox(b, root, sandboxConfig{})
+	if tb.sandbox.theWorld() == nil {
+		b.Skipf("no world: %v", tb.sandbox.worldErr)
+	}
+	sandboxBash(b, tb, "auto", line) // warm: the first command may start the world again
+	var bare, inWorld time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, code, _ := runShell(context.Background(), "/bin/bash", line, root, 60e9, 1e9, nil); code != 0 {
+			b.Fatal(code)
+		}
+		t1 := time.Now()
+		if r := sandboxBash(b, tb, "auto", line); r.IsError {
+			b.Fatal(r.Text)
+		}
+		t2 := time.Now()
+		bare, inWorld = bare+t1.Sub(t0), inWorld+t2.Sub(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(bare.Microseconds())/n, "bare-µs/op")
+	b.ReportMetric(float64(inWorld.Microseconds())/n, "world-µs/op")
+	b.ReportMetric(float64(inWorld)/float64(bare), "world/bare")
+}
