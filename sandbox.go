@@ -140,9 +140,9 @@ type sandbox struct {
 	toldMu sync.Mutex
 	told   bool // the model has been told there is no sandbox
 
-	partsMu  sync.Mutex
-	parts    map[string]policyParts // by mode, while the git folder's stamp holds
-	stamp    string
+	partsMu sync.Mutex
+	parts   map[string]policyParts // by mode, while the git folder's stamp holds
+	stamp   string
 
 	worldMu  sync.Mutex
 	world    worldRunner // the session's world (Linux), started on first use
@@ -408,6 +408,7 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 	pol.Write = append(append(append(pol.Write, parts.Write...), parts.Temp...), parts.Caches...)
 	pol.Write = append(pol.Write, fmt.Sprintf("/run/user/%d", os.Getuid()))
 	pol.Devices = parts.Devices
+	pol.Protect = parts.Protect // named in a denial; the world binds them
 	return pol
 }
 
