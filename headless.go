@@ -298,6 +298,6 @@ func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}
-	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn)
+	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn, tb.sandbox)
 	return e, func() { e.stopJobs(); tb.mcp.close(); tb.sandbox.close(); st.close() }, nil
 }

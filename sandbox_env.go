@@ -62,6 +62,12 @@ func (s *sandbox) commandEnv(env []string, r *sandboxRun) []string {
 	if r.bare {
 		return env
 	}
+	return s.sandboxEnv(env, r)
+}
+
+// sandboxEnv adds to env what the sandbox sets: the proxy, the world's
+// /tmp, the caches without a world.
+func (s *sandbox) sandboxEnv(env []string, r *sandboxRun) []string {
 	set := map[string]string{}
 	port := 0
 	if s.networkMode() == "proxy" {
@@ -78,7 +84,9 @@ func (s *sandbox) commandEnv(env []string, r *sandboxRun) []string {
 		set["NO_PROXY"], set["no_proxy"] = "localhost,127.0.0.1,::1", "localhost,127.0.0.1,::1"
 	}
 	if r.world != nil {
-		set["TMPDIR"] = "/tmp" // the host's may be a folder the world does not show
+		if r.world.privateTmp() {
+			set["TMPDIR"] = "/tmp" // the host's may be a folder the world does not show
+		}
 	} else if dir, err := s.sessionDir(); err == nil {
 		for k, sub := range theSandboxSpec().CacheEnv {
 			if !s.cacheWritable(k) {

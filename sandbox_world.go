@@ -11,11 +11,15 @@ import (
 	"time"
 )
 
+// worldHelperArg is the hidden subcommand the world's init answers to.
+const worldHelperArg = "__world"
+
 // worldRunner is a session's world: it starts commands inside.
 type worldRunner interface {
 	start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error)
 	protected() []string // the git paths it holds read-only
 	processBound() bool  // whether its process count is bounded here
+	privateTmp() bool    // /tmp is the session's own (not the host's)
 	close()
 }
 
@@ -117,4 +121,59 @@ func (s *sandbox) close() {
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
+}
+
+// startServer starts a stdio MCP server for the session: in its world
+// where there is one, else in the per-command sandbox (or bare where the
+// machine gives none), with the network as sandbox.network says. The
+// caller has scrubbed its environment and set its stdio (files).
+func (s *sandbox) startServer(cmd *exec.Cmd) (procHandle, error) {
+	if s.theWorld() != nil {
+		dir, err := s.sessionDir()
+		if err != nil {
+			return nil, err
+		}
+		sock := ""
+		if s.proxy != nil {
+			sock = s.proxy.sock
+		}
+		w, err := newServerWorldOS(s, dir, sock)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Env = s.sandboxEnv(cmd.Env, &sandboxRun{sb: s, world: w})
+		p, err := w.start(cmd, s.worldPolicy(s.partsCached("auto")))
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		return serverProc{p, w}, nil
+	}
+	if s.probed().Kind == "" {
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return execProc{cmd}, nil
+	}
+	pol, _ := s.policy("auto")
+	cmd.Env = s.sandboxEnv(cmd.Env, &sandboxRun{sb: s})
+	if err := sandboxCommand(cmd, pol); err != nil {
+		return nil, err
+	}
+	if err := sandboxStart(cmd, pol); err != nil {
+		return nil, err
+	}
+	return execProc{cmd}, nil
+}
+
+// serverProc is an MCP server in a world of its own, which ends with it.
+type serverProc struct {
+	procHandle
+	w worldRunner
+}
+
+func (p serverProc) wait() error {
+	err := p.procHandle.wait()
+	go p.w.close()
+	return err
 }

@@ -47,9 +47,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// worldHelperArg is the hidden subcommand the world's init answers to.
-const worldHelperArg = "__world"
-
 // worldPlan is what the init lays out once; it is handed over on argv.
 type worldPlan struct {
 	Write   []string `json:"write"`             // bound writable again: the project, its git folders, config's writable
@@ -65,6 +62,7 @@ type worldPlan struct {
 	NProc   uint64   `json:"nproc,omitempty"`   // RLIMIT_NPROC of every process in the world
 	FSize   uint64   `json:"fsize,omitempty"`   // RLIMIT_FSIZE, bytes
 	NoProc  bool     `json:"noproc,omitempty"`  // keep the host's /proc (tests of the fallback)
+	HostTmp bool     `json:"hosttmp,omitempty"` // /tmp and /var/tmp are the host's, writable (an MCP server's world)
 	Version string   `json:"version,omitempty"` // lembas's, so a stale binary is noticed
 }
 
@@ -130,6 +128,20 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 }
 
 func (w *world) protected() []string { return w.plan.Protect }
+
+func (w *world) privateTmp() bool { return !w.plan.HostTmp }
+
+// newServerWorldOS is a world of its own for one stdio MCP server: as the
+// session's, but with the host's /tmp and /var/tmp (servers and their logs
+// live there), so that the session's world is not laid out again for it.
+func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
+	if ok, why := s.namespaces(); !ok {
+		return nil, fmt.Errorf("%s", why)
+	}
+	plan := worldPlanFor(s, dir)
+	plan.Socket, plan.HostTmp = sock, true
+	return newWorld(plan, 0), nil
+}
 
 // processBound says whether the world's processes are bounded for this
 // person: by pid_max, or by RLIMIT_NPROC when not root outside.
@@ -757,7 +769,14 @@ func (plan worldPlan) layout() error {
 	var later []placed
 	// The session's temp folders, and the writable roots, taken while
 	// they are still writable and in view.
+	write := append([]string{}, plan.Write...)
 	for _, t := range [][2]string{{"tmp", "/tmp"}, {"var-tmp", "/var/tmp"}} {
+		if plan.HostTmp {
+			if _, err := os.Stat(t[1]); err == nil {
+				write = append(write, t[1])
+			}
+			continue
+		}
 		src := filepath.Join(plan.Session, t[0])
 		if err := os.MkdirAll(src, 0o700); err != nil {
 			return err
@@ -771,7 +790,6 @@ func (plan worldPlan) layout() error {
 		}
 		later = append(later, placed{fd, t[1]})
 	}
-	write := append([]string{}, plan.Write...)
 	sort.Slice(write, func(i, j int) bool { return len(write[i]) < len(write[j]) })
 	for _, p := range write {
 		fd, err := clone(p)

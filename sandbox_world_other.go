@@ -14,6 +14,10 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 	return nil, fmt.Errorf("%s has no namespaces", runtime.GOOS)
 }
 
+func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
+	return nil, fmt.Errorf("%s has no namespaces", runtime.GOOS)
+}
+
 // worldInit is Linux's; nothing calls it here.
 func worldInit(args []string) int {
 	fmt.Println("lembas sandbox: the world is for Linux; the command did not run")

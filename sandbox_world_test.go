@@ -493,3 +493,34 @@ func benchWorld(b *testing.B, line string) {
 	b.ReportMetric(float64(inWorld.Microseconds())/n, "world-µs/op")
 	b.ReportMetric(float64(inWorld)/float64(bare), "world/bare")
 }
+
+// TestWorldMCPStdio: a stdio MCP server runs in the session's world: it
+// cannot read the credentials nor write outside the project, and the
+// variables its entry names are still handed to it.
+func TestWorldMCPStdio(t *testing.T) {
+	t.Setenv("OUTER_TOKEN", "CANARY-OUTER")
+	tb, base, proj, _ := worldFixture(t, sandboxConfig{})
+	outside := filepath.Join(base, "mcp-outside.txt")
+	line := "cat ~/.ssh/id_ed25519 > leak.txt 2>&1; env > env.txt; echo x > " + outside + "; echo done > done.txt"
+	cfg := mcpServerConfig{Name: "w", Command: "/bin/sh", Args: []string{"-c", line}, Cwd: proj,
+		Env: map[string]string{"GIVEN_TOKEN": "given-by-entry"}, Sandbox: tb.sandbox}
+	s, err := startMCPStdio(cfg, theMCP())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-s.exited()
+	s.close()
+	if b, err := os.ReadFile(filepath.Join(proj, "done.txt")); err != nil || !strings.Contains(string(b), "done") {
+		t.Fatalf("the server did not run: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "leak.txt")); strings.Contains(string(b), "CANARY") {
+		t.Errorf("the server read a key: %q", b)
+	}
+	env, _ := os.ReadFile(filepath.Join(proj, "env.txt"))
+	if strings.Contains(string(env), "CANARY-OUTER") || !strings.Contains(string(env), "GIVEN_TOKEN=given-by-entry") {
+		t.Errorf("the server's environment:\n%s", env)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("the server wrote outside the project")
+	}
+}
