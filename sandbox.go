@@ -883,7 +883,10 @@ func (s *sandbox) report(mode string) string {
 				}
 				line("namespaces", "how", fillPairs(c["ns_yes"], "net", net))
 			} else {
-				why := ""
+				why := "turned off for this test"
+				if !sandboxNoWorld {
+					why = ""
+				}
 				if s.worldErr != nil {
 					why = s.worldErr.Error()
 				} else if _, w := s.namespaces(); w != "" {
@@ -896,10 +899,14 @@ func (s *sandbox) report(mode string) string {
 	inWorld := w != nil
 	parts := s.policyFor(mode, os.Getenv, homeDir())
 	pol, missing := s.policyIn(mode, inWorld)
-	line("read")
-	line("write", "roots", showRoots(append(append([]string{}, pol.Write...), pol.Devices...)))
-	if len(missing) > 0 {
-		line("skipped", "roots", showRoots(missing))
+	if p.Kind == "" {
+		line("unenforced")
+	} else {
+		line("read")
+		line("write", "roots", showRoots(append(append([]string{}, pol.Write...), pol.Devices...)))
+		if len(missing) > 0 {
+			line("skipped", "roots", showRoots(missing))
+		}
 	}
 	if p.Kind != "" {
 		var caches []string
@@ -956,7 +963,7 @@ func (s *sandbox) report(mode string) string {
 	var state string
 	switch {
 	case p.Kind == "":
-		state = c["network_on"] // nothing enforces anything here
+		state = c["network_unenforced"]
 	case s.networkMode() == "off":
 		state = c["network_off"]
 	case s.networkMode() == "proxy" && inWorld:

@@ -428,6 +428,8 @@ func BenchmarkSandboxGoVersion(b *testing.B) { benchSandbox(b, "go version") }
 
 func benchSandbox(b *testing.B, line string) {
 	needLandlock(b)
+	sandboxNoWorld = true // the per-command sandbox; the world's is BenchmarkWorld
+	defer func() { sandboxNoWorld = false }()
 	root, gitRoot := b.TempDir(), b.TempDir()
 	if err := exec.Command("git", "init", "-q", gitRoot).Run(); err != nil {
 		b.Skip("git: ", err)

@@ -524,3 +524,50 @@ func TestWorldMCPStdio(t *testing.T) {
 		t.Error("the server wrote outside the project")
 	}
 }
+
+// TestSandboxCheckTells: without a world `sandbox check` says what is not
+// enforced — no masks, no process bounds, direct connections not blocked —
+// and with no sandbox at all it lists no writes and no network state it
+// cannot keep.
+func TestSandboxCheckTells(t *testing.T) {
+	needLandlock(t)
+	sandboxNoWorld = true
+	defer func() { sandboxNoWorld = false }()
+	sb := newSandbox(sandboxConfig{}, t.TempDir())
+	defer sb.close()
+	rep := sb.report("auto")
+	for _, want := range []string{"no namespaces", "emptied: nothing", "limits: none", "direct connections are NOT blocked"} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("without a world, check lacks %q:\n%s", want, rep)
+		}
+	}
+	sandboxNoWorld = false
+	sandboxProbeHook = func() sandboxProbe { return sandboxProbe{Why: "forced"} }
+	defer func() { sandboxProbeHook = nil }()
+	sb2 := newSandbox(sandboxConfig{Network: "off"}, t.TempDir())
+	rep = sb2.report("auto")
+	if strings.Contains(rep, "writes:") || strings.Contains(rep, "network: off") || !strings.Contains(rep, "nothing is enforced") {
+		t.Errorf("with no sandbox, check claims what nothing enforces:\n%s", rep)
+	}
+}
+
+// TestSandboxFallbackCannotSignal: without a pid namespace, Landlock's
+// signal scope (ABI 6) keeps a command from signalling outside.
+func TestSandboxFallbackCannotSignal(t *testing.T) {
+	needLandlock(t)
+	if sandboxProbeOS().ABI < 6 {
+		t.Skip("Landlock ABI 6 is needed")
+	}
+	sandboxNoWorld = true
+	defer func() { sandboxNoWorld = false }()
+	victim := exec.Command("sleep", "600")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	tb := sandboxToolbox(t, t.TempDir(), sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", fmt.Sprintf("kill -9 %d", victim.Process.Pid))
+	if err := syscall.Kill(victim.Process.Pid, 0); err != nil || !r.IsError {
+		t.Fatalf("the process outside was signalled: %v %s", err, r.Text)
+	}
+}
