@@ -9,6 +9,9 @@ package main
 // one at a time in the order they came; session/cancel stops the running
 // one and those waiting, and each answers "cancelled". At EOF every turn is
 // cancelled, each prompt answered, and the process ends.
+//
+// A front end (floor 5): it calls the session (session.go, the engine) and
+// the ground's JSON-RPC; nothing below calls it.
 
 import (
 	"context"
@@ -52,24 +55,11 @@ type acpSpec struct {
 	} `json:"commands"`
 }
 
-var (
-	acpSpecOnce sync.Once
-	acpSpecVal  *acpSpec
-	acpSpecErr  error
-)
-
 // theACPSpec parses harness/acp.json once; like theSpec, a broken file is
 // a build-time bug that TestACPSpec catches.
-func theACPSpec() *acpSpec {
-	acpSpecOnce.Do(func() {
-		acpSpecVal = &acpSpec{}
-		acpSpecErr = decodeStrict(harnessFS, "harness/acp.json", acpSpecVal)
-	})
-	if acpSpecErr != nil {
-		panic("harness: " + acpSpecErr.Error())
-	}
-	return acpSpecVal
-}
+func theACPSpec() *acpSpec { return acpSpecFile.get() }
+
+var acpSpecFile = &harnessFile[acpSpec]{name: "harness/acp.json"}
 
 // paramErr is a -32602 from one of acp.json's error texts.
 func paramErr(key string, kv ...any) *rpcError {
@@ -364,7 +354,7 @@ func (a *acpAgent) openSession(c *rpcCall) {
 		}
 		mode = m
 	}
-	f := &runFlags{cwd: p.Cwd, mode: mode, model: p.Meta.Model, mcpServers: p.McpServers}
+	f := &sessionOpts{cwd: p.Cwd, mode: mode, model: p.Meta.Model, mcpServers: p.McpServers}
 	if load {
 		if !validID(p.SessionID) {
 			c.reply(nil, paramErr("no_session", "id", p.SessionID))

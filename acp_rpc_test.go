@@ -216,7 +216,7 @@ func TestApprovalTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &acpSession{a: a, id: "s1", tools: map[string]*acpTool{},
-		e: &engine{tb: tb, perm: newPermissions("manual", tb.root, false), sess: &session{ID: "s1"}}}
+		e: newEngine(nil, tb, newPermissions("manual", tb.root, false), nil, &session{ID: "s1"}, 0)}
 	ans := approveWithin(context.Background(), s, approvalRequest{CallID: "c1", Tool: "bash", Input: "ls", Options: []string{"once", "deny"}}, 50*time.Millisecond)
 	if ans.Choice != "deny" || ans.Why != "timeout" {
 		t.Errorf("answer %+v", ans)

@@ -12,35 +12,7 @@ import (
 	"strings"
 )
 
-// question is one question of an ask_user call.
-type question struct {
-	Question string `json:"question"`
-	Options  []struct {
-		Label       string `json:"label"`
-		Description string `json:"description,omitempty"`
-	} `json:"options,omitempty"`
-	Multiple bool `json:"multiple,omitempty"`
-}
-
-// questionAnswer is the answer to one question.
-type questionAnswer struct {
-	Kind   string   `json:"kind"`             // options, custom, back, skipped
-	Labels []string `json:"labels,omitempty"` // options: the labels picked
-	Text   string   `json:"text,omitempty"`   // custom: the person's words; back: their question
-}
-
-// askAnswer answers a whole call: one answer per question, or dismissed.
-type askAnswer struct {
-	Dismissed bool             `json:"dismissed,omitempty"`
-	Answers   []questionAnswer `json:"answers,omitempty"`
-}
-
-// asker is answered by the REPL, ACP, the link — never by a headless run.
-type asker interface {
-	askUser(ctx context.Context, qs []question) askAnswer
-}
-
-func init() { sessionTools["ask_user"] = toolAskUser }
+func init() { sessionTools["ask_user"] = engineTool(toolAskUser) }
 
 // checkQuestions holds a call to the tool's limits.
 func checkQuestions(t *toolSpec, qs []question) string {

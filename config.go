@@ -5,6 +5,9 @@ package main
 // rules), how it reads them with positions for every mistake, and the
 // `lembas config` command that reads and edits the file without disturbing
 // its comments.
+//
+// Floor 2 (persistence and config): it calls only the ground (yaml.go,
+// atomic.go, errors.go).
 
 import (
 	"encoding/json"
@@ -18,6 +21,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 type config struct {
@@ -123,9 +127,10 @@ func loadConfig() (*config, error) {
 }
 
 // parseConfig parses and checks a config file's bytes; path names the file
-// in errors. Unknown top-level keys are kept in Raw and otherwise ignored,
-// so an older lembas can read a newer file; inside the known sections an
-// unknown key is a typo and an error.
+// in errors. Top-level keys read elsewhere (mcp:, remote:, embedding:,
+// library:) are kept in Raw for their owners; a key no one reads is a typo
+// and an error naming the nearest known key (harness/config.json), as is
+// an unknown key inside a known section.
 func parseConfig(data []byte, path string) (*config, error) {
 	root, err := parseYAMLNode(data, path)
 	if err != nil {
@@ -152,12 +157,72 @@ func parseConfig(data []byte, path string) (*config, error) {
 			c.Permissions, err = d.permissions(v)
 		case "sandbox":
 			c.Sandbox, err = d.sandbox(v)
+		default:
+			err = d.unknownTop(k)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// configKeysSpec is harness/config.json: config.yaml's top-level keys and
+// the words of a yes/no setting.
+type configKeysSpec struct {
+	About   string   `json:"about"`
+	TopKeys []string `json:"top_keys"`
+	On      []string `json:"on"`
+	Off     []string `json:"off"`
+}
+
+var (
+	configKeysOnce sync.Once
+	configKeysVal  *configKeysSpec
+	configKeysErr  error
+)
+
+func theConfigKeys() *configKeysSpec {
+	configKeysOnce.Do(func() {
+		configKeysVal = &configKeysSpec{}
+		configKeysErr = decodeStrict(harnessFS, "harness/config.json", configKeysVal)
+	})
+	if configKeysErr != nil {
+		panic("harness: " + configKeysErr.Error())
+	}
+	return configKeysVal
+}
+
+// unknownTop is the error for a top-level key lembas does not read, or nil
+// for one an owner elsewhere reads from Raw.
+func (d configDecoder) unknownTop(k *yamlNode) error {
+	name, _ := k.val.(string)
+	keys := theConfigKeys().TopKeys
+	for _, t := range keys {
+		if t == name {
+			return nil
+		}
+	}
+	return d.errf(k, "unknown key %q%s", name, didYouMean(name, keys))
+}
+
+// parseOnOff reads a yes/no setting's value (on/off, true/false, yes/no);
+// anything else is an error naming the words it takes, so a typo never
+// quietly means off.
+func parseOnOff(key, v string) (bool, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	ck := theConfigKeys()
+	for _, w := range ck.On {
+		if v == w {
+			return true, nil
+		}
+	}
+	for _, w := range ck.Off {
+		if v == w {
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("%s: expected on or off, found %q", key, v)
 }
 
 // configDecoder turns nodes into config fields, pinning each complaint to
@@ -236,7 +301,7 @@ func (d configDecoder) entries(n *yamlNode, key string, allowed ...string) (*yam
 			found = found || a == name
 		}
 		if !found {
-			return nil, d.errf(k, "%s: unknown key %q; use %s", key, name, strings.Join(allowed, ", "))
+			return nil, d.errf(k, "%s: unknown key %q%s", key, name, didYouMean(name, allowed))
 		}
 	}
 	return n, nil

@@ -1,5 +1,10 @@
 package main
 
+// The logins store: each login to an instance is <state>/logins/<name>.json
+// (mode 0600, in a folder of mode 0700), written by `lembas login` and read
+// by the model connections, MCP's /mcp and the link. A token kept here is
+// never printed, logged or put in config.yaml.
+
 import (
 	"encoding/json"
 	"fmt"
@@ -8,11 +13,6 @@ import (
 	"sort"
 	"time"
 )
-
-// The logins store: each login to an instance is <state>/logins/<name>.json
-// (mode 0600, in a folder of mode 0700), written by `lembas login` and read
-// by the model connections, MCP's /mcp and the link. A token kept here is
-// never printed, logged or put in config.yaml.
 
 // loginRecord is one login as kept on disk.
 type loginRecord struct {

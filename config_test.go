@@ -65,7 +65,7 @@ func runConfig(t *testing.T, args ...string) (string, error) {
 }
 
 func TestLoadConfigExample(t *testing.T) {
-	path := setupConfig(t, configExample+"future_key: {x: 1}\n")
+	path := setupConfig(t, configExample+"remote: {enabled: true}\n")
 	c, err := loadConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -93,8 +93,14 @@ func TestLoadConfigExample(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
 	}
-	if fk := raw.(map[string]any)["future_key"]; !reflect.DeepEqual(fk, map[string]any{"x": int64(1)}) {
-		t.Fatalf("unknown key not kept in Raw: %#v", fk)
+	if fk := raw.(map[string]any)["remote"]; !reflect.DeepEqual(fk, map[string]any{"enabled": true}) {
+		t.Fatalf("a section read by its owner (remote:) not kept in Raw: %#v", fk)
+	}
+	// A top-level key no one reads is a typo: an error naming the nearest
+	// known key (issue 21), not a setting ignored in silence.
+	setupConfig(t, configExample+"mdoel: x\n")
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), `unknown key "mdoel"; did you mean "model"?`) {
+		t.Fatalf("mdoel: got %v", err)
 	}
 }
 
@@ -156,7 +162,7 @@ func TestConfigErrors(t *testing.T) {
 		{"connections:\n  l:\n    base_url: ftp://x\n", `3:15: connections.l.base_url: expected an http:// or https:// URL such as http://127.0.0.1:8080/v1, found "ftp://x"`},
 		{"connections:\n  l:\n    base_url: http://x\n    api_key_env: sk-123\n", `4:18: connections.l.api_key_env: expected the name of an environment variable (such as EXAMPLE_API_KEY), not the key itself`},
 		{"connections:\n  l:\n    base_url: http://x\n    api_key: sk-123\n", `4:5: connections.l: api_key is not read from the file; put the key in an environment variable and name it with api_key_env`},
-		{"connections:\n  l:\n    base_url: http://x\n    base-url: y\n", `4:5: connections.l: unknown key "base-url"; use base_url, api_key_env, models`},
+		{"connections:\n  l:\n    base_url: http://x\n    base-url: y\n", `4:5: connections.l: unknown key "base-url"; did you mean "base_url"?`},
 		{"connections:\n  l:\n    base_url: http://x\n    models: m1\n", `4:13: connections.l.models: expected a list of model names such as [m1, m2], found the text "m1"`},
 		{"connections:\n  l:\n    base_url: http://x\n    models:\n      - name: big\n        context: lots\n", `6:18: connections.l.models.0.context: expected a whole number above 0 such as 131072, found the text "lots"`},
 		{"connections:\n  l:\n    base_url: http://x\n    models:\n      - name: big\n        vision: yes\n", `6:17: connections.l.models.0.vision: expected true or false, found the text "yes"`},
@@ -165,7 +171,7 @@ func TestConfigErrors(t *testing.T) {
 		{"connections:\n  l:\n    base_url: http://x\n    models: [{name: a, efforts: low}]\n", `4:33: connections.l.models.0.efforts: expected a list such as [low, medium, high], found the text "low"`},
 		{"permissions:\n  allow: \"bash: ls\"\n", `2:10: permissions.allow: expected a list such as ["bash: git status"], found the text "bash: ls"`},
 		{"permissions:\n  allow: [1]\n", `2:11: permissions.allow.0: expected text, found the number 1; put it in quotes`},
-		{"permissions:\n  alow: []\n", `2:3: permissions: unknown key "alow"; use allow, ask, deny`},
+		{"permissions:\n  alow: []\n", `2:3: permissions: unknown key "alow"; did you mean "allow"?`},
 	} {
 		path := setupConfig(t, c.doc)
 		_, err := loadConfig()
@@ -294,8 +300,8 @@ func TestConfigSetAdds(t *testing.T) {
 		{"connections.local.models.1.tools", "true", "        vision: true\n", "        tools: true\n"},
 		{"permissions.allow.2", "read: **", `    - "edit: docs/**"` + "\n", `    - "read: **"` + "\n"},
 		{"connections.other.base_url", "http://o/v1", `    models: [m1, m2]` + "\n", "  other:\n    base_url: http://o/v1\n"},
-		{"ui.theme.name", "dark", `  deny: ["read: secrets/**"]` + "\n", "ui:\n  theme:\n    name: dark\n"},
-		{"ui.count", "3", `  deny: ["read: secrets/**"]` + "\n", "ui:\n  count: \"3\"\n"},
+		{"remote.theme.name", "dark", `  deny: ["read: secrets/**"]` + "\n", "remote:\n  theme:\n    name: dark\n"},
+		{"remote.count", "3", `  deny: ["read: secrets/**"]` + "\n", "remote:\n  count: \"3\"\n"},
 	} {
 		path := setupConfig(t, configExample)
 		got := setAndDiff(t, path, c.key, c.value)
@@ -305,18 +311,20 @@ func TestConfigSetAdds(t *testing.T) {
 		}
 	}
 	// flow lists and maps grow inline
-	path := setupConfig(t, "a: [x]\nb: []\nc: {k: 1}\nd: {}\n")
-	setAndDiff(t, path, "a.1", "y z")
-	setAndDiff(t, path, "b.0", "q")
-	setAndDiff(t, path, "c.j", "v")
-	if got := setAndDiff(t, path, "d.e.f", "w"); got != "a: [x, y z]\nb: [q]\nc: {k: 1, j: v}\nd: {e: {f: w}}\n" {
+	// (the keys are ones config.yaml knows but parseConfig leaves to their
+	// owners, so only the YAML editing is under test)
+	path := setupConfig(t, "remote: [x]\nmcp: []\nlibrary: {k: 1}\nembedding: {}\n")
+	setAndDiff(t, path, "remote.1", "y z")
+	setAndDiff(t, path, "mcp.0", "q")
+	setAndDiff(t, path, "library.j", "v")
+	if got := setAndDiff(t, path, "embedding.e.f", "w"); got != "remote: [x, y z]\nmcp: [q]\nlibrary: {k: 1, j: v}\nembedding: {e: {f: w}}\n" {
 		t.Errorf("flow adds:\n%s", got)
 	}
 	// empty values fill in
-	path = setupConfig(t, "permissions:\nmodel: ~ # later\nx:\n  - \n")
+	path = setupConfig(t, "permissions:\nmodel: ~ # later\nremote:\n  - \n")
 	setAndDiff(t, path, "permissions.allow.0", "bash: ls")
 	setAndDiff(t, path, "model", "m")
-	if got := setAndDiff(t, path, "x.0", "v"); got != "permissions:\n  allow:\n    - \"bash: ls\"\nmodel: m # later\nx:\n  - v\n" {
+	if got := setAndDiff(t, path, "remote.0", "v"); got != "permissions:\n  allow:\n    - \"bash: ls\"\nmodel: m # later\nremote:\n  - v\n" {
 		t.Errorf("null fills:\n%q", got)
 	}
 }
@@ -400,7 +408,7 @@ func TestConfigSetConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			errs <- configSet(path, fmt.Sprintf("extra.k%d", i), fmt.Sprintf("v%d", i))
+			errs <- configSet(path, fmt.Sprintf("remote.k%d", i), fmt.Sprintf("v%d", i))
 		}(i)
 	}
 	wg.Wait()

@@ -4,6 +4,9 @@ package main
 // clock in it, so the prefix stays still and a server's prompt cache
 // works), the stored history in wire form, and tool results with their ids,
 // capped head and tail as loop.json says.
+//
+// The session floor (4): it calls the workers (tools, model), the store and
+// the ground.
 
 import (
 	"context"
@@ -30,6 +33,7 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 		"skills":       skillsPrompt(root),
 		"memory":       memoryPrompt(root),
 		"library":      libraryBlock(),
+		"context":      strings.TrimSpace(sp.Prompts["blocks/context.md"]),
 	}
 	s, err := fill(sp.Prompts["system/default.md"], vars)
 	if err != nil {
@@ -45,12 +49,6 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 // asks before the prompt is made.
 func projectInstructions(root string) string {
 	return stackedInstructions(root)
-}
-
-// resultID is a result's id: its number in the session, in hex, at least
-// loop.json's digits wide.
-func resultID(n int) string {
-	return fmt.Sprintf("%0*x", theSpec().Loop.Context.ResultIDDigits, n)
 }
 
 // capOutput keeps the head and tail of an output over loop.json's line or

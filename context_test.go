@@ -57,8 +57,9 @@ func testEngine(t testing.TB, f *fakeModel, root, mode string) *engine {
 		t.Fatal(err)
 	}
 	sess.NoteMode = mode
-	return &engine{ref: ref, tb: tb, perm: newPermissions(mode, root, true), st: st, sess: sess,
-		ask: headlessApprover{}, maxSteps: 60, hygiene: true}
+	e := newEngine(ref, tb, newPermissions(mode, root, true), st, sess, 60)
+	e.ask, e.hygiene = headlessApprover{}, true
+	return e
 }
 
 // withReasoning puts a reasoning piece before a scripted reply.

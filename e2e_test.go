@@ -197,7 +197,9 @@ func TestEndToEndHeadlessRefusal(t *testing.T) {
 	proj := copyProject(t, "basic")
 	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
 	r := runLembas(t, env, proj, "", "--output-format", "stream-json", "-p", "edit it")
-	if r.code != 0 {
+	// The edit was refused: the task is not done (exit 5), and stderr
+	// names the mode and the --mode that would have let it run.
+	if r.code != exitNotDone || !strings.Contains(r.stderr, "manual mode") || !strings.Contains(r.stderr, "--mode edit") {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	data, _ := os.ReadFile(filepath.Join(proj, "src/app.txt"))
@@ -264,7 +266,7 @@ func TestEndToEndExitCodes(t *testing.T) {
 	if r := runLembas(t, env, proj, "", "--max-steps", "2", "-p", "x"); r.code != 1 || !strings.Contains(r.stderr, "step limit") {
 		t.Errorf("step limit: %d %q", r.code, r.stderr)
 	}
-	if r := runLembas(t, env, proj, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lembas ") || !strings.Contains(r.stdout, "harness spec 3.6.0") {
+	if r := runLembas(t, env, proj, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lembas ") || !strings.HasSuffix(r.stdout, ", harness spec "+harnessVersion()+"\n") {
 		t.Errorf("--version: %q", r.stdout)
 	}
 }

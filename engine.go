@@ -13,6 +13,10 @@ package main
 // wrap-up come from loop.json; a cancel stops the stream, kills running
 // commands and records the turn as cancelled; a tool that fails or panics
 // becomes an error result, never a crash.
+//
+// The session floor (4): front ends call it; it calls the workers (tools,
+// permissions, the model client, MCP), the store and the ground, and
+// reaches the person only through ask.go's seam.
 
 import (
 	"context"
@@ -24,11 +28,7 @@ import (
 )
 
 type engine struct {
-	ref      *modelRef
-	tb       *toolbox
-	perm     *permissions
-	st       *store
-	sess     *session
+	toolHost // what a tool call sees of the session (tools_session.go)
 	ask      approver
 	emit     func(event)
 	maxSteps int
@@ -39,12 +39,9 @@ type engine struct {
 
 	hygiene bool           // insert-time stubs (context_hygiene.go)
 	extra   map[string]any // the effort level's request fields (levels.go)
-	asker   asker          // answers ask_user; nil: nobody can be asked (-p)
 	planner planReviewer   // answers plan_submit; nil: nobody can (-p)
 
-	libMu sync.Mutex
-	lib   *libraryState // instructions, skills, memory, notes (library.go); made on first use
-	jx    jobsState     // background jobs, subagents, progress (jobs.go)
+	jx jobsState // background jobs, subagents, progress (jobs.go)
 }
 
 // callRecord is one call of a turn, for -p's JSON output.
@@ -449,4 +446,103 @@ func (e *engine) takeSteer() error {
 		e.send(event{Type: evSteered, Text: text})
 	}
 	return nil
+}
+
+// newEngine makes an engine on a tool host, and hooks the host to it: what
+// a tool sends goes out as the engine's events, and a call a tool makes on
+// the person's behalf is asked as the engine asks.
+func newEngine(ref *modelRef, tb *toolbox, perm *permissions, st *store, sess *session, maxSteps int) *engine {
+	e := &engine{toolHost: toolHost{ref: ref, tb: tb, perm: perm, st: st, sess: sess}, maxSteps: maxSteps}
+	e.owner, e.sendEv, e.askCall = e, e.send, e.askPerson
+	return e
+}
+
+// engineTool is a session tool that needs the engine itself (the plan, jobs,
+// subagents, ask_user): the host it is called on is always an engine's.
+func engineTool(f func(e *engine, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult) sessionToolFunc {
+	return func(h *toolHost, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult {
+		return f(h.owner.(*engine), ctx, t, args)
+	}
+}
+
+// runSessionTool runs one, turning a panic into an error result like any
+// tool's.
+func (e *engine) runSessionTool(ctx context.Context, f sessionToolFunc, t *toolSpec, args json.RawMessage) (res toolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = toolResult{Text: loopText(theSpec().Loop.ToolErrors, "panic", "name", t.Name, "error", p), IsError: true, Status: "failed"}
+		}
+	}()
+	res = f(&e.toolHost, ctx, t, args)
+	if res.Status == "" {
+		res.Status = "completed"
+		if res.IsError {
+			res.Status = "failed"
+		}
+	}
+	return res
+}
+
+// awaitMCP is the engine's hook at the start of a turn: the first time, it
+// waits for the servers and adds their tools to the toolbox (or the search
+// tool when they would not fit the budget); every time, it turns a changed
+// tool list into a session note.
+func (e *engine) awaitMCP(ctx context.Context) {
+	m := e.tb.mcp
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	fixed := m.fixed
+	m.mu.Unlock()
+	sp := theMCP()
+	if !fixed {
+		for _, s := range m.servers {
+			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
+			s.mu.Lock()
+			s.person = func() asker { return e.asker }                           // elicitation (mcp_elicit.go)
+			s.notice = func(t string) { e.send(event{Type: evNotice, Text: t}) } // logins, elicitation notices
+			s.mu.Unlock()
+		}
+		m.wait(ctx)
+		if ctx.Err() != nil {
+			return // cancelled while waiting: the next turn waits again, the list not yet fixed
+		}
+		for _, n := range m.fix() {
+			e.send(event{Type: evNotice, Text: n})
+		}
+		var specs []*toolSpec
+		impls := map[string]toolFunc{}
+		for _, t := range m.tools {
+			ts := m.toolSpecOf(t)
+			specs = append(specs, ts)
+			impls[ts.Name] = m.impl(t)
+		}
+		if len(specs) > 0 {
+			window := e.ref.Meta.Context
+			if window <= 0 {
+				window = theSpec().Models.Defaults.Context
+			}
+			budget := sp.num("schema_share") * float64(window) * sp.num("chars_per_token")
+			if float64(mcpDefsBytes(specs)) > budget {
+				m.mu.Lock()
+				m.search = true
+				m.mu.Unlock()
+				specs, impls = []*toolSpec{m.searchSpec()}, nil
+			}
+			if err := e.tb.addExtraTools(specs, impls); err != nil {
+				e.send(event{Type: evNotice, Text: err.Error()})
+			}
+		}
+	}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		tell := s.changed && !s.noted
+		s.noted = s.noted || tell
+		s.mu.Unlock()
+		if tell {
+			e.sess.Notes = append(e.sess.Notes, sp.text("list_changed_note", "server", s.cfg.Name))
+			e.send(event{Type: evNotice, Text: sp.text("list_changed_notice", "server", s.cfg.Name)})
+		}
+	}
 }

@@ -23,9 +23,9 @@ func newTestEngine(t *testing.T, f *fakeModel, mode string, files map[string]str
 	sess.System, _ = systemPrompt(tb.root, mode, tb.shell, nil)
 	var mu sync.Mutex
 	var evs []event
-	e := &engine{ref: testRef(f.url()), tb: tb, perm: newPermissions(mode, tb.root, true), st: st, sess: sess,
-		ask: headlessApprover{}, maxSteps: theSpec().Loop.Budgets["cli"].MaxSteps,
-		emit: func(ev event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() }}
+	e := newEngine(testRef(f.url()), tb, newPermissions(mode, tb.root, true), st, sess, theSpec().Loop.Budgets["cli"].MaxSteps)
+	e.ask = headlessApprover{}
+	e.emit = func(ev event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() }
 	return e, &evs
 }
 

@@ -5,16 +5,17 @@ package main
 // out of any command (a usage mistake, exit 2; another code). main.go turns
 // them into the process's exit status.
 
-// version is the program's version; the harness spec's is harness/VERSION.
+// version is the program's version; the harness spec's is harnessVersion (harness_version.go).
 var version = "0.1.0"
 
-// Exit codes, as --help and the README document them.
+// Exit codes, as --help (harness/commands_cli.json) and docs/scripting.md document them.
 const (
 	exitOK        = 0
 	exitFailure   = 1
 	exitUsage     = 2
 	exitAsk       = 3 // permissions check: the call would be asked
 	exitRefuse    = 4 // permissions check: the call would be refused
+	exitNotDone   = 5 // -p: a call was refused because nobody could approve it
 	exitCancelled = 130
 )
 

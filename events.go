@@ -69,3 +69,22 @@ func (u *usage) add(o usage) {
 	u.Output += o.Output
 	u.Cached += o.Cached
 }
+
+// jobInfo is a job as events carry it (evJob): to front ends, stream-json
+// and ACP's tool updates.
+type jobInfo struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	Code   *int   `json:"code,omitempty"`
+	Agent  string `json:"agent,omitempty"` // a subagent job's agent
+}
+
+// phase is one progress event's body.
+type phase struct {
+	Phase string         `json:"phase"`
+	Since time.Time      `json:"since"`
+	Data  map[string]any `json:"data,omitempty"`
+	Text  string         `json:"text"`
+}

@@ -1,4 +1,4 @@
-module lembas
+module github.com/llembas/lembas
 
 go 1.26.8
 

@@ -5,6 +5,8 @@ package main
 // edited in one place (harness/), never as Go literals. loadSpec parses it
 // once per process; a broken harness is a build-time bug, caught by
 // TestHarness, so at run time a parse failure is reported and fatal.
+//
+// The ground (floor 1): every floor reads it; it calls nothing above it.
 
 import (
 	"bytes"
@@ -22,7 +24,7 @@ import (
 var harnessEmbed embed.FS
 
 // harnessFS is the embedded harness as the code reads it: the same files,
-// noting which were read (lazy.go), so a test can tell what start-up parsed.
+// noting which were read (harness_files.go), so a test can tell what start-up parsed.
 var harnessFS = harnessFiles{harnessEmbed}
 
 // toolSpec is one harness/tools/<name>.json.
@@ -509,42 +511,19 @@ type replSpec struct {
 	Texts map[string]string `json:"texts"`
 }
 
-var (
-	replSpecOnce sync.Once
-	replSpecVal  *replSpec
-	replSpecErr  error
-	themesOnce   sync.Once
-	themesVal    *themesSpec
-	themesErr    error
-)
-
 // theReplSpec parses harness/repl.json on first use. It is the REPL's
 // (and undo's snapshot limit), so it is not in loadSpec: -p and the
 // service reach their first request without it (harness/conformance/
 // startup.json). A broken file is a build-time bug TestHarness catches,
 // so at run time it panics like theSpec.
-func theReplSpec() *replSpec {
-	replSpecOnce.Do(func() {
-		replSpecVal = &replSpec{}
-		replSpecErr = decodeStrict(harnessFS, "harness/repl.json", replSpecVal)
-	})
-	if replSpecErr != nil {
-		panic("harness: " + replSpecErr.Error())
-	}
-	return replSpecVal
-}
+func theReplSpec() *replSpec { return replSpecFile.get() }
+
+var replSpecFile = &harnessFile[replSpec]{name: "harness/repl.json"}
 
 // theThemes parses harness/themes.json on first use, for the same reason.
-func theThemes() *themesSpec {
-	themesOnce.Do(func() {
-		themesVal = &themesSpec{}
-		themesErr = decodeStrict(harnessFS, "harness/themes.json", themesVal)
-	})
-	if themesErr != nil {
-		panic("harness: " + themesErr.Error())
-	}
-	return themesVal
-}
+func theThemes() *themesSpec { return themesFile.get() }
+
+var themesFile = &harnessFile[themesSpec]{name: "harness/themes.json"}
 
 // themesSpec is harness/themes.json: role → SGR parameters, per theme.
 type themesSpec struct {
@@ -552,4 +531,39 @@ type themesSpec struct {
 	Default string                       `json:"default"`
 	Order   []string                     `json:"order"`
 	Themes  map[string]map[string]string `json:"themes"`
+}
+
+// jobsSpec is loop.json's jobs.
+type jobsSpec struct {
+	About           string            `json:"about"`
+	MaxPerSession   int               `json:"max_per_session"`
+	MaxRunning      int               `json:"max_running"`
+	OutputKeepBytes int               `json:"output_keep_bytes"`
+	StopGraceMS     int               `json:"stop_grace_ms"`
+	Marks           map[string]string `json:"marks"`
+	Texts           map[string]string `json:"texts"`
+}
+
+// progressSpec is loop.json's progress.
+type progressSpec struct {
+	About        string            `json:"about"`
+	Line         string            `json:"line"`
+	LoadingMatch []string          `json:"loading_match"`
+	Phases       map[string]string `json:"phases"`
+}
+
+// subagentsSpec is loop.json's subagents.
+type subagentsSpec struct {
+	About           string            `json:"about"`
+	MaxDepth        int               `json:"max_depth"`
+	MaxRunning      int               `json:"max_running"`
+	MaxSteps        int               `json:"max_steps"`
+	MaxTokens       int               `json:"max_tokens"`
+	Agents          []string          `json:"agents"`
+	ReadOnlyAgents  []string          `json:"read_only_agents"`
+	OneModelServers []string          `json:"one_model_servers"`
+	Strictness      []string          `json:"strictness"`
+	Refusals        map[string]string `json:"refusals"`
+	Texts           map[string]string `json:"texts"`
+	AboutAgents     map[string]string `json:"about_agents"`
 }

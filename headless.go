@@ -21,20 +21,12 @@ import (
 	"golang.org/x/term"
 )
 
+// runFlags are the command line's: how -p prints, and the session's options.
 type runFlags struct {
-	print     bool
-	format    string
-	model     string
-	mode      string
-	cwd       string
-	maxSteps  int
-	cont      bool
-	sessionID string
-	repl      bool // -i: the interactive session even when stdin is not a terminal
-	effort    string
-
-	mcpServers []json.RawMessage // ACP session/new's, beside config.yaml's and the project's (mcp_config.go)
-	linkOpened bool              // the link's client opened the session: the instance's library scopes its calls by it
+	sessionOpts
+	print  bool
+	format string
+	repl   bool // -i: the interactive session even when stdin is not a terminal
 }
 
 // parseRunFlags reads flags and positional words in any order.
@@ -123,12 +115,13 @@ type headlessOutput struct {
 }
 
 func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr io.Writer) error {
-	e, cleanup, err := newSessionEngine(ctx, f, true, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
+	e, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, true, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	e.ask = headlessApprover{}
+	refused := &refusalLog{}
+	e.ask = headlessApprover{log: refused}
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
 	e.emit = func(ev event) {
@@ -143,7 +136,13 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 			}
 		}
 	}
-	out := e.runTurn(ctx, prompt)
+	// @path attaches as in the REPL (expand.go); a leading /word stays text.
+	exp := expansion{Text: prompt}
+	attachMentions(defaultExpandOptions(e.perm.root, e.ref.Meta.vision(), false), &exp, prompt)
+	for _, p := range exp.Read {
+		e.tb.stamp(p)
+	}
+	out := e.runTurn(ctx, exp.Text, exp.Images...)
 	if ids := e.stopJobs(); len(ids) > 0 {
 		fmt.Fprintln(stderr, "lembas: "+jobText("print_leftover", "n", len(ids), "ids", strings.Join(ids, ", ")))
 	}
@@ -172,132 +171,38 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	case out.StopReason == "max_turn_requests":
 		return exitError{code: exitFailure, msg: fmt.Sprintf("the turn stopped at its step limit (%d); raise --max-steps or continue with -c", e.maxSteps)}
 	}
+	if msg := refusedText(refused, e.perm.mode); msg != "" {
+		return exitError{code: exitNotDone, msg: msg}
+	}
 	return nil
 }
 
-// newSessionEngine sets up a session to work in — new, the newest of the
-// project (-c), or a given one (--session) — and an engine for it.
-func newSessionEngine(ctx context.Context, f *runFlags, headless bool, warn func(string)) (*engine, func(), error) {
-	warmSessionSpecs() // beside this path, what it needs further down (startup.go)
-	cfg, err := loadConfig()
-	if err != nil {
-		return nil, nil, err
+// refusedText is -p's closing word on stderr when calls were refused for
+// want of an approval — which tools, the mode, the --mode that would have
+// let them run — or "" when none was. The run then exits 5: not done.
+func refusedText(h *refusalLog, mode string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.tools) == 0 {
+		return ""
 	}
-	dir := f.cwd
-	if dir == "" {
-		dir = "."
-	}
-	root, err := projectRoot(dir)
-	if err != nil {
-		return nil, nil, usageError{fmt.Sprintf("--cwd %s: %v", dir, err)}
-	}
-	modeName := f.mode
-	if modeName == "" {
-		modeName = cfg.Mode
-	}
-	mode, err := normMode(modeName)
-	if err != nil {
-		if f.mode != "" {
-			return nil, nil, usageError{err.Error()}
-		}
-		return nil, nil, fmt.Errorf("config.yaml: %v", err)
-	}
-	var early *modelLookup // a new session's model does not depend on it: look it up while it is made
-	if !f.cont && f.sessionID == "" {
-		early = lookupModel(ctx, cfg, f.model, os.Getenv)
-	}
-	defer early.stop()
-	st := newStore(stateDir(), warn)
-	var sess *session
-	switch {
-	case f.sessionID != "":
-		sess, err = st.open(f.sessionID)
-	case f.cont:
-		var latest *session
-		if latest, err = st.latest(root); err == nil {
-			sess, err = st.open(latest.ID)
-		}
-	case headless:
-		sess, err = st.begin(root) // on disk at its first message (store.go)
-	default:
-		sess, err = st.create(root)
-	}
-	if err != nil {
-		st.close()
-		return nil, nil, err
-	}
-	if sess.Project != root && f.sessionID == "" {
-		st.close()
-		return nil, nil, fmt.Errorf("session %s belongs to %s", sess.ID, sess.Project)
-	}
-	if sess.Project != "" {
-		root = sess.Project
-	}
-	model := f.model
-	if model == "" && sess.Model != "" && (f.cont || f.sessionID != "") && os.Getenv("LEMBAS_MODEL") == "" {
-		model = sess.Model
-	}
-	offer := sessionOffer(sess, root, mode, headless, st) // needs no model: decided while the lookup runs
-	var ref *modelRef
-	if early != nil {
-		ref, err = early.wait()
-	} else {
-		ref, err = chooseModel(ctx, cfg, model, os.Getenv)
-	}
-	if err != nil {
-		st.close()
-		return nil, nil, err
-	}
-	tb, err := newToolboxFor(root, ref.Meta.vision(), offer)
-	if err != nil {
-		st.close()
-		return nil, nil, err
-	}
-	tb.sandbox = newSandbox(cfg.Sandbox, root) // every bash call runs in it (sandbox.go)
-	if n := tb.sandbox.notice(); n != "" && warn != nil {
-		warn(n) // once per session: no OS sandbox here
-	}
-	if sess.System == "" {
-		sess.System, err = systemPrompt(root, mode, tb.shell, sess.Plan)
-		if err != nil {
-			st.close()
-			return nil, nil, err
-		}
-		// Only the library tools offered are named (tools_offer.go).
-		sess.System = trimLibraryBlock(sess.System, tb)
-		sess.NoteMode = mode // the mode the system prompt tells
-	}
-	var extra map[string]any
-	if f.effort != "" {
-		if extra, err = levelFields(ref.String(), ref.Meta, f.effort); err != nil {
-			if len(sess.Messages) == 0 && !f.cont && f.sessionID == "" {
-				st.remove(sess.ID) // made for this run, which never starts
-			}
-			st.close()
-			return nil, nil, usageError{"--effort: " + err.Error()}
+	seen := map[string]bool{}
+	var names []string
+	for _, t := range h.tools {
+		if !seen[t] {
+			seen[t] = true
+			names = append(names, t)
 		}
 	}
-	sess.Model = ref.String()
-	sess.Mode = mode
-	// On disk before any front end names the session (session/new's
-	// answer): a kill -9 before its first turn must leave one that opens
-	// again on its model (the soak, soak_test.go).
-	if err := st.save(sess); err != nil {
-		st.close()
-		return nil, nil, err
+	calls := "1 call was"
+	if len(h.tools) > 1 {
+		calls = fmt.Sprintf("%d calls were", len(h.tools))
 	}
-	maxSteps := theSpec().Loop.Budgets["cli"].MaxSteps
-	if f.maxSteps > 0 {
-		maxSteps = f.maxSteps
+	c := theCLI()
+	key := "refused_headless"
+	wider := theSpec().Modes.Wider[mode]
+	if wider == "" || wider == mode {
+		key = "refused_headless_rule"
 	}
-	perm := newPermissions(mode, root, headless)
-	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
-	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
-	e := &engine{ref: ref, tb: tb, perm: perm, st: st, sess: sess, maxSteps: maxSteps,
-		hygiene: hygieneOn(os.Getenv), extra: extra}
-	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
-		return chooseModel(ctx, cfg, name, os.Getenv)
-	}
-	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn, tb.sandbox)
-	return e, func() { e.stopJobs(); tb.mcp.close(); tb.sandbox.close(); st.close() }, nil
+	return c.text(key, "calls", calls, "tools", strings.Join(names, ", "), "mode", mode, "wider", wider)
 }

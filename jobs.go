@@ -19,6 +19,9 @@ package main
 // Jobs die with lembas: stopAll on every exit path, and on Unix a watchdog
 // (jobs_unix.go) that kills a command's group when lembas's end of a pipe
 // closes — also on kill -9, when no code of ours runs.
+//
+// The session floor (4): bash hands it commands through tools_shell.go's
+// shellJobs; it calls the workers and the ground.
 
 import (
 	"context"
@@ -31,17 +34,6 @@ import (
 	"sync"
 	"time"
 )
-
-// jobsSpec is loop.json's jobs.
-type jobsSpec struct {
-	About           string            `json:"about"`
-	MaxPerSession   int               `json:"max_per_session"`
-	MaxRunning      int               `json:"max_running"`
-	OutputKeepBytes int               `json:"output_keep_bytes"`
-	StopGraceMS     int               `json:"stop_grace_ms"`
-	Marks           map[string]string `json:"marks"`
-	Texts           map[string]string `json:"texts"`
-}
 
 // jobsState is what an engine keeps of background work: the session's job
 // manager (shared by a whole tree of subagents), the marks of ended jobs
@@ -80,17 +72,6 @@ type job struct {
 	settled bool          // its end is fully told (marks queued)
 	quiet   bool          // its end is not marked: a foreground task's answer is its call's result
 	sub     *subagentRun  // a subagent job's run
-}
-
-// jobInfo is a job as events carry it (evJob): to front ends, stream-json
-// and ACP's tool updates.
-type jobInfo struct {
-	ID     string `json:"id"`
-	Kind   string `json:"kind"`
-	Title  string `json:"title"`
-	Status string `json:"status"`
-	Code   *int   `json:"code,omitempty"`
-	Agent  string `json:"agent,omitempty"` // a subagent job's agent
 }
 
 // info is the job as an event carries it.
@@ -507,16 +488,10 @@ func (e *engine) stopJobs() []string {
 	return ids
 }
 
-// jobsKey carries the engine in a call's context, so bash can make jobs.
-type jobsKey struct{}
-
-func withJobs(ctx context.Context, e *engine) context.Context {
-	return context.WithValue(ctx, jobsKey{}, e)
-}
-
-func jobsEngine(ctx context.Context) *engine {
-	e, _ := ctx.Value(jobsKey{}).(*engine)
-	return e
+// runBash is the engine's side of the bash tool (tools_shell.go): a
+// command that may become a job of the session.
+func (e *engine) runBash(tb *toolbox, ctx context.Context, t *toolSpec, line string, timeout int, background bool, live io.Writer, sb *sandboxRun) toolResult {
+	return bashWithJobs(e, tb, ctx, t, line, timeout, background, live, sb)
 }
 
 // shellProc is a command that may become a job: while the call waits it
@@ -671,9 +646,9 @@ func jobTool(e *engine, t *toolSpec, raw json.RawMessage) (*job, map[string]any,
 }
 
 func init() {
-	sessionTools["job_list"] = toolJobList
-	sessionTools["job_output"] = toolJobOutput
-	sessionTools["job_stop"] = toolJobStop
+	sessionTools["job_list"] = engineTool(toolJobList)
+	sessionTools["job_output"] = engineTool(toolJobOutput)
+	sessionTools["job_stop"] = engineTool(toolJobStop)
 }
 
 func toolJobList(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {

@@ -33,8 +33,8 @@ func benchEngine(b *testing.B, f *fakeModel, mode string) *engine {
 		b.Fatal(err)
 	}
 	sess.System, _ = systemPrompt(tb.root, mode, tb.shell, nil)
-	e := &engine{ref: testRef(f.url()), tb: tb, perm: newPermissions(mode, tb.root, true), st: st, sess: sess,
-		ask: headlessApprover{}, maxSteps: theSpec().Loop.Budgets["cli"].MaxSteps, emit: func(event) {}}
+	e := newEngine(testRef(f.url()), tb, newPermissions(mode, tb.root, true), st, sess, theSpec().Loop.Budgets["cli"].MaxSteps)
+	e.ask, e.emit = headlessApprover{}, func(event) {}
 	b.Cleanup(func() { e.stopJobs() })
 	return e
 }

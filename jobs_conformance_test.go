@@ -124,7 +124,7 @@ func runProgressCase(input json.RawMessage) (any, error) {
 		return map[string]string{"line": progressLine(p, now.Add(d))}, nil
 	}
 	var got []map[string]string
-	e := &engine{sess: &session{ID: "s"}}
+	e := newEngine(nil, nil, nil, nil, &session{ID: "s"}, 0)
 	e.emit = func(ev event) {
 		if ev.Type == evProgress {
 			got = append(got, map[string]string{"phase": ev.Progress.Phase, "text": ev.Progress.Text})

@@ -316,7 +316,7 @@ func TestJobsHelperProcess(t *testing.T) {
 	}
 	tb := newTestToolbox(t, nil)
 	tb.shell = "/bin/sh"
-	e := &engine{tb: tb, sess: &session{ID: "helper"}}
+	e := newEngine(nil, tb, nil, nil, &session{ID: "helper"}, 0)
 	res := bashWithJobs(e, tb, context.Background(), theSpec().Tools["bash"], treeCommand, 60, true, nil, nil)
 	if res.IsError {
 		fmt.Println("error", res.Text)

@@ -40,7 +40,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 )
 
 // journal is one JSON Lines file and its size as this process last left it.
@@ -71,24 +70,11 @@ type storeSpec struct {
 	Texts map[string]string `json:"texts"`
 }
 
-var (
-	storeSpecOnce sync.Once
-	storeSpecVal  *storeSpec
-	storeSpecErr  error
-)
-
 // theStoreSpec parses harness/store.json once, on first use, so a command
 // that never touches the store never parses it.
-func theStoreSpec() *storeSpec {
-	storeSpecOnce.Do(func() {
-		storeSpecVal = &storeSpec{}
-		storeSpecErr = decodeStrict(harnessFS, "harness/store.json", storeSpecVal)
-	})
-	if storeSpecErr != nil {
-		panic("harness: " + storeSpecErr.Error())
-	}
-	return storeSpecVal
-}
+func theStoreSpec() *storeSpec { return storeSpecFile.get() }
+
+var storeSpecFile = &harnessFile[storeSpec]{name: "harness/store.json"}
 
 // loadJournal reads path's records. See the file comment for the contract.
 // Only a caller that holds the file's lock may pass repair: another

@@ -18,6 +18,9 @@ package main
 // library_search.go: session_search. library_index.go: tokens, pieces, BM25,
 // embeddings and the index files. library_notes.go: notes, knowledge and the
 // `lembas memory|library` commands.
+//
+// A worker (floor 3): its tools run on tools_session.go's toolHost; it
+// calls the store, the config and the ground, never the engine.
 
 import (
 	"bufio"
@@ -117,26 +120,13 @@ type librarySpec struct {
 	} `json:"library"`
 }
 
-var (
-	libSpecOnce sync.Once
-	libSpecVal  *librarySpec
-	libSpecErr  error
-)
-
 // theLibrarySpec parses harness/library.json on first use. It is read here
 // rather than in loadSpec so a process that never touches the library does
 // not pay for it; a broken file is a build-time bug that TestLibrarySpec
 // catches, so at run time it panics like theSpec.
-func theLibrarySpec() *librarySpec {
-	libSpecOnce.Do(func() {
-		libSpecVal = &librarySpec{}
-		libSpecErr = decodeStrict(harnessFS, "harness/library.json", libSpecVal)
-	})
-	if libSpecErr != nil {
-		panic("harness: " + libSpecErr.Error())
-	}
-	return libSpecVal
-}
+func theLibrarySpec() *librarySpec { return librarySpecFile.get() }
+
+var librarySpecFile = &harnessFile[librarySpec]{name: "harness/library.json"}
 
 // folderTrusted says whether files of a folder may reach the prompt: not
 // when the person said the project, or that folder, is not to be trusted.
@@ -398,7 +388,7 @@ type libraryState struct {
 }
 
 // lib returns the engine's library state, made on first use.
-func (e *engine) library() *libraryState {
+func (e *toolHost) library() *libraryState {
 	e.libMu.Lock()
 	defer e.libMu.Unlock()
 	if e.lib == nil {
@@ -411,7 +401,7 @@ func (e *engine) library() *libraryState {
 // instruction file changed since the prompt was made. The first look takes
 // the snapshot: for a new session the files as they are (its prompt was
 // made a moment before), for a resumed one as its stored prompt shows them.
-func (e *engine) libraryNotes() []string {
+func (e *toolHost) libraryNotes() []string {
 	l := e.library()
 	l.mu.Lock()
 	defer l.mu.Unlock()

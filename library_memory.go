@@ -9,7 +9,7 @@ package main
 //
 // Where the records live is a memoryBackend: the local files here; through
 // an instance login with the memory scope the instance's records (the
-// device link's HTTP API) — that half is not built yet (see the README).
+// device link's HTTP API) — that half is not built yet (see docs/library.md).
 
 import (
 	"context"
@@ -281,7 +281,7 @@ func init() {
 
 // toolMemory applies one change or a batch. The engine has asked the
 // person per the mode (risk write).
-func toolMemory(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolMemory(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct {
 		memChange
 		Changes []memChange `json:"changes"`

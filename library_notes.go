@@ -123,7 +123,7 @@ func init() {
 	sessionTools["knowledge_get"] = toolKnowledgeGet
 }
 
-func toolNoteManage(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolNoteManage(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct{ Action, ID, Title, Content, Old, New, Scope string }
 	json.Unmarshal(raw, &a)
 	max := t.limit("max_bytes")
@@ -188,7 +188,7 @@ func toolNoteManage(e *engine, ctx context.Context, t *toolSpec, raw json.RawMes
 	return toolResult{Text: t.text(key, "id", n.ID, "title", n.Title)}
 }
 
-func toolNoteView(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolNoteView(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct{ ID string }
 	json.Unmarshal(raw, &a)
 	n, err := readNote(strings.TrimSpace(a.ID))
@@ -198,7 +198,7 @@ func toolNoteView(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessa
 	return toolResult{Text: t.text("head", "id", n.ID, "title", n.Title, "scope", n.Scope, "date", n.Updated.Format("2006-01-02")) + "\n" + n.Content}
 }
 
-func toolNotesSearch(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolNotesSearch(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct {
 		Query string
 		Limit int
@@ -235,7 +235,7 @@ func toolNotesSearch(e *engine, ctx context.Context, t *toolSpec, raw json.RawMe
 
 // indexNotice tells the front ends when a search had to index changed
 // documents first (the person added or edited some since the last look).
-func (e *engine) indexNotice(st updateStats, emb embedder) {
+func (e *toolHost) indexNotice(st updateStats, emb embedder) {
 	if st.Changed == 0 && st.Removed == 0 && len(st.Errors) == 0 {
 		return
 	}
@@ -361,7 +361,7 @@ func updateKnowledge(ctx context.Context, progress func(done, total, pieces int)
 	return ix, emb, st, nil
 }
 
-func toolKnowledgeSearch(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolKnowledgeSearch(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct {
 		Query string
 		Limit int
@@ -393,7 +393,7 @@ func toolKnowledgeSearch(e *engine, ctx context.Context, t *toolSpec, raw json.R
 	return toolResult{Text: strings.Join(lines, "\n")}
 }
 
-func toolKnowledgeGet(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolKnowledgeGet(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct{ ID string }
 	json.Unmarshal(raw, &a)
 	id, pieceStr, hasPiece := strings.Cut(strings.TrimSpace(a.ID), "#")

@@ -135,7 +135,7 @@ func searchSessions(st *store, project, exclude, query string) ([]sessionHit, er
 	return hits, nil
 }
 
-func toolSessionSearch(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolSessionSearch(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct {
 		Query, Session string
 		Limit, Offset  int
@@ -177,7 +177,7 @@ func clampLimit(n, def, max int) int {
 
 // readSession shows a found session's prompts and answers, a page at a
 // time, recall-style: numbered, each cut at message_chars.
-func readSession(e *engine, t *toolSpec, id string, offset, limit int) toolResult {
+func readSession(e *toolHost, t *toolSpec, id string, offset, limit int) toolResult {
 	if !validID(id) {
 		return errResult(t.text("unknown", "id", id))
 	}

@@ -235,9 +235,9 @@ func init() {
 	sessionTools["skill_manage"] = toolSkillManage
 }
 
-func (e *engine) trusted() bool { return folderTrusted(e.perm.root, e.perm.root) }
+func (e *toolHost) trusted() bool { return folderTrusted(e.perm.root, e.perm.root) }
 
-func toolSkillsList(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolSkillsList(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	all := discoverSkills(e.perm.root, e.trusted())
 	if len(all) == 0 {
 		return toolResult{Text: t.text("none")}
@@ -263,7 +263,7 @@ func skillFiles(sk skill) []string {
 	return out
 }
 
-func toolSkillView(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolSkillView(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct{ Name, File string }
 	json.Unmarshal(raw, &a)
 	sk, ok := findSkill(e.perm.root, e.trusted(), strings.TrimSpace(a.Name))
@@ -317,7 +317,7 @@ func renderSkill(name, desc, body string) string {
 // toolSkillManage creates, edits and deletes skills. The engine has asked
 // the person per the mode (risk write); a project skill is never written
 // into a project the person said not to trust.
-func toolSkillManage(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolSkillManage(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct {
 		Action, Name, Description, Body, Old, New, Place, File, Content string
 	}

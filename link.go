@@ -14,6 +14,9 @@ package main
 // Timers run only while linked (ping, dead-link check, the limits watch)
 // or while waiting to dial again; an idle device with no link wakes for
 // nothing else.
+//
+// A front end (floor 5): it calls the session (session.go), the workers and
+// the ground's JSON-RPC; nothing below calls it.
 
 import (
 	"context"
@@ -91,24 +94,11 @@ type linkSpec struct {
 	Errors        map[string]string `json:"errors"`
 }
 
-var (
-	linkSpecOnce sync.Once
-	linkSpecVal  *linkSpec
-	linkSpecErr  error
-)
-
 // theLinkSpec parses harness/link.json once; a broken file is a build-time
 // bug that TestLinkSpec catches.
-func theLinkSpec() *linkSpec {
-	linkSpecOnce.Do(func() {
-		linkSpecVal = &linkSpec{}
-		linkSpecErr = decodeStrict(harnessFS, "harness/link.json", linkSpecVal)
-	})
-	if linkSpecErr != nil {
-		panic("harness: " + linkSpecErr.Error())
-	}
-	return linkSpecVal
-}
+func theLinkSpec() *linkSpec { return linkSpecFile.get() }
+
+var linkSpecFile = &harnessFile[linkSpec]{name: "harness/link.json"}
 
 func linkText(key string, kv ...any) string { return loopText(theLinkSpec().Texts, key, kv...) }
 

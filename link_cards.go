@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -43,50 +42,9 @@ type cardsSpec struct {
 	Errors map[string]string `json:"errors"`
 }
 
-var (
-	cardsSpecOnce sync.Once
-	cardsSpecVal  *cardsSpec
-	cardsSpecErr  error
-)
+func theCardsSpec() *cardsSpec { return cardsSpecFile.get() }
 
-func theCardsSpec() *cardsSpec {
-	cardsSpecOnce.Do(func() {
-		cardsSpecVal = &cardsSpec{}
-		cardsSpecErr = decodeStrict(harnessFS, "harness/cards.json", cardsSpecVal)
-	})
-	if cardsSpecErr != nil {
-		panic("harness: " + cardsSpecErr.Error())
-	}
-	return cardsSpecVal
-}
-
-// callIDKey carries the model's call id to an engine-run tool, so a card
-// is keyed by the call it answers (acp.md: cards are keyed by toolCallId).
-type callIDKey struct{}
-
-func withCallID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, callIDKey{}, id)
-}
-
-func callIDOf(ctx context.Context) string {
-	id, _ := ctx.Value(callIDKey{}).(string)
-	return id
-}
-
-// cardsGate is a front end that can lose its person for a while: the link,
-// whose client may be a plain ACP one, or one that answered a card with
-// method-not-found.
-type cardsGate interface{ cardsOff() bool }
-
-// nobodyToAsk says whether ask_user or plan_submit has nobody to answer:
-// no front end (-p), or a link whose client takes no cards now.
-func nobodyToAsk(a any) bool {
-	if a == nil {
-		return true
-	}
-	g, ok := a.(cardsGate)
-	return ok && g.cardsOff()
-}
+var cardsSpecFile = &harnessFile[cardsSpec]{name: "harness/cards.json"}
 
 // linkCardState is a link's memory of its client's cards: off after the
 // client answered one with method-not-found, until the next initialize.
@@ -293,14 +251,6 @@ func cardID(ctx context.Context) string {
 	return "card_" + newTurnID()[5:]
 }
 
-// cutRunes cuts s to at most n characters.
-func cutRunes(s string, n int) string {
-	if n <= 0 || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
-}
-
 // hookCards makes a link session's engine ask its questions and plans of
 // the web UI, offers it the show tool, and wakes it for a job that ends.
 func (ls *linkSession) hookCards() {
@@ -410,9 +360,6 @@ func (ls *linkSession) toolShow(tb *toolbox, ctx context.Context, raw json.RawMe
 	}
 	return toolResult{Text: t.text("shown", "path", a.Path)}
 }
-
-// displayMet is the show tool's requirement: a viewer is attached now.
-func (tb *toolbox) displayMet() bool { return tb.display != nil && tb.display() }
 
 // ---- progress the link sees ----
 

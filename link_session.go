@@ -381,7 +381,7 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 		}
 		mode = lim.lowerMode(m)
 	}
-	f := &runFlags{cwd: dir, mode: mode, model: svc.login.Name + "/" + p.Meta.LembasModel, effort: p.Meta.Effort, linkOpened: true}
+	f := &sessionOpts{cwd: dir, mode: mode, model: svc.login.Name + "/" + p.Meta.LembasModel, effort: p.Meta.Effort, linkOpened: true}
 	e, cleanup, err := newSessionEngine(svc.agent.ctx, f, false, svc.log)
 	if err != nil {
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
@@ -562,7 +562,7 @@ func (svc *linkService) session(id string, lim remoteLimits) (*linkSession, *rpc
 	if !strings.HasPrefix(model, svc.login.Name+"/") {
 		return nil, linkErr("model", "model", model, "served", "")
 	}
-	e, cleanup, err := newSessionEngine(svc.agent.ctx, &runFlags{cwd: sess.Project, sessionID: id, mode: lim.lowerMode(sess.Mode), linkOpened: true}, false, svc.log)
+	e, cleanup, err := newSessionEngine(svc.agent.ctx, &sessionOpts{cwd: sess.Project, sessionID: id, mode: lim.lowerMode(sess.Mode), linkOpened: true}, false, svc.log)
 	if err != nil {
 		return nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}

@@ -10,6 +10,9 @@ package main
 // models under their served ids. Also here:
 // logins, logout, trust and untrust (the REPL's trust, for a headless
 // machine).
+//
+// A front end (floor 5): the logins it keeps are config_logins.go's (floor
+// 2), which the model client and MCP read.
 
 import (
 	"bufio"

@@ -18,6 +18,9 @@ package main
 // Neighbours: tools.go (the toolbox takes extra tools), permission.go (one
 // hook for the mode, one for rules), headless.go (starts and closes the set),
 // acp_agent.go (session/new mcpServers).
+//
+// A worker (floor 3): it calls the ground's JSON-RPC (jsonrpc.go) and asks
+// the person only through ask.go's seam.
 
 import (
 	"bytes"
@@ -59,25 +62,11 @@ type mcpSpec struct {
 	} `json:"search_tool"`
 }
 
-var (
-	mcpSpecOnce sync.Once
-	mcpSpecVal  *mcpSpec
-	mcpSpecErr  error
-)
-
 // theMCP reads harness/mcp.json once, strictly; a broken file is a harness
 // bug that TestMCPHarness catches, so here it panics.
-func theMCP() *mcpSpec {
-	mcpSpecOnce.Do(func() {
-		var s mcpSpec
-		mcpSpecErr = decodeStrict(harnessFS, "harness/mcp.json", &s)
-		mcpSpecVal = &s
-	})
-	if mcpSpecErr != nil {
-		panic("harness: " + mcpSpecErr.Error())
-	}
-	return mcpSpecVal
-}
+func theMCP() *mcpSpec { return mcpSpecFile.get() }
+
+var mcpSpecFile = &harnessFile[mcpSpec]{name: "harness/mcp.json"}
 
 // num is one of mcp.json's limits; a missing one panics (TestMCPHarness).
 func (s *mcpSpec) num(name string) float64 {

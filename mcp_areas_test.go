@@ -97,10 +97,10 @@ func FuzzMCPMessage(f *testing.F) {
 	f.Add([]byte(`{"mcpServers":{"a b":{"command":"x","args":["-y"],"env":{"K":"${V:-d}"}},"h":{"type":"http","url":"http://h/mcp","headers":{"A":"B"}}}}`))
 	lim := rpcLimits{MaxMessageBytes: 1 << 20, MaxDepth: 64}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ev := newMCPSSE(strings.NewReader(string(data)))
+		ev := newSSEReader(strings.NewReader(string(data)))
 		total := 0
 		for i := 0; i < len(data)+2; i++ {
-			e, err := ev.next()
+			e, err := ev.event()
 			if err != nil {
 				break
 			}

@@ -42,7 +42,7 @@ func BenchmarkMCPFirstRequest(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		fm.push(textReply("hi"))
 		start := time.Now()
-		e, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: "auto", cwd: proj}, true, nil)
+		e, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: "auto", cwd: proj}, true, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -28,7 +28,7 @@ import (
 
 // mcpConformanceScenarios are every client scenario of the suite
 // (conformance list, version 0.1.16), with what lembas is expected to do:
-// pass, or fail for the reason given (the README's MCP section says the same).
+// pass, or fail for the reason given (docs/mcp.md says the same).
 var mcpConformanceScenarios = []struct{ name, expect string }{
 	{"initialize", "pass"},
 	{"tools_call", "pass"},

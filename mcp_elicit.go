@@ -24,7 +24,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -40,25 +39,11 @@ type mcpAuthSpec struct {
 	Wrapper      map[string]string  `json:"wrapper"`
 }
 
-var (
-	mcpAuthOnce sync.Once
-	mcpAuthVal  *mcpAuthSpec
-	mcpAuthErr  error
-)
-
 // theMCPAuth reads harness/mcp_auth.json once, strictly; TestMCPAuthHarness
 // catches a broken file, so here it panics.
-func theMCPAuth() *mcpAuthSpec {
-	mcpAuthOnce.Do(func() {
-		var s mcpAuthSpec
-		mcpAuthErr = decodeStrict(harnessFS, "harness/mcp_auth.json", &s)
-		mcpAuthVal = &s
-	})
-	if mcpAuthErr != nil {
-		panic("harness: " + mcpAuthErr.Error())
-	}
-	return mcpAuthVal
-}
+func theMCPAuth() *mcpAuthSpec { return mcpAuthFile.get() }
+
+var mcpAuthFile = &harnessFile[mcpAuthSpec]{name: "harness/mcp_auth.json"}
 
 func (s *mcpAuthSpec) num(name string) float64 {
 	v, ok := s.Limits[name]

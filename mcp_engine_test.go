@@ -30,7 +30,7 @@ func writeMCPConfig(t *testing.T, mode, log string, extra ...string) {
 func mcpEngine(t *testing.T, fm *fakeModel, mode string, headless bool) *engine {
 	t.Helper()
 	proj := copyProject(t, "basic")
-	e, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: mode, cwd: proj}, headless, nil)
+	e, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: mode, cwd: proj}, headless, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestMCPReplCommand(t *testing.T) {
 	e.tb.mcp.wait(context.Background())
 	cfg, _ := loadConfig()
 	out := newSyncBuffer()
-	r := newRepl(context.Background(), e, &runFlags{mode: "auto"}, cfg, replIO{in: strings.NewReader(""), out: out, width: 100})
+	r := newRepl(context.Background(), e, &runFlags{sessionOpts: sessionOpts{mode: "auto"}}, cfg, replIO{in: strings.NewReader(""), out: out, width: 100})
 	r.terminalCommand("mcp", "")
 	if got := out.String(); !strings.Contains(got, "fake (config, stdio): "+strconv.Itoa(len(fakeMCPTools))+" tools") || !strings.Contains(got, "mcp__fake__structured") {
 		t.Errorf("/mcp printed:\n%s", got)

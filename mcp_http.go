@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -259,26 +258,17 @@ func (h *mcpHTTP) pushBody(body []byte) {
 // than the delay plus the time the request takes.
 func (h *mcpHTTP) readStream(body io.ReadCloser, id json.RawMessage, isRequest bool) {
 	sp := h.spec
-	retry := sp.ms("resume_default_retry_ms")
-	lastID := ""
+	res := h.newResume()
 	answered := !isRequest
 	want := idKey(id)
 	for attempt := 0; ; attempt++ {
-		ev := newMCPSSE(body)
+		ev := newSSEReader(body)
 		for {
-			e, err := ev.next()
+			e, err := ev.event()
 			if err != nil {
 				break
 			}
-			if e.id != "" {
-				lastID = e.id
-			}
-			if e.retry >= 0 {
-				retry = time.Duration(e.retry) * time.Millisecond
-				if max := sp.ms("resume_max_retry_ms"); retry > max {
-					retry = max
-				}
-			}
+			res.note(e)
 			if len(bytes.TrimSpace(e.data)) == 0 {
 				continue // a priming event: an id to resume from, no message
 			}
@@ -297,15 +287,13 @@ func (h *mcpHTTP) readStream(body io.ReadCloser, id json.RawMessage, isRequest b
 		if answered || h.ctx.Err() != nil {
 			return
 		}
-		if lastID == "" || attempt >= int(sp.num("resume_attempts")) {
+		if res.lastID == "" || attempt >= int(sp.num("resume_attempts")) {
 			m, _ := json.Marshal(rpcMessage{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: rpcInternalError,
 				Message: "the server's event stream ended before the answer and cannot be resumed"}})
 			h.push(m)
 			return
 		}
-		select {
-		case <-time.After(retry):
-		case <-h.ctx.Done():
+		if !res.wait(h.ctx) {
 			return
 		}
 		req, err := h.newRequest(http.MethodGet, nil)
@@ -314,7 +302,7 @@ func (h *mcpHTTP) readStream(body io.ReadCloser, id json.RawMessage, isRequest b
 		}
 		req.Header.Del("Content-Type")
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Last-Event-ID", lastID)
+		req.Header.Set("Last-Event-ID", res.lastID)
 		resp, err := h.client.Do(req)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			if resp != nil {
@@ -350,73 +338,35 @@ func (h *mcpHTTP) close() {
 	})
 }
 
-// mcpEvent is one server-sent event: its data, id and retry (-1: none).
-type mcpEvent struct {
-	data  []byte
-	id    string
-	retry int
+// sseResume is what a stream that ended needs to be opened again: the
+// last event id seen, and the server's retry delay (bounded by mcp.json).
+type sseResume struct {
+	lastID string
+	retry  time.Duration
+	max    time.Duration
 }
 
-// mcpSSE reads events with the fields MCP uses; sse.go's reader keeps only
-// data (all a model stream needs), so this one shares its line reader.
-type mcpSSE struct{ r *sseReader }
+func (h *mcpHTTP) newResume() *sseResume {
+	return &sseResume{retry: h.spec.ms("resume_default_retry_ms"), max: h.spec.ms("resume_max_retry_ms")}
+}
 
-func newMCPSSE(r io.Reader) *mcpSSE { return &mcpSSE{r: newSSEReader(r)} }
+// note takes an event's id and retry.
+func (r *sseResume) note(e sseEvent) {
+	if e.id != "" {
+		r.lastID = e.id
+	}
+	if e.retry >= 0 {
+		r.retry = min(time.Duration(e.retry)*time.Millisecond, r.max)
+	}
+}
 
-// next returns the next event; an event cut off by the end of the stream
-// is still returned. Lines are bounded by sse.go's maxSSELine.
-func (s *mcpSSE) next() (mcpEvent, error) {
-	e := mcpEvent{retry: -1}
-	have := false
-	lines := 0
-	var data bytes.Buffer
-	for {
-		line, err := s.r.readLine()
-		if err != nil {
-			if have {
-				e.data = data.Bytes()
-				return e, nil
-			}
-			return e, err
-		}
-		if len(line) == 0 {
-			if have {
-				e.data = data.Bytes()
-				return e, nil
-			}
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(field) {
-		case "data":
-			if lines > 0 {
-				data.WriteByte('\n')
-			}
-			data.Write(value)
-			lines++
-			have = true
-		case "id":
-			if !bytes.ContainsRune(value, 0) {
-				e.id = string(value)
-				have = true
-			}
-		case "retry":
-			if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 {
-				e.retry = n
-				have = true
-			}
-		case "event":
-			have = true
-		}
+// wait sleeps the retry delay; false when ctx ended first.
+func (r *sseResume) wait(ctx context.Context) bool {
+	select {
+	case <-time.After(r.retry):
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -438,15 +388,15 @@ func (h *mcpHTTP) listen() {
 	go func() {
 		defer h.wg.Done()
 		sp := h.spec
-		retry, lastID, fails := sp.ms("resume_default_retry_ms"), "", 0
+		res, fails := h.newResume(), 0
 		for h.ctx.Err() == nil && fails < int(sp.num("resume_attempts")) {
 			req, err := h.newRequest(http.MethodGet, nil)
 			if err != nil {
 				return
 			}
 			req.Header.Set("Accept", "text/event-stream")
-			if lastID != "" {
-				req.Header.Set("Last-Event-ID", lastID)
+			if res.lastID != "" {
+				req.Header.Set("Last-Event-ID", res.lastID)
 			}
 			resp, err := h.client.Do(req)
 			if err != nil {
@@ -458,18 +408,13 @@ func (h *mcpHTTP) listen() {
 				}
 				fails++
 			} else {
-				ev := newMCPSSE(resp.Body)
+				ev := newSSEReader(resp.Body)
 				for {
-					e, err := ev.next()
+					e, err := ev.event()
 					if err != nil {
 						break
 					}
-					if e.id != "" {
-						lastID = e.id
-					}
-					if e.retry >= 0 {
-						retry = min(time.Duration(e.retry)*time.Millisecond, sp.ms("resume_max_retry_ms"))
-					}
+					res.note(e)
 					if len(bytes.TrimSpace(e.data)) > 0 {
 						fails = 0
 						h.push(append([]byte(nil), e.data...))
@@ -478,9 +423,7 @@ func (h *mcpHTTP) listen() {
 				resp.Body.Close()
 				fails++
 			}
-			select {
-			case <-time.After(retry):
-			case <-h.ctx.Done():
+			if !res.wait(h.ctx) {
 				return
 			}
 		}

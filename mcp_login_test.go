@@ -76,7 +76,7 @@ func TestMCPLibraryLogin(t *testing.T) {
 	// A session the link's client opened: the call carries the bearer (the
 	// fake refuses any other) and the session's id as the scope.
 	fm := e.fi.model
-	eng, cleanup, err := newSessionEngine(context.Background(), &runFlags{cwd: e.proj, mode: "auto", model: "lab/acme/chat-1", linkOpened: true}, true, nil)
+	eng, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{cwd: e.proj, mode: "auto", model: "lab/acme/chat-1", linkOpened: true}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestMCPLibraryLogin(t *testing.T) {
 		t.Errorf("the call's result: %v, want %s", res, want)
 	}
 	// A session opened here, not by the link's client: no scope.
-	eng2, cleanup2, err := newSessionEngine(context.Background(), &runFlags{cwd: e.proj, mode: "auto", model: "lab/acme/chat-1"}, true, nil)
+	eng2, cleanup2, err := newSessionEngine(context.Background(), &sessionOpts{cwd: e.proj, mode: "auto", model: "lab/acme/chat-1"}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,70 +179,6 @@ func mcpDefsBytes(specs []*toolSpec) int {
 	return len(defs)
 }
 
-// awaitMCP is the engine's hook at the start of a turn: the first time, it
-// waits for the servers and adds their tools to the toolbox (or the search
-// tool when they would not fit the budget); every time, it turns a changed
-// tool list into a session note.
-func (e *engine) awaitMCP(ctx context.Context) {
-	m := e.tb.mcp
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	fixed := m.fixed
-	m.mu.Unlock()
-	sp := theMCP()
-	if !fixed {
-		for _, s := range m.servers {
-			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
-			s.mu.Lock()
-			s.person = func() asker { return e.asker }                           // elicitation (mcp_elicit.go)
-			s.notice = func(t string) { e.send(event{Type: evNotice, Text: t}) } // logins, elicitation notices
-			s.mu.Unlock()
-		}
-		m.wait(ctx)
-		if ctx.Err() != nil {
-			return // cancelled while waiting: the next turn waits again, the list not yet fixed
-		}
-		for _, n := range m.fix() {
-			e.send(event{Type: evNotice, Text: n})
-		}
-		var specs []*toolSpec
-		impls := map[string]toolFunc{}
-		for _, t := range m.tools {
-			ts := m.toolSpecOf(t)
-			specs = append(specs, ts)
-			impls[ts.Name] = m.impl(t)
-		}
-		if len(specs) > 0 {
-			window := e.ref.Meta.Context
-			if window <= 0 {
-				window = theSpec().Models.Defaults.Context
-			}
-			budget := sp.num("schema_share") * float64(window) * sp.num("chars_per_token")
-			if float64(mcpDefsBytes(specs)) > budget {
-				m.mu.Lock()
-				m.search = true
-				m.mu.Unlock()
-				specs, impls = []*toolSpec{m.searchSpec()}, nil
-			}
-			if err := e.tb.addExtraTools(specs, impls); err != nil {
-				e.send(event{Type: evNotice, Text: err.Error()})
-			}
-		}
-	}
-	for _, s := range m.servers {
-		s.mu.Lock()
-		tell := s.changed && !s.noted
-		s.noted = s.noted || tell
-		s.mu.Unlock()
-		if tell {
-			e.sess.Notes = append(e.sess.Notes, sp.text("list_changed_note", "server", s.cfg.Name))
-			e.send(event{Type: evNotice, Text: sp.text("list_changed_notice", "server", s.cfg.Name)})
-		}
-	}
-}
-
 // searchSpec is the one tool offered in place of many.
 func (m *mcpSet) searchSpec() *toolSpec {
 	sp := theMCP()
@@ -267,7 +203,7 @@ func init() {
 
 // toolMCPSearch searches the session's MCP tools, or calls one: the call is
 // judged by the permissions as if the model had called the tool itself.
-func toolMCPSearch(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolMCPSearch(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	sp := theMCP()
 	m := e.tb.mcp
 	var a struct {

@@ -7,6 +7,9 @@ package main
 // local servers found on their usual loopback ports. The client streams
 // chat completions over SSE and folds each server's quirks
 // (harness/quirks.json) into one shape: text, reasoning, tool calls, usage.
+//
+// A worker (floor 3): it calls the store's records, the config (and its
+// logins) and the ground.
 
 import (
 	"context"
@@ -375,16 +378,6 @@ func cmdModels(args []string, stdout, stderr io.Writer) error {
 }
 
 // ---- the streaming client ----
-
-// toolCall is a call as the OpenAI wire format carries it.
-type toolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
 
 // chatRequest is what one request sends; Messages are already in wire form.
 // The messages come last, so a request's body starts with the previous

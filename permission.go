@@ -14,6 +14,9 @@ package main
 // is allowed by rules only when every part is. The decision names the rule
 // or table entry that decided, for approval cards and `permissions check`.
 // Asking goes through one approver interface (permission_approve.go).
+//
+// A worker (floor 3): it calls the shell words (shellwords*.go, the floor's
+// reading of a line), containment (contain.go), the config and the ground.
 
 import (
 	"bytes"

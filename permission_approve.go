@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -49,11 +50,23 @@ type approver interface {
 	approve(ctx context.Context, req approvalRequest) approvalAnswer
 }
 
-// headlessApprover answers for lembas -p: nobody is there.
-type headlessApprover struct{}
+// headlessApprover answers for lembas -p: nobody is there. With a log it
+// also keeps the tools it refused, so the run can end saying so.
+type headlessApprover struct{ log *refusalLog }
 
-func (headlessApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
+func (h headlessApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
+	if h.log != nil {
+		h.log.mu.Lock()
+		h.log.tools = append(h.log.tools, req.Tool)
+		h.log.mu.Unlock()
+	}
 	return approvalAnswer{Choice: "deny", Why: "headless"}
+}
+
+// refusalLog is the tools a headlessApprover refused, in order.
+type refusalLog struct {
+	mu    sync.Mutex
+	tools []string
 }
 
 // approvalTimeout is how long a request waits for its answer.

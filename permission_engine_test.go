@@ -36,7 +36,7 @@ func TestEngineFloorInAuto(t *testing.T) {
 		callsReply(fakeCall{"bash", map[string]any{"command": "rm -rf ~"}}),
 		textReply("I will not do that."),
 	)
-	e, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: "auto", cwd: proj}, true, nil)
+	e, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: "auto", cwd: proj}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestEngineApprovals(t *testing.T) {
 		{Choice: "project"},
 		{Choice: "deny", Feedback: "not now"},
 	}}
-	e, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: "manual", cwd: proj}, false, nil)
+	e, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: "manual", cwd: proj}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

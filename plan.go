@@ -7,6 +7,9 @@ package main
 // change by the person reaches it as a session note; the system prompt has
 // it only as it was when the prompt was made. plan_submit, in plan mode,
 // puts it to the person for approval.
+//
+// The session floor (4): its record is plan_record.go (the ground), so the
+// store and the events carry it without reaching up.
 
 import (
 	"context"
@@ -14,28 +17,6 @@ import (
 	"fmt"
 	"strings"
 )
-
-type plan struct {
-	Title      string      `json:"title,omitempty"`
-	Summary    string      `json:"summary,omitempty"`
-	Findings   []string    `json:"findings,omitempty"`
-	Objectives []string    `json:"objectives,omitempty"`
-	Phases     []planPhase `json:"phases"`
-	NextPhase  int         `json:"next_phase"`
-	NextTask   int         `json:"next_task"`
-}
-
-type planPhase struct {
-	ID    string     `json:"id"`
-	Title string     `json:"title"`
-	Tasks []planTask `json:"tasks"`
-}
-
-type planTask struct {
-	ID     string `json:"id"`
-	Text   string `json:"text"`
-	Status string `json:"status"` // todo, doing, done, dropped
-}
 
 var planStatuses = map[string]string{"todo": "[ ]", "doing": "[~]", "done": "[x]", "dropped": "[-]"}
 
@@ -62,9 +43,9 @@ type planReviewer interface {
 }
 
 func init() {
-	sessionTools["plan_write"] = toolPlanWrite
-	sessionTools["plan_update"] = toolPlanUpdate
-	sessionTools["plan_submit"] = toolPlanSubmit
+	sessionTools["plan_write"] = engineTool(toolPlanWrite)
+	sessionTools["plan_update"] = engineTool(toolPlanUpdate)
+	sessionTools["plan_submit"] = engineTool(toolPlanSubmit)
 	for _, a := range []string{"todo", "todo_write", "TodoWrite"} {
 		argConverters[a] = convertTodo
 	}

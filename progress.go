@@ -22,22 +22,6 @@ import (
 	"time"
 )
 
-// progressSpec is loop.json's progress.
-type progressSpec struct {
-	About        string            `json:"about"`
-	Line         string            `json:"line"`
-	LoadingMatch []string          `json:"loading_match"`
-	Phases       map[string]string `json:"phases"`
-}
-
-// phase is one progress event's body.
-type phase struct {
-	Phase string         `json:"phase"`
-	Since time.Time      `json:"since"`
-	Data  map[string]any `json:"data,omitempty"`
-	Text  string         `json:"text"`
-}
-
 // progressState is an engine's current phase (guarded by jobsState.mu).
 type progressState struct {
 	cur     string

@@ -19,6 +19,9 @@ package main
 // turn (twice within a second, or at an empty prompt, quits); Ctrl-D at an
 // empty prompt quits; a line typed while a turn runs is given to the model
 // at its next step.
+//
+// A front end (floor 5): it calls the session (session.go, the engine) and
+// implements ask.go's seam for the terminal.
 
 import (
 	"bufio"
@@ -648,7 +651,7 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e, cleanup, err := newSessionEngine(ctx, f, false, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
+	e, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, false, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
 	if err != nil {
 		return err
 	}

@@ -39,8 +39,8 @@ func benchRepl(b *testing.B, tty bool, in io.Reader, out io.Writer) (*repl, *fak
 	setTrust(proj, true)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	f := &runFlags{mode: "manual", cwd: proj}
-	e, cleanup, err := newSessionEngine(ctx, f, false, nil)
+	f := &runFlags{sessionOpts: sessionOpts{mode: "manual", cwd: proj}}
+	e, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, false, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

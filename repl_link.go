@@ -37,24 +37,11 @@ type replLinkSpec struct {
 	Texts                   map[string]string `json:"texts"`
 }
 
-var (
-	replLinkOnce sync.Once
-	replLinkVal  *replLinkSpec
-	replLinkErr  error
-)
-
 // theReplLinkSpec parses harness/repl_link.json once; a broken file is a
 // build-time bug TestReplLinkSpec catches.
-func theReplLinkSpec() *replLinkSpec {
-	replLinkOnce.Do(func() {
-		replLinkVal = &replLinkSpec{}
-		replLinkErr = decodeStrict(harnessFS, "harness/repl_link.json", replLinkVal)
-	})
-	if replLinkErr != nil {
-		panic("harness: " + replLinkErr.Error())
-	}
-	return replLinkVal
-}
+func theReplLinkSpec() *replLinkSpec { return replLinkSpecFile.get() }
+
+var replLinkSpecFile = &harnessFile[replLinkSpec]{name: "harness/repl_link.json"}
 
 func replLinkText(key string, kv ...any) string {
 	return loopText(theReplLinkSpec().Texts, key, kv...)

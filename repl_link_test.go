@@ -139,8 +139,8 @@ func startLinkedRepl(t *testing.T, e *linkEnv) *replHarness {
 	t.Setenv("NO_COLOR", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &runFlags{mode: "edit", cwd: e.proj}
-	eng, cleanup, err := newSessionEngine(ctx, f, false, nil)
+	f := &runFlags{sessionOpts: sessionOpts{mode: "edit", cwd: e.proj}}
+	eng, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,8 +81,8 @@ func startRepl(t *testing.T, fm *fakeModel, mode string, tty bool, trusted *bool
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &runFlags{mode: mode, cwd: proj}
-	e, cleanup, err := newSessionEngine(ctx, f, false, nil)
+	f := &runFlags{sessionOpts: sessionOpts{mode: mode, cwd: proj}}
+	e, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,9 @@ package main
 // The per-OS files give sandboxProbeOS, sandboxCommand and (on Linux) the
 // helper behind the hidden subcommand sandboxHelperArg. Texts and the
 // default lists are harness/sandbox.json.
+//
+// A worker (floor 3): config.yaml's sandbox section is config_sandbox.go
+// (floor 2); it calls the ground.
 
 import (
 	"context"
@@ -68,23 +71,11 @@ type sandboxSpec struct {
 	Check         map[string]string `json:"check"`
 }
 
-var (
-	sandboxSpecOnce sync.Once
-	sandboxSpecVal  *sandboxSpec
-)
-
 // theSandboxSpec reads harness/sandbox.json once. It is loaded here rather
 // than in loadSpec so that only a process that runs a command pays for it.
-func theSandboxSpec() *sandboxSpec {
-	sandboxSpecOnce.Do(func() {
-		s := &sandboxSpec{}
-		if err := decodeStrict(harnessFS, "harness/sandbox.json", s); err != nil {
-			panic("harness: " + err.Error())
-		}
-		sandboxSpecVal = s
-	})
-	return sandboxSpecVal
-}
+func theSandboxSpec() *sandboxSpec { return sandboxSpecFile.get() }
+
+var sandboxSpecFile = &harnessFile[sandboxSpec]{name: "harness/sandbox.json"}
 
 // sandboxText fills one of sandbox.json's texts.
 func sandboxText(key string, kv ...any) string {

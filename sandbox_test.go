@@ -318,7 +318,7 @@ func TestSandboxUnsandboxed(t *testing.T) {
 		textReply("done"),
 	)
 	ap := &scriptedApprover{answers: []approvalAnswer{{Choice: "once"}, {Choice: "session"}}}
-	e, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: "auto", cwd: proj}, false, nil)
+	e, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: "auto", cwd: proj}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestSandboxUnsandboxed(t *testing.T) {
 	// -p: nobody to ask, so it is refused even in auto mode.
 	os.Remove(target)
 	f.push(callsReply(fakeCall{"bash", map[string]any{"command": line, "unsandboxed": "please"}}), textReply("ok"))
-	e2, cleanup2, err := newSessionEngine(context.Background(), &runFlags{mode: "auto", cwd: proj}, true, nil)
+	e2, cleanup2, err := newSessionEngine(context.Background(), &sessionOpts{mode: "auto", cwd: proj}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestSandboxNoneSessionNotice(t *testing.T) {
 	f := newFakeModel(t)
 	proj := sessionEnv(t, f)
 	var said []string
-	_, cleanup, err := newSessionEngine(context.Background(), &runFlags{mode: "auto", cwd: proj}, true, func(s string) { said = append(said, s) })
+	_, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: "auto", cwd: proj}, true, func(s string) { said = append(said, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +563,7 @@ func TestSandboxJobs(t *testing.T) {
 			if how == "thread" {
 				tb.sandbox.nsOnce.Do(func() {})
 			}
-			e := &engine{tb: tb, sess: &session{ID: "sandbox-jobs"}}
+			e := newEngine(nil, tb, nil, nil, &session{ID: "sandbox-jobs"}, 0)
 			t.Cleanup(func() { e.jobs().stopAll() })
 			outside := filepath.Join(sib, "job.txt")
 			cmd := "sleep 0.3; echo in > job-in.txt; echo out > " + outside + "; echo finished"

@@ -420,7 +420,7 @@ func findProcess(name string) int {
 // TestWorldJobs: a background job runs in the world and is stopped by it.
 func TestWorldJobs(t *testing.T) {
 	tb, _, proj, home := worldFixture(t, sandboxConfig{})
-	e := &engine{tb: tb, sess: &session{ID: "world-jobs"}}
+	e := newEngine(nil, tb, nil, nil, &session{ID: "world-jobs"}, 0)
 	t.Cleanup(func() { e.jobs().stopAll() })
 	raw, _ := json.Marshal(map[string]any{"command": "cat ~/.ssh/id_ed25519; echo job > job.txt; echo finished; sleep 600", "background": true})
 	ctx := withJobs(withSandboxCall(context.Background(), "auto", false), e)

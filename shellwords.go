@@ -9,6 +9,9 @@ package main
 // simple command the line runs, those inside $(..), `..`, <(..) and sh -c
 // bodies included. What it cannot read for sure it refuses with an error:
 // a wrong "safe" reading is worse than a question.
+//
+// A worker (floor 3), with the permissions it serves: the wrappers it
+// unwraps and the parameters it expands are hardline.json's.
 
 import (
 	"errors"

@@ -111,15 +111,6 @@ func loadPlainSpec() (*plainSpec, error) {
 	return &h.Plain, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // commandName is the name a command word runs under: an absolute path's
 // folder is dropped (/bin/rm is rm); a relative one (./rm) is kept, since
 // it names the project's own program.

@@ -909,12 +909,12 @@ func TestNewSessionStoredWhole(t *testing.T) {
 		name  string
 		flags runFlags
 	}{
-		{"new, edit mode", runFlags{cwd: proj, mode: "edit"}},
-		{"new, auto mode, linked", runFlags{cwd: proj, mode: "auto", linkOpened: true}},
+		{"new, edit mode", runFlags{sessionOpts: sessionOpts{cwd: proj, mode: "edit"}}},
+		{"new, auto mode, linked", runFlags{sessionOpts: sessionOpts{cwd: proj, mode: "auto", linkOpened: true}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			flags := c.flags
-			e, cleanup, err := newSessionEngine(context.Background(), &flags, false, nil)
+			e, cleanup, err := newSessionEngine(context.Background(), &flags.sessionOpts, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

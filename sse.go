@@ -1,14 +1,16 @@
 package main
 
 // A small reader for server-sent events (text/event-stream), written here
-// instead of pulling a module. Model servers send one JSON object per
-// "data:" field; only the data matters to us, so comments, event names, ids
-// and retry fields are read and dropped.
+// instead of pulling a module, and the only one: model streams take each
+// event's data (next), MCP's Streamable HTTP takes the id and retry too
+// (event), to resume a stream from its last id. Comments and event names
+// are read and dropped.
 
 import (
 	"bufio"
 	"bytes"
 	"io"
+	"strconv"
 )
 
 // sseReader yields the data of each event of a stream.
@@ -25,24 +27,53 @@ func newSSEReader(r io.Reader) *sseReader {
 	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// next returns the data of the next event. It returns io.EOF at the end of
-// the stream; an event cut off by the end of the stream (no blank line after
-// it) is still returned, since some servers close without the last blank
-// line. Lines end in \n, \r\n or \r.
+// sseEvent is one event: its data (lines joined by \n), and the id and
+// retry fields when it had them (retry -1: none).
+type sseEvent struct {
+	data    []byte
+	hasData bool // a data field was given, even an empty one
+	id      string
+	retry   int
+}
+
+// next returns the data of the next event that has data. It returns io.EOF
+// at the end of the stream.
 func (s *sseReader) next() ([]byte, error) {
+	for {
+		e, err := s.event()
+		if err != nil {
+			return nil, err
+		}
+		if e.hasData {
+			return e.data, nil
+		}
+	}
+}
+
+// event returns the next event, whichever fields it has. At the end of
+// the stream an event cut off (no blank line after it) is still returned,
+// since some servers close without the last blank line; at any other read
+// error (a reset, a line over maxSSELine) the part read is dropped, since
+// its data may be cut mid-way, and the error returned: a stream that can
+// resume (MCP's) gets the event again from its last id. Lines end in \n,
+// \r\n or \r. The data is valid until the next call.
+func (s *sseReader) event() (sseEvent, error) {
 	s.data.Reset()
+	e := sseEvent{retry: -1}
 	have := false
 	for {
 		line, err := s.readLine()
 		if err != nil {
 			if err == io.EOF && have {
-				return s.data.Bytes(), nil
+				e.data = s.data.Bytes()
+				return e, nil
 			}
-			return nil, err
+			return sseEvent{retry: -1}, err
 		}
 		if len(line) == 0 {
 			if have {
-				return s.data.Bytes(), nil
+				e.data = s.data.Bytes()
+				return e, nil
 			}
 			continue
 		}
@@ -56,14 +87,24 @@ func (s *sseReader) next() ([]byte, error) {
 				value = value[1:]
 			}
 		}
-		if string(field) != "data" {
-			continue
+		switch string(field) {
+		case "data":
+			if e.hasData {
+				s.data.WriteByte('\n')
+			}
+			s.data.Write(value)
+			e.hasData, have = true, true
+		case "id":
+			if !bytes.ContainsRune(value, 0) {
+				e.id, have = string(value), true
+			}
+		case "retry":
+			if n, err := strconv.Atoi(string(value)); err == nil && n >= 0 {
+				e.retry, have = n, true
+			}
+		case "event":
+			have = true
 		}
-		if have {
-			s.data.WriteByte('\n')
-		}
-		s.data.Write(value)
-		have = true
 	}
 }
 

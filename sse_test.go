@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -50,6 +51,40 @@ func TestSSEReader(t *testing.T) {
 		}
 	}
 }
+
+// TestSSEReadError holds the one rule at a read error, for the model's
+// stream and MCP's alike: an event cut by the end of the stream is
+// delivered, one cut by any other error is dropped (its data may be cut
+// mid-way; MCP resumes from the last id instead), and the fields MCP needs
+// (id, retry) come with the event.
+func TestSSEReadError(t *testing.T) {
+	reset := errors.New("connection reset")
+	cut := func() io.Reader {
+		return io.MultiReader(strings.NewReader("id: 7\nretry: 250\ndata: {\"a\":1}\n\ndata: {\"cut"), errReader{reset})
+	}
+	s := newSSEReader(cut())
+	e, err := s.event()
+	if err != nil || string(e.data) != `{"a":1}` || e.id != "7" || e.retry != 250 || !e.hasData {
+		t.Fatalf("first event = %+v, %v", e, err)
+	}
+	if e, err = s.event(); err != reset || e.hasData {
+		t.Errorf("an event cut by a reset = %+v, %v; want it dropped and the error", e, err)
+	}
+	if got, err := readAllSSE(cut()); err != reset || len(got) != 1 {
+		t.Errorf("the model's reader at a reset: %q, %v; want one event and the error", got, err)
+	}
+	s = newSSEReader(strings.NewReader("id: 9\n\ndata: tail"))
+	if e, err = s.event(); err != nil || e.id != "9" || e.hasData {
+		t.Errorf("a priming event (id only) = %+v, %v", e, err)
+	}
+	if e, err = s.event(); err != nil || string(e.data) != "tail" {
+		t.Errorf("an event cut by the end of the stream = %+v, %v; want it delivered", e, err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // chunkReader hands out at most n bytes per Read.
 type chunkReader struct {

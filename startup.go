@@ -16,7 +16,7 @@ package main
 //
 // Nothing here changes what is decided or said, only when: the main path
 // still takes every result, and reports every error, where it did before.
-// (lazy.go keeps --version and --help from doing any of it.)
+// (lazyre.go keeps --version and --help from doing any of it.)
 
 import (
 	"context"

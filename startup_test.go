@@ -118,7 +118,7 @@ func TestHelperStartupReads(t *testing.T) {
 }
 
 // TestPStartupErrorsAsBefore: what start-up moved off its path or beside
-// it (startup.go, lazy.go) changes no error -p reports before its first
+// it (startup.go, lazyre.go) changes no error -p reports before its first
 // request — the same message, the same exit status, and no request sent
 // (the fake model has no reply scripted, so a request fails the test).
 // And a run that fails before its first message leaves no session behind

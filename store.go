@@ -8,6 +8,9 @@ package main
 // older single-object format (<id>.json) is read as before and converted
 // on its next save. A session open in a process is guarded by a lock file;
 // a corrupt file is reported and set aside, never silently dropped.
+//
+// Floor 2 (persistence): it keeps records whose shapes are the ground's
+// (*_record.go, events.go) and calls only the ground.
 
 import (
 	"crypto/rand"
@@ -535,3 +538,21 @@ func (s *store) prune(days int) ([]string, error) {
 	}
 	return gone, nil
 }
+
+// toolCall is a call as the OpenAI wire format carries it.
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// imagePart is an image attached for a vision model.
+type imagePart struct {
+	Mime string `json:"mime"`
+	Data string `json:"data"` // base64
+}
+
+func (s *store) snapDir(id string) string { return filepath.Join(s.dir, id+".snapshots") }

@@ -17,6 +17,9 @@ package main
 //     and shown by /agents and lembas sessions show.
 // Every subagent has a parent engine, so a team's members (the next issue)
 // are subagents whose parent may itself be a subagent.
+//
+// The session floor (4): it registers its tools through engineTool and
+// calls the workers, the store and the ground.
 
 import (
 	"context"
@@ -29,22 +32,6 @@ import (
 	"sync"
 	"unicode"
 )
-
-// subagentsSpec is loop.json's subagents.
-type subagentsSpec struct {
-	About           string            `json:"about"`
-	MaxDepth        int               `json:"max_depth"`
-	MaxRunning      int               `json:"max_running"`
-	MaxSteps        int               `json:"max_steps"`
-	MaxTokens       int               `json:"max_tokens"`
-	Agents          []string          `json:"agents"`
-	ReadOnlyAgents  []string          `json:"read_only_agents"`
-	OneModelServers []string          `json:"one_model_servers"`
-	Strictness      []string          `json:"strictness"`
-	Refusals        map[string]string `json:"refusals"`
-	Texts           map[string]string `json:"texts"`
-	AboutAgents     map[string]string `json:"about_agents"`
-}
 
 // subagentInfo is where a subagent engine sits in its tree.
 type subagentInfo struct {
@@ -84,9 +71,9 @@ func subRefusal(key string, kv ...any) string {
 }
 
 func init() {
-	sessionTools["task"] = toolTask
-	sessionTools["job_send"] = toolJobSend
-	sessionTools["report"] = toolReport
+	sessionTools["task"] = engineTool(toolTask)
+	sessionTools["job_send"] = engineTool(toolJobSend)
+	sessionTools["report"] = engineTool(toolReport)
 }
 
 // depth is how deep this engine is among subagents (0: the main agent).
@@ -398,8 +385,8 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	if e.maxSteps < steps {
 		steps = e.maxSteps
 	}
-	child := &engine{ref: ref, tb: tb, perm: perm, st: e.st, sess: sess, maxSteps: steps,
-		hygiene: e.hygiene, ask: subApprover{inner: e.ask, agent: j.ID + " " + agent}}
+	child := newEngine(ref, tb, perm, e.st, sess, steps)
+	child.hygiene, child.ask = e.hygiene, subApprover{inner: e.ask, agent: j.ID + " " + agent}
 	if ref == e.ref {
 		child.extra = e.extra
 	}
@@ -638,6 +625,15 @@ func subagentRows(m *jobManager) []string {
 			"session", j.sub.e.sess.ID, "description", oneLine(j.Title, 60)))
 	}
 	return rows
+}
+
+func init() {
+	// task's description names the agents and loop.json's limits.
+	toolFacts["task"] = func(*toolbox) map[string]string {
+		vars := map[string]string{}
+		taskVars(vars)
+		return vars
+	}
 }
 
 // taskVars fill task's description: the agents and the limits.

@@ -15,6 +15,9 @@ package main
 // the kernel's PTY buffer fills and the program writing blocks, so memory
 // stays flat however much it writes (ttyd's scheme). Numbers and texts are
 // harness/terminal.json's.
+//
+// A worker (floor 3): the link (a front end) drives it through
+// terminal_iface.go; it calls the ground's PTYs and JSON-RPC errors.
 
 import (
 	"context"
@@ -64,24 +67,11 @@ type terminalSpec struct {
 	Errors        map[string]string `json:"errors"`
 }
 
-var (
-	termSpecOnce sync.Once
-	termSpecVal  *terminalSpec
-	termSpecErr  error
-)
-
 // theTerminalSpec parses harness/terminal.json once; a broken file is a
 // build-time bug that TestTerminalSpec catches.
-func theTerminalSpec() *terminalSpec {
-	termSpecOnce.Do(func() {
-		termSpecVal = &terminalSpec{}
-		termSpecErr = decodeStrict(harnessFS, "harness/terminal.json", termSpecVal)
-	})
-	if termSpecErr != nil {
-		panic("harness: " + termSpecErr.Error())
-	}
-	return termSpecVal
-}
+func theTerminalSpec() *terminalSpec { return terminalSpecFile.get() }
+
+var terminalSpecFile = &harnessFile[terminalSpec]{name: "harness/terminal.json"}
 
 // termErr is a -32602 with one of terminal.json's texts.
 func termErr(key string, kv ...any) *rpcError {

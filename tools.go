@@ -5,6 +5,10 @@ package main
 // tools_*.go. A call is checked against its schema before it runs, and a
 // tool that fails or panics becomes an error result the model can read,
 // never a crash.
+//
+// A worker (floor 3): the engine calls it; it calls the sandbox,
+// containment, the store's records and the ground, and hands session work
+// up only through interfaces (shellJobs, toolHost's hooks).
 
 import (
 	"context"
@@ -34,12 +38,6 @@ type toolResult struct {
 type readInfo struct {
 	Start, End, Total int
 	Hash              string
-}
-
-// imagePart is an image attached for a vision model.
-type imagePart struct {
-	Mime string `json:"mime"`
-	Data string `json:"data"` // base64
 }
 
 type toolFunc func(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult
@@ -146,9 +144,6 @@ func (tb *toolbox) toolVars(t *toolSpec) map[string]string {
 		for k, v := range f(tb) {
 			vars[k] = v
 		}
-	}
-	if t.Name == "task" {
-		taskVars(vars) // subagents.go: loop.json's numbers
 	}
 	return vars
 }

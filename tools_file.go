@@ -1,7 +1,7 @@
 package main
 
 // The file tools: read, write, edit, multiedit. Every path is resolved
-// (paths.go) before use; writes are atomic and keep the file's mode; a file
+// (contain.go) before use; writes are atomic and keep the file's mode; a file
 // must be read in the session before it is overwritten or edited, and must
 // not have changed on disk since.
 
@@ -596,4 +596,11 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 		paths = append(paths, dst)
 	}
 	return toolResult{Text: t.text("applied", "summary", strings.Join(lines, "\n")), Paths: paths}
+}
+
+// snapshot is the one call a file tool makes before it changes abs.
+func (tb *toolbox) snapshot(abs string) {
+	if tb.snap != nil {
+		tb.snap(abs)
+	}
 }

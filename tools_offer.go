@@ -181,11 +181,6 @@ func (tb *toolbox) namesOffered(line string) bool {
 // is there to answer): decided again each time a session is opened.
 var offerPerRun = map[string]bool{"person": true, "plan_mode": true}
 
-// offerDecision is what a session keeps of its first decision.
-type offerDecision struct {
-	Held []string `json:"held"`
-}
-
 // sessionOffer is the conditions that hold for this session: the ones it
 // was begun with, kept in it, and this run's own.
 func sessionOffer(sess *session, root, mode string, headless bool, st *store) map[string]bool {

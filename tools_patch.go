@@ -86,179 +86,196 @@ func parsePatch(text string) ([]patchOp, error) {
 	for i := range lines {
 		lines[i] = strings.TrimSuffix(lines[i], "\r")
 	}
-	start := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == patchBegin {
-			start = i + 1
-			break
-		}
-	}
-	if start < 0 {
-		// No Begin line: start at the first op header if there is one.
-		for i, l := range lines {
-			if _, _, _, ok := opHeader(strings.TrimRight(l, " \t")); ok {
-				start = i
-				break
-			}
-		}
-		if start < 0 {
-			return nil, patchParseError("no_begin", nil)
-		}
-	}
-
-	var (
-		ops      []patchOp
-		cur      *patchOp   // op being filled, nil before the first
-		curLine  int        // 1-based line of cur's header
-		hunk     *patchHunk // hunk being filled, nil between hunks
-		hunkLine int        // 1-based line where hunk started
-		blanks   int        // trailing unprefixed blank lines of the hunk or add
-		addLines []string
-	)
-	// closeHunk drops the blank separator lines a model leaves before the
-	// next marker and rejects a hunk left with nothing in it.
-	closeHunk := func() error {
-		if hunk == nil {
-			return nil
-		}
-		hunk.Lines = hunk.Lines[:len(hunk.Lines)-blanks]
-		blanks = 0
-		if len(hunk.Lines) == 0 {
-			return patchParseError("empty_hunk", map[string]string{
-				"line": strconv.Itoa(hunkLine), "hunk": strconv.Itoa(len(cur.Hunks) + 1), "path": cur.Path})
-		}
-		cur.Hunks = append(cur.Hunks, *hunk)
-		hunk = nil
-		return nil
-	}
-	closeOp := func() error {
-		if cur == nil {
-			return nil
-		}
-		if err := closeHunk(); err != nil {
-			return err
-		}
-		switch cur.Kind {
-		case "add":
-			addLines = addLines[:len(addLines)-blanks]
-			blanks = 0
-			if len(addLines) > 0 {
-				cur.Add = strings.Join(addLines, "\n") + "\n"
-			}
-			addLines = nil
-		case "update":
-			if len(cur.Hunks) == 0 && cur.MoveTo == "" {
-				return patchParseError("update_no_hunks", map[string]string{"line": strconv.Itoa(curLine), "path": cur.Path})
-			}
-		}
-		ops = append(ops, *cur)
-		cur = nil
-		return nil
-	}
-
-	for i := start; i < len(lines); i++ {
-		raw := lines[i]
-		l := strings.TrimRight(raw, " \t")
-		lineNo := strconv.Itoa(i + 1)
-		if strings.TrimSpace(l) == patchEnd {
-			break
-		}
-		if kind, marker, path, ok := opHeader(l); ok {
-			if err := closeOp(); err != nil {
-				return nil, err
-			}
-			if path == "" {
-				return nil, patchParseError("empty_path", map[string]string{"line": lineNo, "marker": marker})
-			}
-			cur, curLine = &patchOp{Kind: kind, Path: path}, i+1
-			continue
-		}
-		if strings.HasPrefix(l, patchMoveTo) {
-			if cur == nil || cur.Kind != "update" || cur.MoveTo != "" || hunk != nil || len(cur.Hunks) > 0 {
-				return nil, patchParseError("misplaced_move", map[string]string{"line": lineNo})
-			}
-			cur.MoveTo = strings.TrimSpace(l[len(patchMoveTo):])
-			if cur.MoveTo == "" {
-				return nil, patchParseError("empty_path", map[string]string{"line": lineNo, "marker": patchMoveTo})
-			}
-			continue
-		}
-		if l == patchEndOfFile {
-			if cur == nil || cur.Kind != "update" || hunk == nil {
-				return nil, patchParseError("misplaced_eof", map[string]string{"line": lineNo})
-			}
-			hunk.EOF = true
-			if err := closeHunk(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if cur == nil {
-			if l == "" {
-				continue
-			}
-			return nil, patchParseError("unexpected_line", map[string]string{"line": lineNo, "text": strconv.Quote(raw)})
-		}
-		switch cur.Kind {
-		case "add":
-			switch {
-			case strings.HasPrefix(raw, "+"):
-				addLines = append(addLines, raw[1:])
-				blanks = 0
-			case l == "":
-				// A model dropping the "+" of an empty line, or a separator;
-				// trailing ones are trimmed when the op closes.
-				addLines = append(addLines, "")
-				blanks++
-			default:
-				return nil, patchParseError("add_line", map[string]string{"line": lineNo, "path": cur.Path, "text": strconv.Quote(raw)})
-			}
-		case "delete":
-			if l != "" {
-				return nil, patchParseError("delete_line", map[string]string{"line": lineNo, "path": cur.Path, "text": strconv.Quote(raw)})
-			}
-		case "update":
-			if strings.HasPrefix(l, "@@") {
-				if err := closeHunk(); err != nil {
-					return nil, err
-				}
-				header := strings.TrimSpace(l[2:])
-				if m := unifiedRange.FindStringSubmatch(header); m != nil {
-					header = strings.TrimSpace(m[1])
-				}
-				hunk, hunkLine = &patchHunk{Header: header}, i+1
-				continue
-			}
-			if strings.HasPrefix(l, `\ No newline`) {
-				continue // git's marker; final newlines are preserved anyway
-			}
-			if strings.HasPrefix(l, "*** ") {
-				return nil, patchParseError("unexpected_marker", map[string]string{"line": lineNo, "path": cur.Path, "text": strconv.Quote(raw)})
-			}
-			if hunk == nil {
-				if raw == "" {
-					continue // a separator, not the start of a hunk
-				}
-				// The first hunk may omit "@@", as may one after "*** End of File".
-				hunk, hunkLine = &patchHunk{}, i+1
-			}
-			pl := patchLine{Op: ' ', Text: raw}
-			if raw == "" {
-				blanks++
-			} else {
-				blanks = 0
-				switch raw[0] {
-				case ' ', '-', '+':
-					pl = patchLine{Op: raw[0], Text: raw[1:]}
-				}
-			}
-			hunk.Lines = append(hunk.Lines, pl)
-		}
-	}
-	if err := closeOp(); err != nil {
+	start, err := patchStart(lines)
+	if err != nil {
 		return nil, err
 	}
-	return ops, nil
+	var p patchParser
+	for i := start; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == patchEnd {
+			break
+		}
+		if err := p.line(i, lines[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.closeOp(); err != nil {
+		return nil, err
+	}
+	return p.ops, nil
+}
+
+// patchStart is the index of the patch's first line: after "*** Begin
+// Patch", or, without one, the first op header.
+func patchStart(lines []string) (int, error) {
+	for i, l := range lines {
+		if strings.TrimSpace(l) == patchBegin {
+			return i + 1, nil
+		}
+	}
+	for i, l := range lines {
+		if _, _, _, ok := opHeader(strings.TrimRight(l, " \t")); ok {
+			return i, nil
+		}
+	}
+	return 0, patchParseError("no_begin", nil)
+}
+
+// patchParser is parsePatch's state between lines.
+type patchParser struct {
+	ops      []patchOp
+	cur      *patchOp   // op being filled, nil before the first
+	curLine  int        // 1-based line of cur's header
+	hunk     *patchHunk // hunk being filled, nil between hunks
+	hunkLine int        // 1-based line where hunk started
+	blanks   int        // trailing unprefixed blank lines of the hunk or add
+	addLines []string
+}
+
+// closeHunk drops the blank separator lines a model leaves before the next
+// marker and rejects a hunk left with nothing in it.
+func (p *patchParser) closeHunk() error {
+	if p.hunk == nil {
+		return nil
+	}
+	p.hunk.Lines = p.hunk.Lines[:len(p.hunk.Lines)-p.blanks]
+	p.blanks = 0
+	if len(p.hunk.Lines) == 0 {
+		return patchParseError("empty_hunk", map[string]string{
+			"line": strconv.Itoa(p.hunkLine), "hunk": strconv.Itoa(len(p.cur.Hunks) + 1), "path": p.cur.Path})
+	}
+	p.cur.Hunks = append(p.cur.Hunks, *p.hunk)
+	p.hunk = nil
+	return nil
+}
+
+// closeOp ends the op being filled: an add's text is joined, an update
+// needs a hunk or a move.
+func (p *patchParser) closeOp() error {
+	if p.cur == nil {
+		return nil
+	}
+	if err := p.closeHunk(); err != nil {
+		return err
+	}
+	switch p.cur.Kind {
+	case "add":
+		p.addLines = p.addLines[:len(p.addLines)-p.blanks]
+		p.blanks = 0
+		if len(p.addLines) > 0 {
+			p.cur.Add = strings.Join(p.addLines, "\n") + "\n"
+		}
+		p.addLines = nil
+	case "update":
+		if len(p.cur.Hunks) == 0 && p.cur.MoveTo == "" {
+			return patchParseError("update_no_hunks", map[string]string{"line": strconv.Itoa(p.curLine), "path": p.cur.Path})
+		}
+	}
+	p.ops = append(p.ops, *p.cur)
+	p.cur = nil
+	return nil
+}
+
+// line takes line i of the text: an op header, a move, an end-of-file
+// marker, or a line of the op being filled.
+func (p *patchParser) line(i int, raw string) error {
+	l := strings.TrimRight(raw, " \t")
+	lineNo := strconv.Itoa(i + 1)
+	if kind, marker, path, ok := opHeader(l); ok {
+		if err := p.closeOp(); err != nil {
+			return err
+		}
+		if path == "" {
+			return patchParseError("empty_path", map[string]string{"line": lineNo, "marker": marker})
+		}
+		p.cur, p.curLine = &patchOp{Kind: kind, Path: path}, i+1
+		return nil
+	}
+	if strings.HasPrefix(l, patchMoveTo) {
+		if p.cur == nil || p.cur.Kind != "update" || p.cur.MoveTo != "" || p.hunk != nil || len(p.cur.Hunks) > 0 {
+			return patchParseError("misplaced_move", map[string]string{"line": lineNo})
+		}
+		p.cur.MoveTo = strings.TrimSpace(l[len(patchMoveTo):])
+		if p.cur.MoveTo == "" {
+			return patchParseError("empty_path", map[string]string{"line": lineNo, "marker": patchMoveTo})
+		}
+		return nil
+	}
+	if l == patchEndOfFile {
+		if p.cur == nil || p.cur.Kind != "update" || p.hunk == nil {
+			return patchParseError("misplaced_eof", map[string]string{"line": lineNo})
+		}
+		p.hunk.EOF = true
+		return p.closeHunk()
+	}
+	if p.cur == nil {
+		if l == "" {
+			return nil
+		}
+		return patchParseError("unexpected_line", map[string]string{"line": lineNo, "text": strconv.Quote(raw)})
+	}
+	switch p.cur.Kind {
+	case "add":
+		switch {
+		case strings.HasPrefix(raw, "+"):
+			p.addLines = append(p.addLines, raw[1:])
+			p.blanks = 0
+		case l == "":
+			// A model dropping the "+" of an empty line, or a separator;
+			// trailing ones are trimmed when the op closes.
+			p.addLines = append(p.addLines, "")
+			p.blanks++
+		default:
+			return patchParseError("add_line", map[string]string{"line": lineNo, "path": p.cur.Path, "text": strconv.Quote(raw)})
+		}
+	case "delete":
+		if l != "" {
+			return patchParseError("delete_line", map[string]string{"line": lineNo, "path": p.cur.Path, "text": strconv.Quote(raw)})
+		}
+	case "update":
+		return p.updateLine(i, raw, l, lineNo)
+	}
+	return nil
+}
+
+// updateLine takes a line of an update op: a hunk header, or a hunk line.
+func (p *patchParser) updateLine(i int, raw, l, lineNo string) error {
+	if strings.HasPrefix(l, "@@") {
+		if err := p.closeHunk(); err != nil {
+			return err
+		}
+		header := strings.TrimSpace(l[2:])
+		if m := unifiedRange.FindStringSubmatch(header); m != nil {
+			header = strings.TrimSpace(m[1])
+		}
+		p.hunk, p.hunkLine = &patchHunk{Header: header}, i+1
+		return nil
+	}
+	if strings.HasPrefix(l, `\ No newline`) {
+		return nil // git's marker; final newlines are preserved anyway
+	}
+	if strings.HasPrefix(l, "*** ") {
+		return patchParseError("unexpected_marker", map[string]string{"line": lineNo, "path": p.cur.Path, "text": strconv.Quote(raw)})
+	}
+	if p.hunk == nil {
+		if raw == "" {
+			return nil // a separator, not the start of a hunk
+		}
+		// The first hunk may omit "@@", as may one after "*** End of File".
+		p.hunk, p.hunkLine = &patchHunk{}, i+1
+	}
+	pl := patchLine{Op: ' ', Text: raw}
+	if raw == "" {
+		p.blanks++
+	} else {
+		p.blanks = 0
+		switch raw[0] {
+		case ' ', '-', '+':
+			pl = patchLine{Op: raw[0], Text: raw[1:]}
+		}
+	}
+	p.hunk.Lines = append(p.hunk.Lines, pl)
+	return nil
 }
 
 // patchFile is a file split into lines, keeping each line's own ending so

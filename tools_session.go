@@ -12,9 +12,45 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-type sessionToolFunc func(e *engine, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult
+// toolHost is the tool call's context: what a tool that works on the
+// session (recall, the library's, MCP's search) sees of the session running
+// it. The engine embeds it and hooks it (engine.go newEngine); a tool that
+// needs the engine itself is registered through engineTool.
+type toolHost struct {
+	ref   *modelRef
+	tb    *toolbox
+	perm  *permissions
+	st    *store
+	sess  *session
+	asker asker // answers ask_user; nil: nobody can be asked (-p)
+
+	libMu sync.Mutex
+	lib   *libraryState // instructions, skills, memory, notes (library.go); made on first use
+
+	owner   any                                                                                                    // the engine that embeds this host
+	sendEv  func(event)                                                                                            // the engine's send
+	askCall func(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer // the engine's askPerson
+}
+
+// send is an event from a tool, sent as the engine sends its own.
+func (h *toolHost) send(ev event) {
+	if h.sendEv != nil {
+		h.sendEv(ev)
+	}
+}
+
+// askPerson asks the person about a call a tool makes on the model's behalf.
+func (h *toolHost) askPerson(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
+	if h.askCall == nil {
+		return approveWithin(ctx, nil, h.perm.request(callID, t, args, d), approvalTimeout())
+	}
+	return h.askCall(ctx, callID, t, args, d)
+}
+
+type sessionToolFunc func(h *toolHost, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult
 
 // sessionTools maps a tool's name to its implementation inside the engine.
 var sessionTools = map[string]sessionToolFunc{}
@@ -44,27 +80,9 @@ func init() {
 	sessionTools["recall"] = toolRecall
 }
 
-// runSessionTool runs one, turning a panic into an error result like any
-// tool's.
-func (e *engine) runSessionTool(ctx context.Context, f sessionToolFunc, t *toolSpec, args json.RawMessage) (res toolResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			res = toolResult{Text: loopText(theSpec().Loop.ToolErrors, "panic", "name", t.Name, "error", p), IsError: true, Status: "failed"}
-		}
-	}()
-	res = f(e, ctx, t, args)
-	if res.Status == "" {
-		res.Status = "completed"
-		if res.IsError {
-			res.Status = "failed"
-		}
-	}
-	return res
-}
-
 // requirementsMet says whether a tool's requires hold now. A requirement
 // this build does not know is never met.
-func (e *engine) requirementsMet(t *toolSpec) bool {
+func (e *toolHost) requirementsMet(t *toolSpec) bool {
 	for _, r := range t.Requires {
 		switch r {
 		case "plan":
@@ -83,7 +101,7 @@ func (e *engine) requirementsMet(t *toolSpec) bool {
 }
 
 // toolRecall shows a stored result whole, paged by lines.
-func toolRecall(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+func toolRecall(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a struct {
 		ID     string `json:"id"`
 		Offset int    `json:"offset"`

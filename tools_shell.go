@@ -130,8 +130,8 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	if refused != "" {
 		return errResult(refused)
 	}
-	if e := jobsEngine(ctx); e != nil {
-		return bashWithJobs(e, tb, ctx, t, a.Command, timeout, a.Background, live, sb)
+	if j := shellJobsOf(ctx); j != nil {
+		return j.runBash(tb, ctx, t, a.Command, timeout, a.Background, live, sb)
 	}
 	out, code, how := runShell(ctx, tb.shell, a.Command, tb.root, time.Duration(timeout)*time.Second,
 		time.Duration(t.limit("kill_grace_ms"))*time.Millisecond, live)
@@ -234,4 +234,23 @@ func stopGroup(p procHandle, grace time.Duration, done chan error) {
 	case <-time.After(grace):
 		p.kill()
 	}
+}
+
+// shellJobs is a session that can hold jobs: bash hands it the command, so
+// a long one can become a job (jobs.go's engine implements it). A call
+// without one (a bare toolbox) runs in the foreground only.
+type shellJobs interface {
+	runBash(tb *toolbox, ctx context.Context, t *toolSpec, line string, timeout int, background bool, live io.Writer, sb *sandboxRun) toolResult
+}
+
+// jobsKey carries the session's shellJobs in a call's context.
+type jobsKey struct{}
+
+func withJobs(ctx context.Context, j shellJobs) context.Context {
+	return context.WithValue(ctx, jobsKey{}, j)
+}
+
+func shellJobsOf(ctx context.Context) shellJobs {
+	j, _ := ctx.Value(jobsKey{}).(shellJobs)
+	return j
 }

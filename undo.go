@@ -19,25 +19,6 @@ import (
 	"strings"
 )
 
-// snapshot is one file as it was before a turn changed it.
-type snapshot struct {
-	Turn    int    `json:"turn"`
-	Path    string `json:"path"` // absolute
-	Existed bool   `json:"existed"`
-	Mode    uint32 `json:"mode,omitempty"`
-	Blob    string `json:"blob,omitempty"`    // file name under the session's snapshots folder
-	Skipped string `json:"skipped,omitempty"` // why the content was not kept
-}
-
-func (s *store) snapDir(id string) string { return filepath.Join(s.dir, id+".snapshots") }
-
-// snapshot is the one call a file tool makes before it changes abs.
-func (tb *toolbox) snapshot(abs string) {
-	if tb.snap != nil {
-		tb.snap(abs)
-	}
-}
-
 // snapshot keeps abs as it is now, unless this turn kept it already. A
 // failure to keep it is recorded, so undo can say why it cannot restore.
 func (e *engine) snapshot(abs string) {

@@ -10,6 +10,8 @@ package main
 // the model, which may fetch it (and be asked) on its own. The body is read
 // up to a cap, HTML is turned into markdown (web_html.go), and what is
 // returned is capped again and says where it came from.
+//
+// A worker (floor 3): it calls the config and the ground.
 
 import (
 	"context"

@@ -206,90 +206,30 @@ func (w *mdWriter) node(n *html.Node) {
 		w.mark("---")
 		w.newline(2)
 	case atom.Pre:
-		w.newline(2)
-		w.mark("```\n")
-		w.pre++
-		w.children(n)
-		w.pre--
-		if !w.atLineStart() {
-			w.b.WriteByte('\n')
-		}
-		w.closeMark("```")
-		w.newline(2)
+		w.preBlock(n)
 	case atom.Code:
-		if w.pre > 0 {
-			w.children(n)
-			return
-		}
-		w.mark("`")
-		w.space = w.space && w.plain
-		w.children(n)
-		w.closeMark("`")
+		w.code(n)
 	case atom.Strong, atom.B:
 		w.wrap(n, "**")
 	case atom.Em, atom.I:
 		w.wrap(n, "*")
 	case atom.A:
-		href := attr(n, "href")
-		if w.plain || href == "" || strings.HasPrefix(strings.ToLower(strings.TrimSpace(href)), "javascript:") || w.inLink > 0 {
-			w.children(n)
-			return
-		}
-		w.raw("[")
-		w.space = false
-		w.inLink++
-		w.children(n)
-		w.inLink--
-		w.b.WriteString("](" + w.abs(href) + ")")
+		w.link(n)
 	case atom.Img:
-		if alt := strings.TrimSpace(attr(n, "alt")); alt != "" && w.plain {
-			w.text(alt)
-		} else if alt != "" {
-			w.raw("![" + strings.Join(strings.Fields(alt), " ") + "](" + w.abs(attr(n, "src")) + ")")
-		}
+		w.image(n)
 	case atom.Ul, atom.Ol:
-		w.newline(1)
-		start := 0
-		if n.DataAtom == atom.Ol {
-			start = 1
-		}
-		w.list = append(w.list, start)
-		w.children(n)
-		w.list = w.list[:len(w.list)-1]
-		w.newline(2)
+		w.listBlock(n)
 	case atom.Li:
-		w.newline(1)
-		depth := len(w.list)
-		marker := "- "
-		if depth > 0 && w.list[depth-1] > 0 {
-			marker = itoa(w.list[depth-1]) + ". "
-			w.list[depth-1]++
-		}
-		w.raw(strings.Repeat("  ", max(depth-1, 0)) + marker)
-		w.space = false
-		w.children(n)
-		w.newline(1)
+		w.item(n)
 	case atom.Blockquote:
-		w.newline(2)
-		if !w.plain {
-			w.quote++
-			defer func() { w.quote-- }()
-		}
-		w.children(n)
-		w.newline(2)
+		w.blockquote(n)
 	case atom.Tr:
 		w.newline(1)
 		w.mark("|")
 		w.children(n)
 		w.newline(1)
 	case atom.Td, atom.Th:
-		w.space = true
-		w.children(n)
-		if w.plain {
-			w.space = true
-		} else {
-			w.raw(" |")
-		}
+		w.cell(n)
 	case atom.Table:
 		w.newline(2)
 		w.children(n)
@@ -302,6 +242,107 @@ func (w *mdWriter) node(n *html.Node) {
 			return
 		}
 		w.children(n)
+	}
+}
+
+// preBlock is a fenced block: its text as it is, marks and all.
+func (w *mdWriter) preBlock(n *html.Node) {
+	w.newline(2)
+	w.mark("```\n")
+	w.pre++
+	w.children(n)
+	w.pre--
+	if !w.atLineStart() {
+		w.b.WriteByte('\n')
+	}
+	w.closeMark("```")
+	w.newline(2)
+}
+
+// code is inline code, or plain text inside a fenced block.
+func (w *mdWriter) code(n *html.Node) {
+	if w.pre > 0 {
+		w.children(n)
+		return
+	}
+	w.mark("`")
+	w.space = w.space && w.plain
+	w.children(n)
+	w.closeMark("`")
+}
+
+// link is [text](absolute href); a script link, a link in a link, or plain
+// text keeps only the text.
+func (w *mdWriter) link(n *html.Node) {
+	href := attr(n, "href")
+	if w.plain || href == "" || strings.HasPrefix(strings.ToLower(strings.TrimSpace(href)), "javascript:") || w.inLink > 0 {
+		w.children(n)
+		return
+	}
+	w.raw("[")
+	w.space = false
+	w.inLink++
+	w.children(n)
+	w.inLink--
+	w.b.WriteString("](" + w.abs(href) + ")")
+}
+
+// image is its alt text: as text when plain, else ![alt](src).
+func (w *mdWriter) image(n *html.Node) {
+	if alt := strings.TrimSpace(attr(n, "alt")); alt != "" && w.plain {
+		w.text(alt)
+	} else if alt != "" {
+		w.raw("![" + strings.Join(strings.Fields(alt), " ") + "](" + w.abs(attr(n, "src")) + ")")
+	}
+}
+
+// listBlock is a list; an ordered one numbers its items from 1.
+func (w *mdWriter) listBlock(n *html.Node) {
+	w.newline(1)
+	start := 0
+	if n.DataAtom == atom.Ol {
+		start = 1
+	}
+	w.list = append(w.list, start)
+	w.children(n)
+	w.list = w.list[:len(w.list)-1]
+	w.newline(2)
+}
+
+// item is a list item, indented by the lists around it.
+func (w *mdWriter) item(n *html.Node) {
+	w.newline(1)
+	depth := len(w.list)
+	marker := "- "
+	if depth > 0 && w.list[depth-1] > 0 {
+		marker = itoa(w.list[depth-1]) + ". "
+		w.list[depth-1]++
+	}
+	w.raw(strings.Repeat("  ", max(depth-1, 0)) + marker)
+	w.space = false
+	w.children(n)
+	w.newline(1)
+}
+
+// blockquote quotes its lines with "> " (plain: the text alone).
+func (w *mdWriter) blockquote(n *html.Node) {
+	w.newline(2)
+	if !w.plain {
+		w.quote++
+		defer func() { w.quote-- }()
+	}
+	w.children(n)
+	w.newline(2)
+}
+
+// cell is a table cell, closed by " |" (plain: a space).
+func (w *mdWriter) cell(n *html.Node) {
+	w.space = true
+	w.children(n)
+	if w.plain {
+		w.space = true
+	} else {
+		w.raw(" |")
 	}
 }
 

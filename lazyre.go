@@ -1,6 +1,6 @@
 package main
 
-// lazy.go: start-up stays near a bare Go binary. Nothing is parsed or
+// lazyre.go: start-up stays near a bare Go binary. Nothing is parsed or
 // compiled while the program starts: `lembas --version` and `--help` run
 // no harness parsing and no regexp compilation. The harness files are
 // parsed on first use (theSpec, theACPSpec, theStoreSpec); a regular
@@ -10,63 +10,9 @@ package main
 // (TestStartupDoesNoWork checks with GODEBUG=inittrace=1).
 
 import (
-	"embed"
-	"io/fs"
 	"regexp"
-	"sort"
 	"sync"
 )
-
-// harnessFiles is the embedded harness with a note of each file read
-// through it. The note is a set (a file read again adds nothing), so a
-// service that runs for weeks keeps at most one entry per harness file.
-// TestPStartupReadsLittle reads it at the moment -p's first request
-// arrives: which spec files the path to that request parsed is a fact a
-// test can hold, where a timing is not.
-type harnessFiles struct{ embed.FS }
-
-var (
-	harnessReadMu sync.Mutex
-	harnessRead   map[string]bool // made on the first read: start-up allocates nothing for it
-)
-
-func (h harnessFiles) ReadFile(name string) ([]byte, error) {
-	noteHarnessRead(name)
-	return h.FS.ReadFile(name)
-}
-
-// Open notes a file (not a folder: globbing and walking open folders
-// without reading what is in them).
-func (h harnessFiles) Open(name string) (fs.File, error) {
-	f, err := h.FS.Open(name)
-	if err == nil {
-		if st, serr := f.Stat(); serr == nil && !st.IsDir() {
-			noteHarnessRead(name)
-		}
-	}
-	return f, err
-}
-
-func noteHarnessRead(name string) {
-	harnessReadMu.Lock()
-	if harnessRead == nil {
-		harnessRead = map[string]bool{}
-	}
-	harnessRead[name] = true
-	harnessReadMu.Unlock()
-}
-
-// harnessFilesRead lists the harness files read so far, sorted.
-func harnessFilesRead() []string {
-	harnessReadMu.Lock()
-	defer harnessReadMu.Unlock()
-	out := make([]string, 0, len(harnessRead))
-	for n := range harnessRead {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // lazyRegexp is a regular expression compiled on first use, once. It has
 // the methods of *regexp.Regexp the code calls, so a package-level

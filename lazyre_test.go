@@ -24,7 +24,7 @@ func TestHelperStartup(t *testing.T) {
 	}
 	run([]string{"--version"}, nil, io.Discard, io.Discard)
 	run([]string{"--help"}, nil, io.Discard, io.Discard)
-	fmt.Printf("spec=%v acp=%v store=%v regexps=%v\n", specVal != nil, acpSpecVal != nil, storeSpecVal != nil,
+	fmt.Printf("spec=%v acp=%v store=%v regexps=%v\n", specVal != nil, acpSpecFile.val != nil, storeSpecFile.val != nil,
 		reVar.re != nil || reCommandName.re != nil || unifiedRange.re != nil)
 }
 
@@ -86,6 +86,6 @@ func TestStartupDoesNoWork(t *testing.T) {
 		t.Fatalf("no init trace of main:\n%s", trace)
 	}
 	if allocs, _ := strconv.Atoi(string(m[2])); allocs > 100 {
-		t.Errorf("init main made %s allocations (%s bytes); keep start-up work lazy (lazy.go)", m[2], m[1])
+		t.Errorf("init main made %s allocations (%s bytes); keep start-up work lazy (lazyre.go)", m[2], m[1])
 	}
 }
