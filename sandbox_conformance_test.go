@@ -141,3 +141,29 @@ func FuzzDenialLine(f *testing.F) {
 		}
 	})
 }
+
+// FuzzProxyHost: whatever host a command names to the proxy, only a listed
+// name or a name under a "*." entry is allowed — never an address, never
+// the bare name of a wildcard.
+func FuzzProxyHost(f *testing.F) {
+	for _, s := range []string{"proxy.golang.org", "127.0.0.1", "x.corp.example", "corp.example", "evilcorp.example", "[::1]", "a..corp.example", ""} {
+		f.Add(s)
+	}
+	sb := newSandbox(sandboxConfig{Allow: []string{"*.corp.example"}}, "/p")
+	f.Fuzz(func(t *testing.T, host string) {
+		if !sb.allowedHost(host) {
+			return
+		}
+		h := strings.ToLower(strings.TrimSuffix(host, "."))
+		listed := false
+		for _, a := range theSandboxSpec().Proxy.Allow {
+			listed = listed || a == h
+		}
+		if !listed && !strings.HasSuffix(h, ".corp.example") {
+			t.Fatalf("%q allowed", host)
+		}
+		if h == "corp.example" {
+			t.Fatalf("the bare name of a wildcard was allowed")
+		}
+	})
+}
