@@ -336,8 +336,8 @@ func TestACPPermission(t *testing.T) {
 	if len(res) != 3 {
 		t.Fatalf("results %q", res)
 	}
-	if !strings.Contains(res[0], "corrected") || strings.Contains(res[0], "wrong") {
-		t.Errorf("corrected command result %q", res[0])
+	if !strings.Contains(res[0], "What ran instead: echo corrected") || !strings.Contains(res[0], "You asked for: expr wrong") {
+		t.Errorf("the corrected command's result does not tell the model what the person changed: %q", res[0])
 	}
 	if !strings.Contains(res[1], "never delete build") {
 		t.Errorf("denial with feedback %q", res[1])

@@ -25,12 +25,13 @@ import (
 )
 
 type config struct {
-	Path        string       // the file it came from
-	Model       string       // model: a model ref such as "local/qwen3" or a bare name
-	Mode        string       // mode: manual|edit|auto|plan ("unrestricted" reads as "auto")
-	Connections []connConfig // connections: name -> connection, in file order
-	Permissions permRules    // permissions: {allow: [..], ask: [..], deny: [..]}
-	Raw         any          // the whole parsed document, for `config get`
+	Path         string       // the file it came from
+	Model        string       // model: a model ref such as "local/qwen3" or a bare name
+	Mode         string       // mode: manual|edit|auto|plan ("unrestricted" reads as "auto")
+	IdleTimeoutS int          // idle_timeout: seconds of silence from the model server before a request is abandoned
+	Connections  []connConfig // connections: name -> connection, in file order
+	Permissions  permRules    // permissions: {allow: [..], ask: [..], deny: [..]}
+	Raw          any          // the whole parsed document, for `config get`
 
 	Sandbox sandboxConfig // sandbox: {network, required, writable} (sandbox.go)
 }
@@ -151,6 +152,8 @@ func parseConfig(data []byte, path string) (*config, error) {
 			c.Model, err = d.text(v, "model")
 		case "mode":
 			c.Mode, err = d.mode(v)
+		case "idle_timeout":
+			c.IdleTimeoutS, err = d.seconds(v, "idle_timeout")
 		case "connections":
 			c.Connections, err = d.connections(v)
 		case "permissions":
@@ -252,6 +255,27 @@ func describeNode(n *yamlNode) string {
 		return fmt.Sprintf("the text %q", v)
 	}
 	return "the number " + yamlScalarText(n.val, false)
+}
+
+// seconds reads a whole, positive number of seconds.
+func (d configDecoder) seconds(n *yamlNode, key string) (int, error) {
+	if n.kind == yamlScalar {
+		switch v := n.val.(type) {
+		case int:
+			if v > 0 {
+				return v, nil
+			}
+		case int64:
+			if v > 0 {
+				return int(v), nil
+			}
+		case float64:
+			if v > 0 && v == float64(int(v)) {
+				return int(v), nil
+			}
+		}
+	}
+	return 0, d.errf(n, "%s: expected a whole number of seconds above 0 (such as 300), found %s", key, describeNode(n))
 }
 
 // text reads an optional string; null reads as "".
@@ -656,6 +680,9 @@ func trustFile() string { return filepath.Join(stateDir(), "trust.json") }
 // trustOf says whether a project folder is trusted, and whether the
 // person was ever asked.
 func trustOf(root string) (trusted, known bool) {
+	if _, ok := untrustedThisRun.Load(root); ok {
+		return false, true
+	}
 	var m map[string]bool
 	if data, err := os.ReadFile(trustFile()); err == nil {
 		json.Unmarshal(data, &m)
@@ -663,6 +690,14 @@ func trustOf(root string) (trusted, known bool) {
 	t, ok := m[root]
 	return t, ok
 }
+
+// untrustedThisRun holds the folders this process treats as untrusted
+// without remembering it: the REPL on plain input never asks (what is
+// piped in is the prompt), so a new folder is untrusted until the person
+// answers on a terminal or runs lembas trust.
+var untrustedThisRun sync.Map
+
+func untrustForRun(root string) { untrustedThisRun.Store(root, true) }
 
 func setTrust(root string, trusted bool) {
 	m := map[string]bool{}

@@ -119,6 +119,23 @@ func wireMessages(system string, msgs []message, keepToolReasoning bool) []wireM
 	return out
 }
 
+// promptFits refuses a prompt that alone is larger than the model's
+// window — a pasted log, a whole file attached — before it is sent, where
+// the server would refuse it after the upload (or cut it without a word).
+// The size is estimated at loop.json's chars_per_token.
+func (e *engine) promptFits(prompt string) error {
+	window := e.ref.Meta.Context
+	if window <= 0 {
+		return nil
+	}
+	tokens := len(prompt) / max(1, theSpec().Loop.Context.Compaction.CharsPerToken)
+	if tokens <= window {
+		return nil
+	}
+	return &modelError{Kind: "context_length", Msg: fillPairs(theSpec().Loop.ModelErrors["prompt_too_big"],
+		"model", e.ref.String(), "tokens", tokens, "limit", window)}
+}
+
 // maxOut is the answer limit of a request: the loop's budget, lowered to
 // what the model can write.
 func (e *engine) maxOut() int {
@@ -139,7 +156,8 @@ func (e *engine) request(ctx context.Context, kind string, onText, onReasoning f
 			Tools: e.tb.defs, MaxTokens: e.maxOut(), Extra: e.extra}
 	}
 	onRetry := func(attempt int, wait time.Duration, err error) {
-		e.send(event{Type: evRetry, Text: fillPairs(theSpec().Loop.Retry.Notice, "error", err.Error(), "wait", wait.Round(time.Millisecond))})
+		e.send(event{Type: evRetry, Text: fillPairs(theSpec().Loop.Retry.Notice, "error", err.Error(), "wait", wait.Round(time.Millisecond),
+			"n", attempt+1, "max", theSpec().Loop.Retry.Attempts)})
 	}
 	req := build()
 	rep, err := e.ref.stream(ctx, req, onText, onReasoning, onRetry)

@@ -126,6 +126,9 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
 	}()
+	if err := e.promptFits(prompt); err != nil {
+		return outcome{StopReason: "error", Err: err} // refused before anything is sent (context.go)
+	}
 	e.awaitMCP(ctx) // MCP tools join before the first request (mcp_tools.go)
 	e.autoCompact(ctx, false)
 	if err := e.appendMsg(message{Role: "user", Content: e.withNote(prompt, time.Now()), Kind: "prompt", Images: images}); err != nil {
@@ -237,6 +240,9 @@ type pendingCall struct {
 	args json.RawMessage
 	res  *toolResult
 	bare bool // the person approved this one call outside the OS sandbox (sandbox.go)
+	// asked is the command the model asked for when the person edited it
+	// at the card: the result and the tool line say what ran instead.
+	asked string
 }
 
 // runCalls answers every call of one step, in the order they were made:
@@ -296,6 +302,11 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 				if ans.Command != "" && t.Name == "bash" {
 					// The person's own line still meets the floor and the deny rules.
 					p.args = withCommand(args, ans.Command)
+					var a struct{ Command string }
+					json.Unmarshal(args, &a)
+					if a.Command != ans.Command {
+						p.asked = a.Command
+					}
 					if c := e.perm.decide(t, p.args); c.Verdict == "deny" {
 						p.res = &toolResult{Text: permText("corrected_refused", "reason", c.Reason), IsError: true, Status: "refused"}
 					}
@@ -311,6 +322,11 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		}
 		if p.res == nil {
 			e.runOne(ctx, p)
+			if p.asked != "" && p.res != nil {
+				var a struct{ Command string }
+				json.Unmarshal(p.args, &a)
+				p.res.Text = permText("edited_ran", "asked", p.asked, "ran", a.Command) + "\n" + p.res.Text
+			}
 		}
 	}
 	flush()
@@ -413,8 +429,12 @@ func (e *engine) storeResult(p *pendingCall) (string, error) {
 		// It never started: say so once, for front ends that pair events.
 		e.send(event{Type: evToolStart, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: p.call.Function.Arguments}})
 	}
-	e.send(event{Type: evToolEnd, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: p.call.Function.Arguments,
-		ResultID: id, Output: shown, IsError: p.res.IsError, Status: p.res.Status}})
+	input := p.call.Function.Arguments
+	if p.asked != "" {
+		input = string(p.args) // what ran: the person's edited line
+	}
+	e.send(event{Type: evToolEnd, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: input,
+		ResultID: id, Output: shown, IsError: p.res.IsError, Status: p.res.Status, Edited: p.asked != ""}})
 	return id, nil
 }
 
@@ -497,6 +517,7 @@ func (e *engine) awaitMCP(ctx context.Context) {
 	m.mu.Unlock()
 	sp := theMCP()
 	if !fixed {
+		m.approveHeld(ctx, e.ask, m.root, func(t string) { e.send(event{Type: evNotice, Text: t}) }) // mcp_approve.go
 		for _, s := range m.servers {
 			s.scope = func() string { return e.sess.ID } // read at each call: /new changes the session
 			s.mu.Lock()

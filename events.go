@@ -55,6 +55,7 @@ type toolEvent struct {
 	Output   string `json:"output,omitempty"`
 	IsError  bool   `json:"is_error,omitempty"`
 	Status   string `json:"status,omitempty"` // completed, failed, refused, cancelled
+	Edited   bool   `json:"edited,omitempty"` // the person changed the command before it ran; Input is what ran
 }
 
 // usage counts the tokens of one request (or, summed, of a turn).

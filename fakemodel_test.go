@@ -21,6 +21,10 @@ type fakeReply struct {
 	status int               // 0: 200
 	header map[string]string // extra response headers
 	body   string            // the raw body: an SSE stream, or an error JSON
+	// hold, when set, stops the stream after holdAt bytes until it is
+	// closed: a test acts while an answer is half streamed.
+	hold   chan struct{}
+	holdAt int
 }
 
 type fakeRequest struct {
@@ -133,6 +137,18 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	body := rep.body
 	if chunk <= 0 {
 		chunk = len(body)
+	}
+	if rep.hold != nil {
+		io.WriteString(w, body[:rep.holdAt])
+		body = body[rep.holdAt:]
+		if fl != nil {
+			fl.Flush()
+		}
+		select {
+		case <-rep.hold:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	for len(body) > 0 {
 		n := chunk

@@ -88,10 +88,11 @@ type loopSpec struct {
 		EmptyReply    string `json:"empty_reply"`
 		EmptyReplyMax int    `json:"empty_reply_max"`
 	} `json:"nudges"`
-	ToolErrors  map[string]string `json:"tool_errors"`
-	Permission  map[string]string `json:"permission"`
-	ModelErrors map[string]string `json:"model_errors"`
-	Retry       struct {
+	ToolErrors         map[string]string `json:"tool_errors"`
+	Permission         map[string]string `json:"permission"`
+	ModelErrors        map[string]string `json:"model_errors"`
+	ContextLengthMatch []string          `json:"context_length_match"`
+	Retry              struct {
 		Attempts       int    `json:"attempts"`
 		BaseMS         int    `json:"base_ms"`
 		MaxMS          int    `json:"max_ms"`
@@ -99,10 +100,11 @@ type loopSpec struct {
 		Notice         string `json:"notice"`
 	} `json:"retry"`
 	Timeouts struct {
-		ConnectMS  int `json:"connect_ms"`
-		FirstByteS int `json:"first_byte_s"`
-		IdleS      int `json:"idle_s"`
-		ProbeMS    int `json:"probe_ms"`
+		ConnectMS    int `json:"connect_ms"`
+		FirstByteS   int `json:"first_byte_s"`
+		IdleS        int `json:"idle_s"`
+		QuietNoticeS int `json:"quiet_notice_s"`
+		ProbeMS      int `json:"probe_ms"`
 	} `json:"timeouts"`
 	Context struct {
 		ResultIDDigits int `json:"result_id_digits"`
@@ -310,6 +312,14 @@ var reVar = lazyRE(`\{\{([a-zA-Z0-9_]+)\}\}`)
 // fillPairs fills {{name}} placeholders from alternating name, value
 // arguments. It is for short texts the code composes; prompt texts and tool
 // descriptions go through fill, which also checks nothing is left unfilled.
+// plural picks a word's form for a count: "1 line", "2 lines".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func fillPairs(s string, kv ...any) string {
 	if len(kv) == 0 {
 		return s
@@ -505,6 +515,7 @@ type replSpec struct {
 		HistoryMax       int `json:"history_max"`
 		ResumeTurns      int `json:"resume_turns"`
 		ProgressQuietS   int `json:"progress_quiet_s"`
+		CardDiscardMS    int `json:"card_discard_ms"`
 		SnapshotMaxBytes int `json:"snapshot_max_bytes"`
 		ToolLineChars    int `json:"tool_line_chars"`
 	} `json:"numbers"`

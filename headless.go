@@ -142,6 +142,7 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	for _, p := range exp.Read {
 		e.tb.stamp(p)
 	}
+	ctx = withQuietNotice(ctx, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
 	out := e.runTurn(ctx, exp.Text, exp.Images...)
 	if ids := e.stopJobs(); len(ids) > 0 {
 		fmt.Fprintln(stderr, "lembas: "+jobText("print_leftover", "n", len(ids), "ids", strings.Join(ids, ", ")))

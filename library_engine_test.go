@@ -158,7 +158,8 @@ func TestLibrarySkillAsSlashCommand(t *testing.T) {
 	proj := copyProject(t, "basic")
 	writeTestFile(t, filepath.Join(proj, ".agents", "skills", "release", "SKILL.md"), "---\nname: release\ndescription: cut a release\n---\nTag the commit, then push the tag.\n")
 	env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + st, "XDG_CONFIG_HOME=" + cfg}
-	r := runLembas(t, env, proj, "y\n/release v1.2\n/quit\n", "-i")
+	runLembas(t, env, proj, "", "trust") // piped input is never the trust answer
+	r := runLembas(t, env, proj, "/release v1.2\n/quit\n", "-i")
 	if r.code != 0 || len(fm.got()) != 1 {
 		t.Fatalf("exit %d, %d requests\n%s\n%s", r.code, len(fm.got()), r.stdout, r.stderr)
 	}
@@ -327,7 +328,8 @@ func TestLibraryReplMemory(t *testing.T) {
 		return applyMemory(tool, r, []memChange{{Action: "add", Target: "user", Text: "SEEDED-RECORD"}}, memLimits(tool), time.Now())
 	})
 	env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + st, "XDG_CONFIG_HOME=" + cfg}
-	r := runLembas(t, env, proj, "y\n/memory\n/memory rm user 1\n/help\nhello\n/quit\n", "-i")
+	runLembas(t, env, proj, "", "trust") // piped input is never the trust answer
+	r := runLembas(t, env, proj, "/memory\n/memory rm user 1\n/help\nhello\n/quit\n", "-i")
 	if r.code != 0 || len(fm.got()) != 1 {
 		t.Fatalf("exit %d, %d requests\n%s\n%s", r.code, len(fm.got()), r.stdout, r.stderr)
 	}

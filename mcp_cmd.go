@@ -12,16 +12,19 @@ import (
 	"strings"
 )
 
-const mcpUsage = "usage: lembas mcp list [--cwd DIR]\n       lembas mcp login NAME [--cwd DIR]\n       lembas mcp logout NAME\n\n  list    start every MCP server this folder would have (config.yaml mcp:, a trusted\n          project's .mcp.json), wait for them, and show each with its tools\n  login   log in to a remote MCP server with OAuth: shows the address to open, waits\n          for the browser to come back, keeps the token (mode 0600, never printed)\n  logout  remove a server's kept token\n"
+const mcpUsage = "usage: lembas mcp list [--cwd DIR]\n       lembas mcp approve NAME [--cwd DIR]\n       lembas mcp login NAME [--cwd DIR]\n       lembas mcp logout NAME\n\n  list    start every MCP server this folder would have (config.yaml mcp:, a trusted\n          project's .mcp.json), wait for them, and show each with its tools\n  approve approve the command line of a project's MCP server, pinned by its sha256, so\n          sessions start it (a changed command line asks again)\n  login   log in to a remote MCP server with OAuth: shows the address to open, waits\n          for the browser to come back, keeps the token (mode 0600, never printed)\n  logout  remove a server's kept token\n"
 
 // cmdMCP is `lembas mcp`.
 func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && (args[0] == "login" || args[0] == "logout") {
 		return cmdMCPLogin(args, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "approve" {
+		return cmdMCPApprove(args[1:], stdout, stderr) // mcp_approve.go
+	}
 	if len(args) == 0 || args[0] != "list" {
 		fmt.Fprint(stderr, mcpUsage)
-		return usageError{"use: lembas mcp list, lembas mcp login NAME or lembas mcp logout NAME"}
+		return usageError{"use: lembas mcp list, lembas mcp approve NAME, lembas mcp login NAME or lembas mcp logout NAME"}
 	}
 	dir := "."
 	if len(args) == 3 && args[1] == "--cwd" {
@@ -43,6 +46,10 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "lembas: "+w)
+	}
+	cfgs, _, notes := gateMCP(cfgs, root) // not approved: not started (mcp_approve.go)
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "lembas: "+n)
 	}
 	set := startMCP(cfgs, false, nil)
 	defer set.close()

@@ -26,6 +26,9 @@ type mcpSet struct {
 	servers []*mcpServer
 	vision  bool
 	cancel  context.CancelFunc
+	ctx     context.Context   // the servers' own, ended by close
+	held    []mcpServerConfig // waiting for the person's approval (mcp_approve.go)
+	root    string            // the project the held servers are approved for
 
 	mu      sync.Mutex
 	fixed   bool
@@ -40,7 +43,7 @@ type mcpSet struct {
 // once; log gets protocol oddities (never tokens).
 func startMCP(cfgs []mcpServerConfig, vision bool, log func(string)) *mcpSet {
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &mcpSet{vision: vision, cancel: cancel, byName: map[string]mcpTool{}, warned: map[string]bool{}}
+	m := &mcpSet{vision: vision, cancel: cancel, ctx: ctx, byName: map[string]mcpTool{}, warned: map[string]bool{}}
 	for _, c := range cfgs {
 		s := newMCPServer(c, log)
 		m.servers = append(m.servers, s)
@@ -350,7 +353,14 @@ func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, cl
 	for _, w := range warnings {
 		say(w)
 	}
-	if len(cfgs) == 0 {
+	cfgs, held, notes := gateMCP(cfgs, root) // a project's or ACP's program starts once approved (mcp_approve.go)
+	if !interactive {
+		for _, n := range notes {
+			say(n) // -p: nobody can approve; the notice names the command that does
+		}
+		held = nil
+	}
+	if len(cfgs) == 0 && len(held) == 0 {
 		return nil
 	}
 	for i := range cfgs {
@@ -362,5 +372,8 @@ func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, cl
 			cfgs[i].Sandbox = sb // lembas's own library server keeps its own state
 		}
 	}
-	return startMCP(cfgs, vision, nil)
+	m := startMCP(cfgs, vision, nil)
+	m.held = held
+	m.root = root
+	return m
 }

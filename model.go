@@ -38,6 +38,7 @@ type connection struct {
 	Source  string // config, env, local
 	Models  []modelConfig
 	http    *http.Client
+	Idle    time.Duration // silence after which a request is abandoned (config idle_timeout, else loop.json idle_s)
 
 	listOnce sync.Once
 	listed   []string
@@ -68,6 +69,26 @@ func newHTTPClient() *http.Client {
 // connections lists the configured connections: config.yaml, then the
 // environment. Local servers are added by probeLocal, only when needed.
 func connections(cfg *config, getenv func(string) string) []*connection {
+	out := connectionsOf(cfg, getenv)
+	for _, c := range out {
+		if cfg != nil && cfg.IdleTimeoutS > 0 {
+			c.Idle = time.Duration(cfg.IdleTimeoutS) * time.Second
+		}
+	}
+	return out
+}
+
+// withScheme reads a base URL written without its scheme
+// ("127.0.0.1:8080/v1") as http://, the way people type a local server's
+// address, rather than failing on a URL parse error.
+func withScheme(u string) string {
+	if u == "" || strings.Contains(u, "://") {
+		return u
+	}
+	return "http://" + u
+}
+
+func connectionsOf(cfg *config, getenv func(string) string) []*connection {
 	client := newHTTPClient()
 	var out []*connection
 	for _, c := range cfg.Connections {
@@ -75,11 +96,11 @@ func connections(cfg *config, getenv func(string) string) []*connection {
 		if c.APIKeyEnv != "" {
 			key, hint = getenv(c.APIKeyEnv), "$"+c.APIKeyEnv
 		}
-		out = append(out, &connection{Name: c.Name, BaseURL: strings.TrimRight(c.BaseURL, "/"),
+		out = append(out, &connection{Name: c.Name, BaseURL: withScheme(strings.TrimRight(c.BaseURL, "/")),
 			APIKey: key, KeyHint: hint, Source: "config", Models: c.Models, http: client})
 	}
 	if base := getenv("OPENAI_BASE_URL"); base != "" && findConn(out, "openai") == nil {
-		out = append(out, &connection{Name: "openai", BaseURL: strings.TrimRight(base, "/"),
+		out = append(out, &connection{Name: "openai", BaseURL: withScheme(strings.TrimRight(base, "/")),
 			APIKey: getenv("OPENAI_API_KEY"), KeyHint: "$OPENAI_API_KEY", Source: "env", http: client})
 	}
 	out = append(out, loginConnections(client, out)...) // login.go: each instance login is a connection
@@ -155,6 +176,12 @@ func (c *connection) models(ctx context.Context) ([]string, error) {
 
 // fetchModels asks GET /models.
 func (c *connection) fetchModels(ctx context.Context) ([]string, error) {
+	idle := c.Idle
+	if idle <= 0 {
+		idle = time.Duration(theSpec().Loop.Timeouts.IdleS) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, idle) // a server that accepts and never answers
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", c.BaseURL+"/models", nil)
 	if err != nil {
 		return nil, err
@@ -223,6 +250,11 @@ func chooseModel(ctx context.Context, cfg *config, name string, getenv func(stri
 					return newModelRef(c, ids[0]), nil
 				}
 			}
+		}
+		if len(conns) > 0 {
+			// A connection was named (config.yaml, OPENAI_BASE_URL) and
+			// nothing answered there: say where, not that there is none.
+			return nil, errors.New(fillPairs(errs["refused"], "connection", conns[0].Name, "url", conns[0].BaseURL))
 		}
 		return nil, errors.New(errs["no_model"])
 	}
@@ -562,12 +594,67 @@ func (a *assembler) finish() reply {
 
 // modelError is a request that failed, with the sentence a person reads.
 type modelError struct {
-	Kind   string // auth, unknown_model, rate_limited, server, bad_request, refused, timeout, cut
+	Kind   string // auth, unknown_model, rate_limited, server, bad_request, refused, timeout, cut, idle, context_length
 	Status int
 	Msg    string
+	Detail string // what the server said, cut (rate_limited, server: the sentence is made once the tries end)
+	Conn   string
 }
 
 func (e *modelError) Error() string { return e.Msg }
+
+type quietKey struct{}
+
+// withQuietNotice has a request call say after loop.json's quiet_notice_s
+// of silence from the server that it still waits (lembas -p, where no
+// progress line counts the seconds).
+func withQuietNotice(ctx context.Context, say func(string)) context.Context {
+	return context.WithValue(ctx, quietKey{}, say)
+}
+
+// idleWatch abandons a request when the server sends nothing for idle —
+// before its headers or between two pieces of its answer — and says once,
+// after quiet, that it still waits. poke restarts both clocks.
+type idleWatch struct {
+	fired     atomic.Bool
+	said      atomic.Bool // the quiet notice was given: once a request
+	idle      *time.Timer
+	quiet     *time.Timer
+	idleD, qD time.Duration
+}
+
+func startIdleWatch(ctx context.Context, idle time.Duration, cancel func(), conn string) *idleWatch {
+	w := &idleWatch{idleD: idle}
+	w.idle = time.AfterFunc(idle, func() { w.fired.Store(true); cancel() })
+	if say, ok := ctx.Value(quietKey{}).(func(string)); ok {
+		q := time.Duration(theSpec().Loop.Timeouts.QuietNoticeS) * time.Second
+		if q >= idle {
+			q = idle / 2 // a short idle_timeout still gets its notice first
+		}
+		if q > 0 {
+			w.qD = q
+			w.quiet = time.AfterFunc(q, func() {
+				w.said.Store(true)
+				say(fillPairs(theSpec().Loop.ModelErrors["quiet"], "connection", conn, "seconds", int(q.Seconds()), "idle", int(idle.Seconds())))
+			})
+		}
+	}
+	return w
+}
+
+func (w *idleWatch) poke() {
+	w.idle.Reset(w.idleD)
+	if w.quiet != nil && !w.said.Load() {
+		w.quiet.Reset(w.qD)
+	}
+}
+
+func (w *idleWatch) stop() {
+	w.idle.Stop()
+	if w.quiet != nil {
+		w.quiet.Stop()
+	}
+}
 
 // stream sends one chat request and streams the answer, retrying 429 and
 // 5xx with bounded backoff (honouring Retry-After) as long as nothing of the
@@ -584,7 +671,9 @@ func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReaso
 		return reply{}, err
 	}
 	var lastErr error
+	shownDetail, attemptsMade := "", 0
 	for attempt := 1; ; attempt++ {
+		attemptsMade = attempt
 		rep, retryAfter, err := r.streamOnce(ctx, body, onText, onReasoning)
 		if err == nil {
 			return rep, nil
@@ -605,8 +694,13 @@ func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReaso
 			}
 		}
 		if onRetry != nil {
-			// The sentence counts the tries so far; the final one counts them all.
-			onRetry(attempt, wait, &modelError{Kind: me.Kind, Status: me.Status, Msg: strings.ReplaceAll(me.Msg, "{{tries}}", strconv.Itoa(attempt))})
+			// Each retry says which try comes next; what the server said is
+			// shown the first time, and again only when it changes.
+			detail := ""
+			if me.Detail != shownDetail {
+				detail, shownDetail = me.Detail, me.Detail
+			}
+			onRetry(attempt, wait, &modelError{Kind: me.Kind, Status: me.Status, Msg: retryText(me, detail)})
 		}
 		select {
 		case <-ctx.Done():
@@ -616,9 +710,24 @@ func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReaso
 	}
 	var me *modelError
 	if errors.As(lastErr, &me) && (me.Kind == "rate_limited" || me.Kind == "server") {
-		me.Msg = strings.ReplaceAll(me.Msg, "{{tries}}", strconv.Itoa(lp.Retry.Attempts))
+		detail := ""
+		if me.Detail != shownDetail {
+			detail = " (" + me.Detail + ")"
+		}
+		n := min(attemptsMade, lp.Retry.Attempts)
+		me.Msg = fillPairs(lp.ModelErrors[me.Kind], "connection", me.Conn, "status", me.Status, "detail", detail,
+			"tries", fmt.Sprintf("%d %s", n, plural(n, "try", "tries")))
 	}
 	return reply{}, lastErr
+}
+
+// retryText is what one failed try says before the next: the status, and
+// the server's words when they are new.
+func retryText(me *modelError, detail string) string {
+	if detail != "" {
+		detail = ": " + detail
+	}
+	return fillPairs(theSpec().Loop.ModelErrors["retry_"+me.Kind], "connection", me.Conn, "status", me.Status, "detail", detail)
 }
 
 // marshalRequest writes the request with its extra top-level fields (the
@@ -667,8 +776,20 @@ func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReason
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
+	idle := c.Idle
+	if idle <= 0 {
+		idle = time.Duration(lp.Timeouts.IdleS) * time.Second
+	}
+	watch := startIdleWatch(ctx, idle, cancel, c.Name)
+	defer watch.stop()
+	idleErr := func() error {
+		return &modelError{Kind: "idle", Msg: fillPairs(errs["idle"], "connection", c.Name, "seconds", int(idle.Seconds()))}
+	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
+		if watch.fired.Load() {
+			return reply{}, 0, idleErr()
+		}
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return reply{}, 0, err
 		}
@@ -686,20 +807,18 @@ func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReason
 		case resp.StatusCode == 401 || resp.StatusCode == 403:
 			return reply{}, 0, &modelError{Kind: "auth", Status: resp.StatusCode, Msg: fillPairs(errs["auth"], "connection", c.Name, "status", resp.StatusCode, "key_hint", c.KeyHint)}
 		case resp.StatusCode == 429:
-			return reply{}, ra, &modelError{Kind: "rate_limited", Status: 429, Msg: fillPairs(errs["rate_limited"], "connection", c.Name)}
+			return reply{}, ra, &modelError{Kind: "rate_limited", Status: 429, Detail: detail, Conn: c.Name, Msg: fillPairs(errs["rate_limited"], "connection", c.Name, "tries", "1 try", "detail", " ("+detail+")")}
 		case resp.StatusCode >= 500:
-			return reply{}, ra, &modelError{Kind: "server", Status: resp.StatusCode, Msg: fillPairs(errs["server"], "connection", c.Name, "status", resp.StatusCode, "detail", detail)}
+			return reply{}, ra, &modelError{Kind: "server", Status: resp.StatusCode, Detail: detail, Conn: c.Name, Msg: fillPairs(errs["server"], "connection", c.Name, "status", resp.StatusCode, "detail", " ("+detail+")", "tries", "1 try")}
+		case isContextLength(detail):
+			return reply{}, 0, r.contextLengthError(detail)
 		case resp.StatusCode == 404 || strings.Contains(strings.ToLower(detail), "model"):
 			return reply{}, 0, &modelError{Kind: "unknown_model", Status: resp.StatusCode, Msg: fillPairs(errs["unknown_model"], "connection", c.Name, "model", r.Model) + " (" + detail + ")"}
 		default:
 			return reply{}, 0, &modelError{Kind: "bad_request", Status: resp.StatusCode, Msg: fillPairs(errs["bad_request"], "connection", c.Name, "status", resp.StatusCode, "detail", detail)}
 		}
 	}
-	// An idle timer: a stream that goes silent for idle_s is cut.
-	idle := time.Duration(lp.Timeouts.IdleS) * time.Second
-	var idleFired atomic.Bool
-	timer := time.AfterFunc(idle, func() { idleFired.Store(true); cancel() })
-	defer timer.Stop()
+	watch.poke()
 	a := newAssembler()
 	sr := newSSEReader(resp.Body)
 	ct := resp.Header.Get("Content-Type")
@@ -714,19 +833,19 @@ func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReason
 			if err == io.EOF && (done || a.r.Finish != "") {
 				break
 			}
-			if ctx.Err() != nil && !idleFired.Load() {
+			if watch.fired.Load() {
+				return reply{}, 0, idleErr()
+			}
+			if ctx.Err() != nil {
 				return reply{}, 0, context.Canceled
 			}
 			detail := "the connection closed before the answer ended"
 			if err != io.EOF && err != io.ErrUnexpectedEOF {
 				detail = err.Error()
 			}
-			if idleFired.Load() {
-				detail = fmt.Sprintf("no data for %d s", lp.Timeouts.IdleS)
-			}
 			return reply{}, 0, &modelError{Kind: "cut", Msg: fillPairs(errs["cut"], "connection", c.Name, "detail", detail)}
 		}
-		timer.Reset(idle)
+		watch.poke()
 		if string(data) == "[DONE]" {
 			done = true
 			continue
@@ -814,13 +933,73 @@ func readErrorDetail(r io.Reader) string {
 		}
 	}
 	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if strings.HasPrefix(s, "<") {
+		s = htmlWords(s) // a proxy's error page: its words, not its markup
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
 	}
 	if s == "" {
 		s = "no detail"
 	}
 	return s
+}
+
+// isContextLength says whether a refusal is the request being longer than
+// the model's window, as servers word it (OpenAI's code, llama.cpp's and
+// vLLM's sentences).
+func isContextLength(detail string) bool {
+	d := strings.ToLower(detail)
+	for _, w := range theSpec().Loop.ContextLengthMatch {
+		if strings.Contains(d, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var reTokenCounts = lazyRE(`(\d[\d,]*)\s*tokens`)
+
+// contextLengthError says which limit was passed, by how much, and what to
+// do: the numbers from the server's words, else the model's known window.
+func (r *modelRef) contextLengthError(detail string) *modelError {
+	limit, got := r.Meta.Context, 0
+	if m := reTokenCounts.FindAllStringSubmatch(detail, -1); len(m) >= 2 {
+		limit, _ = strconv.Atoi(strings.ReplaceAll(m[0][1], ",", ""))
+		got, _ = strconv.Atoi(strings.ReplaceAll(m[1][1], ",", ""))
+	}
+	errs := theSpec().Loop.ModelErrors
+	size := errs["context_length_unknown"]
+	if got > 0 {
+		size = fillPairs(errs["context_length_sizes"], "tokens", got)
+	}
+	return &modelError{Kind: "context_length", Status: 400, Detail: detail, Conn: r.Conn.Name,
+		Msg: fillPairs(errs["context_length"], "model", r.String(), "limit", limit, "size", size)}
+}
+
+// htmlWords is the text of an HTML error page, tags dropped and spaces
+// collapsed; the title alone when it has one.
+func htmlWords(s string) string {
+	low := strings.ToLower(s)
+	if i := strings.Index(low, "<title>"); i >= 0 {
+		if j := strings.Index(low[i:], "</title>"); j > 0 {
+			return strings.Join(strings.Fields(s[i+7:i+j]), " ")
+		}
+	}
+	var b strings.Builder
+	in := false
+	for _, c := range s {
+		switch {
+		case c == '<':
+			in = true
+			b.WriteByte(' ')
+		case c == '>':
+			in = false
+		case !in:
+			b.WriteRune(c)
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

@@ -119,7 +119,7 @@ func TestModelErrors(t *testing.T) {
 		{"forbidden", []fakeReply{{status: 403, body: `{}`}}, "auth", "HTTP 403"},
 		{"unknown model", []fakeReply{{status: 404, body: `{"error":{"message":"model 'mock' not found"}}`}}, "unknown_model", "test does not serve the model mock"},
 		{"bad request", []fakeReply{{status: 400, body: `{"error":"context too long"}`}}, "bad_request", "test rejected the request (HTTP 400): context too long"},
-		{"5xx every time", []fakeReply{{status: 502}, {status: 502}, {status: 503}, {status: 500, body: `{"error":{"message":"overloaded"}}`}}, "server", "test answered HTTP 500 after 4 tries (overloaded)"},
+		{"5xx every time", []fakeReply{{status: 502}, {status: 502}, {status: 503}, {status: 500, body: `{"error":{"message":"overloaded"}}`}}, "server", "test answered HTTP 500 every time, 4 tries in all (overloaded)"},
 		{"429 every time", []fakeReply{{status: 429}, {status: 429}, {status: 429}, {status: 429}}, "rate_limited", "still was after 4 tries"},
 		{"cut mid-stream", []fakeReply{{body: "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"}}, "cut", "The stream from test broke off mid-answer"},
 	}
@@ -161,8 +161,8 @@ func TestModelRetryHonoursRetryAfter(t *testing.T) {
 	if len(waits) != 2 || waits[0] != time.Second || waits[1] >= time.Second {
 		t.Errorf("waits %v, want [1s, a short backoff]", waits)
 	}
-	if len(notes) != 2 || strings.Contains(notes[1], "{{") || !strings.Contains(notes[1], "after 2 tries") {
-		t.Errorf("retry notices %q: each counts its tries", notes)
+	if len(notes) != 2 || strings.Contains(notes[1], "{{") || !strings.Contains(notes[0], "HTTP 429") || !strings.Contains(notes[1], "HTTP 503") || strings.Contains(notes[0], "tries") {
+		t.Errorf("retry notices %q: each says what the server answered, none reads as the final failure", notes)
 	}
 }
 
@@ -286,7 +286,7 @@ func TestModelIdleCut(t *testing.T) {
 	var seen strings.Builder
 	_, err := testRef(srv.URL+"/v1").stream(context.Background(), &chatRequest{}, func(s string) { seen.WriteString(s) }, nil, nil)
 	var me *modelError
-	if !errors.As(err, &me) || me.Kind != "cut" || !strings.Contains(me.Msg, "no data for 1 s") || seen.String() != "Hel" {
+	if !errors.As(err, &me) || me.Kind != "idle" || !strings.Contains(me.Msg, "sent nothing for 1 s") || seen.String() != "Hel" {
 		t.Errorf("got %v (seen %q)", err, seen.String())
 	}
 }

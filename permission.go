@@ -158,6 +158,10 @@ type permissions struct {
 	projectFile string
 	warnings    []string // what could not be read (a corrupt always file, set aside)
 	broken      error    // the person's rules could not be read: every call is refused
+	bare        string   // why no OS sandbox is in force, "" when one is (setSandbox)
+
+	rootsOnce    sync.Once // writableRoots, made once (permission_boundary.go)
+	roots, temps []string
 }
 
 // approvalAnswer is the person's answer.
@@ -480,20 +484,33 @@ func (p *permissions) allowRules() []sourcedRule {
 }
 
 // decideCommand judges a shell line: the floor first, then every simple
-// command it runs.
+// command it runs; where no OS sandbox is in force, what it allows must be
+// contained (permission_boundary.go).
 func (p *permissions) decideCommand(t *toolSpec, line string) decision {
+	return p.noSandboxCheck(line, p.decideLineAt(t, line, 0))
+}
+
+// decideLineAt is decideCommand for a line read at a depth of scripts (0:
+// the call's own line).
+func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision {
 	env := p.shellEnv()
 	h, herr := loadHardline()
 	if herr != nil {
 		return decision{Verdict: "deny", Rule: "hardline.json", Reason: herr.Error()}
 	}
 	cmds, info, err := parseShellDirs(line, env)
+	if d, ok := p.boundaryRefuses(line, cmds, err); ok {
+		return d // fork loops, disk fills: refused in every mode (permission_boundary.go)
+	}
 	if hit := h.judge(line, cmds, err, env); hit != nil {
 		if hit.Unsure {
 			return p.unsureDecision(h, hit)
 		}
 		return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule,
 			Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
+	}
+	if d, ok := p.boundaryFloor(h, line, cmds, err); ok {
+		return d // permission_boundary.go, permission_winshell.go
 	}
 	if err != nil {
 		if p.headless {
@@ -548,6 +565,9 @@ func (p *permissions) decideCommand(t *toolSpec, line string) decision {
 			return decision{Verdict: "ask", Rule: "hardline.json agent_config " + pat, Reason: permText("agent_config", "path", rel, "reason", theAgentConfigReason())}
 		}
 	}
+	if d, ok := p.boundaryAsks(h, t, cmds, env, depth); ok {
+		return d // permission_boundary.go
+	}
 	// A command run from an arbitrary folder, or as another user, is not
 	// what an allow rule or always answer was given for: the mode decides.
 	tainted := info.Privileged
@@ -597,8 +617,15 @@ func matchStrict(r permRule, c shellCmd) bool {
 // for the project's files.
 func (p *permissions) allowedBy(rules []sourcedRule, tool string, c shellCmd) (sourcedRule, bool) {
 	writes := writesFile(c)
+	widened := "" // an option that makes it more than the rule was for (boundary.json rule_widening)
+	if b, err := loadBoundary(); err == nil {
+		widened, _, _ = strings.Cut(b.widensRule(c), "=")
+	}
 	for _, r := range rules {
 		if !ruleCovers(r.permRule, tool) || !matchCommandRule(r.permRule, c) {
+			continue
+		}
+		if widened != "" && !strings.Contains(r.Pattern, widened) {
 			continue
 		}
 		if writes && !strings.Contains(r.Pattern, ">") {
@@ -698,8 +725,9 @@ func (p *permissions) lexicalPath(w string) string {
 // as written and through the links they go through; making a symlink to
 // a protected file names it, and so asks.
 func (p *permissions) protectedOperand(c shellCmd) (shown, id string, ok bool) {
+	keys := p.keyWords(c, true) // a key made, a public key read (permission_boundary.go)
 	for _, w := range pathWords(c) {
-		if len(w) > 4096 {
+		if len(w) > 4096 || keys[w] {
 			continue
 		}
 		abs := p.lexicalPath(w)

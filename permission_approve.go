@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -107,8 +108,12 @@ func approveWithin(ctx context.Context, a approver, req approvalRequest, limit t
 // request builds the question for a call the rules ask about.
 func (p *permissions) request(callID string, t *toolSpec, args json.RawMessage, d decision) approvalRequest {
 	req := approvalRequest{CallID: callID, Tool: t.Name, Risk: t.Risk, Reason: d.Reason, Rule: d.Rule, Input: string(args)}
-	if req.Reason == "" {
-		req.Reason = d.Rule
+	if req.Reason == "" || req.Reason == d.Rule {
+		// The mode's table decided: a sentence saying so, then the rule.
+		req.Reason = permText("reason_mode", "mode", p.mode, "what", permText("risk_"+t.Risk))
+	}
+	if d.Rule != "" && !strings.Contains(req.Reason, d.Rule) {
+		req.Reason += " " + permText("reason_rule", "rule", d.Rule)
 	}
 	req.Options = []string{"once", "deny"}
 	if d.Remember && t.Confirm != "always" {
@@ -158,6 +163,7 @@ func (p *permissions) editDiff(t *toolSpec, args json.RawMessage) (string, bool)
 		return "", false
 	}
 	content := string(old)
+	isNew := errors.Is(err, fs.ErrNotExist)
 	switch t.Name {
 	case "write":
 		content = a.Content
@@ -168,7 +174,23 @@ func (p *permissions) editDiff(t *toolSpec, args json.RawMessage) (string, bool)
 		for _, e := range a.Edits {
 			n := strings.Count(content, e.Old)
 			if e.Old == "" || n == 0 || (n > 1 && !e.ReplaceAll) {
-				return unifiedDiff(shown, e.Old, e.New), true
+				// No diff: one made of the old text alone would show a
+				// change to a file that does not look like that.
+				why := permText("edit_not_found", "path", shown)
+				switch {
+				case isNew:
+					why = permText("edit_no_file", "path", shown)
+				case e.Old == "":
+					why = permText("edit_empty_old")
+				case n > 1:
+					why = permText("edit_many", "path", shown, "n", n)
+				}
+				var b strings.Builder
+				b.WriteString(why + "\n" + permText("edit_looked_for") + "\n")
+				for _, l := range splitLines(e.Old) {
+					b.WriteString("  " + strings.TrimRight(l, "\n") + "\n")
+				}
+				return b.String(), true
 			}
 			if e.ReplaceAll {
 				content = strings.ReplaceAll(content, e.Old, e.New)
@@ -176,6 +198,9 @@ func (p *permissions) editDiff(t *toolSpec, args json.RawMessage) (string, bool)
 				content = strings.Replace(content, e.Old, e.New, 1)
 			}
 		}
+	}
+	if isNew {
+		return unifiedDiff("", string(old), content, shown), true
 	}
 	return unifiedDiff(shown, string(old), content), true
 }
@@ -188,15 +213,27 @@ type diffOp struct {
 
 // unifiedDiff is a small unified diff of two texts, with defaults.json's
 // context lines; texts too large to compare cheaply are summarised.
-func unifiedDiff(name, a, b string) string {
+func unifiedDiff(name, a, b string, newName ...string) string {
 	ap := theDefaults().Approval
 	al, bl := splitLines(a), splitLines(b)
-	head := fmt.Sprintf("--- a/%s\n+++ b/%s\n", name, name)
+	head := "--- " + diffSide("a/", name) + "\n+++ " + diffSide("b/", name) + "\n"
+	if len(newName) > 0 { // a new file: nothing on the old side
+		head = "--- /dev/null\n+++ " + diffSide("b/", newName[0]) + "\n"
+	}
 	if len(al)+len(bl) > ap.DiffMaxLines {
 		return head + fmt.Sprintf("@@ %d lines -> %d lines (too large to show) @@\n", len(al), len(bl))
 	}
 	ops := diffLines(al, bl)
 	return head + formatHunks(ops, ap.ContextLines)
+}
+
+// diffSide names a file in a diff header: a/ or b/ before a project path,
+// an absolute path (outside the project) as it is.
+func diffSide(side, name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return side + name
 }
 
 func splitLines(s string) []string {

@@ -18,13 +18,15 @@ import (
 	"strings"
 )
 
-const permissionsUsage = `usage: lembas permissions check [--mode M] [--cwd DIR] -- COMMAND...
+const permissionsUsage = `usage: lembas permissions check [--mode M] [--cwd DIR] [--sandbox S] -- COMMAND...
        lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
 
   Prints what a session would decide (allow, ask or refuse) and the rule or
   table entry that decided. The words after -- joined with spaces are the
-  shell line; --path is taken as a model would send it. Exit status: 0 allow,
-  3 ask, 4 refuse, 2 usage.
+  shell line; --path is taken as a model would send it. --sandbox on or off
+  judges as if an OS sandbox were in force or not; the default is what this
+  machine gives (where none is, auto asks before what the floor cannot show
+  stays inside the project). Exit status: 0 allow, 3 ask, 4 refuse, 2 usage.
 `
 
 // cmdPermissions is `lembas permissions`.
@@ -59,6 +61,7 @@ func cmdPermissionsCheck(args []string, stdout, stderr io.Writer) error {
 	cwd := fs.String("cwd", ".", "")
 	tool := fs.String("tool", "", "")
 	pathArg := fs.String("path", "", "")
+	sandboxArg := fs.String("sandbox", "", "")
 	help := fs.Bool("help", false, "")
 	if err := fs.Parse(args); err != nil {
 		return usageError{"permissions check: " + err.Error() + "\n" + permissionsUsage}
@@ -84,6 +87,8 @@ func cmdPermissionsCheck(args []string, stdout, stderr io.Writer) error {
 		return usageError{"permissions check: give -- COMMAND or --tool read|write --path P"}
 	case !dash && *tool != "read" && *tool != "write":
 		return usageError{fmt.Sprintf("permissions check: --tool %q; use read or write", *tool)}
+	case *sandboxArg != "" && *sandboxArg != "on" && *sandboxArg != "off":
+		return usageError{fmt.Sprintf("permissions check: --sandbox %q; use on or off", *sandboxArg)}
 	case !dash && *pathArg == "":
 		return usageError{"permissions check: --path is empty; give the path as a model would send it"}
 	}
@@ -112,6 +117,13 @@ func cmdPermissionsCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, w := range p.warnings {
 		fmt.Fprintln(stderr, "lembas: "+w)
+	}
+	switch *sandboxArg {
+	case "on":
+	case "off":
+		p.setSandbox("--sandbox off")
+	default:
+		p.setSandbox(sandboxWhy(newSandbox(cfg.Sandbox, root)))
 	}
 	var t *toolSpec
 	var callArgs []byte

@@ -803,40 +803,10 @@ func theAgentConfigReason() string {
 }
 
 // writesAgentConfig finds the project's agent or editor configuration
-// among what a command writes: its redirection targets, and the files of
-// the writers the floor knows (tee, cp, mv, sed -i…: the rules with
-// targets or dests that refuse writing system files). Words are judged as
-// written, from the project folder.
+// among what a command writes, in the one reading every check uses
+// (writtenWords). Words are judged as written, from the project folder.
 func (p *permissions) writesAgentConfig(h *hardlineSpec, c shellCmd) (rel, pat string, ok bool) {
-	var words []string
-	for _, r := range c.Redirs {
-		op := strings.TrimLeft(r.Op, "0123456789")
-		if contains(h.PathClass.WriteRedirects, op) && !isFdTarget(r.Target) {
-			words = append(words, r.Target)
-		}
-	}
-	if len(c.Words) > 0 {
-		for i := range h.Refuse {
-			r := &h.Refuse[i]
-			if !contains(r.Targets, "system_file") && !contains(r.Dests, "system_file") || !nameMatches(r.Commands, c.Words[0]) {
-				continue
-			}
-			flags, operands := h.options(c.Words[0], c.Words[1:])
-			miss := false
-			for _, f := range r.Flags {
-				miss = miss || !flags[f]
-			}
-			if miss {
-				continue
-			}
-			if len(r.Dests) > 0 {
-				words = append(words, destOperands(h, c.Words[0], operands, c.Words[1:])...)
-			} else {
-				words = append(words, operands...)
-			}
-		}
-	}
-	for _, w := range words {
+	for _, w := range h.writtenWords(c) {
 		abs := p.lexicalPath(w)
 		if !within(p.root, abs) {
 			continue

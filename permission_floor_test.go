@@ -25,6 +25,10 @@ func init() {
 			Modes []string          `json:"modes"`
 			Files map[string]string `json:"files"`
 			Links map[string]string `json:"symlinks"`
+			// Sandbox "off" judges as where no OS sandbox is in force; Allow
+			// are config.yaml permissions.allow rules (floor_boundary).
+			Sandbox string   `json:"sandbox"`
+			Allow   []string `json:"allow"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
@@ -78,7 +82,14 @@ func init() {
 		out := map[string]any{}
 		odd := map[string]string{}
 		for _, m := range modes {
-			p := permissionsFor(m, proj, false, &config{})
+			mode := m
+			if m == "headless" {
+				mode = "auto" // auto in lembas -p, where nobody can answer
+			}
+			p := permissionsFor(mode, proj, m == "headless", &config{Permissions: permRules{Allow: in.Allow}})
+			if in.Sandbox == "off" {
+				p.setSandbox("no sandbox in this case")
+			}
 			var got []string
 			var calls []string
 			if in.Tool != "" {
@@ -164,9 +175,9 @@ func TestFloorClassesThroughCLI(t *testing.T) {
 			continue
 		}
 		for _, i := range []int{0, len(items) / 2, len(items) - 1} {
-			args := []string{"permissions", "check", "--mode", "auto", "--", items[i]}
+			args := []string{"permissions", "check", "--mode", "auto", "--sandbox", "on", "--", items[i]}
 			if in.Tool != "" {
-				args = []string{"permissions", "check", "--mode", "auto", "--tool", in.Tool, "--path", items[i]}
+				args = []string{"permissions", "check", "--mode", "auto", "--sandbox", "on", "--tool", in.Tool, "--path", items[i]}
 			}
 			r := runLembas(t, env, proj, "", args...)
 			n++

@@ -340,59 +340,11 @@ func (p *permissions) plainProjectFile(abs string) bool {
 }
 
 // writtenWords are the words naming files a command writes, moves away
-// or deletes: its write redirections' targets, the operands of the
-// writers the floor's system-file rules name (tee, rm, truncate, sed -i…,
-// the destination of cp, mv, ln, install), what mv moves away and dd's
-// of=. Mode changers (write_guarded.mode_commands) change no content.
+// or deletes, read once for every check (commandWrites,
+// permission_boundary.go). Mode changers (write_guarded.mode_commands)
+// change no content.
 func (h *hardlineSpec) writtenWords(c shellCmd) []string {
-	var words []string
-	for _, r := range c.Redirs {
-		op := strings.TrimLeft(r.Op, "0123456789")
-		if contains(h.PathClass.WriteRedirects, op) && !isFdTarget(r.Target) {
-			words = append(words, r.Target)
-		}
-	}
-	if len(c.Words) == 0 || contains(h.WriteGuard.ModeCommands, c.Words[0]) {
-		return words
-	}
-	name, args := c.Words[0], c.Words[1:]
-	for i := range h.Refuse {
-		r := &h.Refuse[i]
-		if !contains(r.Targets, "system_file") && !contains(r.Dests, "system_file") || !nameMatches(r.Commands, name) {
-			continue
-		}
-		flags, operands := h.options(name, args)
-		miss := false
-		for _, f := range r.Flags {
-			miss = miss || !flags[f]
-		}
-		if miss {
-			continue
-		}
-		if len(r.Dests) > 0 {
-			words = append(words, destOperands(h, name, operands, args)...)
-			if name == "mv" {
-				words = append(words, sourceOperands(operands, args)...)
-			}
-		} else {
-			words = append(words, operands...)
-		}
-	}
-	if _, ok := h.CodeLater.WrittenThenRun.OutputOptions[name]; ok {
-		out := map[string]bool{}
-		h.noteWritten(shellCmd{Words: c.Words}, out) // curl -o f, wget -O f
-		for w := range out {
-			words = append(words, w)
-		}
-	}
-	if contains([]string{"dd", "dcfldd", "dc3dd"}, name) {
-		for _, a := range args {
-			if v, ok := strings.CutPrefix(a, "of="); ok {
-				words = append(words, v)
-			}
-		}
-	}
-	return words
+	return h.commandWrites(c, false)
 }
 
 // throughLinks spells each path word and redirection target of the line
@@ -501,7 +453,7 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 			c.Words = []string{""}
 		}
 		name := c.Words[0]
-		if contains(ex.Senders, name) {
+		if contains(ex.Senders, name) && !localOpenssl(c) { // openssl req makes a key, sends nothing
 			sends = name
 			for _, w := range c.Words[1:] {
 				if protected(w) {
@@ -845,6 +797,7 @@ func (p *permissions) mentionsGuarded(h *hardlineSpec, c shellCmd, cwd string) *
 		return nil
 	}
 	name := c.Words[0]
+	keys := p.keyWords(c, false) // a public key read is no secret (permission_boundary.go)
 	hit := func() *hardlineHit {
 		return &hardlineHit{Rule: "names-guarded-file", Unsure: true, Command: strings.Join(c.Words, " "), Reason: fillPairs(h.CodeLater.InterpreterReason, "what", name)}
 	}
@@ -879,7 +832,7 @@ func (p *permissions) mentionsGuarded(h *hardlineSpec, c shellCmd, cwd string) *
 			}
 			w = v
 		}
-		if w == "" || !strings.ContainsAny(w, "/~") {
+		if w == "" || !strings.ContainsAny(w, "/~") || keys[w] {
 			continue
 		}
 		for _, abs := range p.spellings(cwd, w, true) {

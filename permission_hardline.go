@@ -293,6 +293,9 @@ func substituteAssigns(cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
 		if len(c.Words) == 0 {
 			for _, a := range c.Assigns {
 				if k, v, ok := strings.Cut(a, "="); ok {
+					if m, ok := mktempValue(v); ok {
+						v = m // a fresh folder or file in the temp folder (permission_boundary.go)
+					}
 					vars[k] = v
 				}
 			}
@@ -303,6 +306,9 @@ func substituteAssigns(cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
 		case "export", "declare", "readonly", "local", "typeset":
 			for _, w := range c.Words[1:] {
 				if k, v, ok := strings.Cut(w, "="); ok && isShellName(k) {
+					if m, ok := mktempValue(v); ok {
+						v = m
+					}
 					vars[k] = v
 				}
 			}

@@ -68,7 +68,11 @@ func (e *engine) progressFor(ev event) {
 	case evToolStart:
 		// A call that never ran (refused, bad arguments) is announced
 		// after the fact without its risk (engine.storeResult): no phase.
-		if ev.Tool != nil && ev.Tool.Risk != "" {
+		switch {
+		case ev.Tool != nil && ev.Tool.Name == "ask_user":
+			// A question to the person runs nothing: it waits for them.
+			e.setPhase("waiting_for_person", map[string]any{"tool": ev.Tool.Name})
+		case ev.Tool != nil && ev.Tool.Risk != "":
 			e.setPhase("running_tool", map[string]any{"tool": ev.Tool.Name})
 		}
 	case evRetry:

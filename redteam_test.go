@@ -287,7 +287,7 @@ func BenchmarkDecideWrites(b *testing.B) {
 	proj := redteamWorld(b)
 	p := permissionsFor("auto", proj, false, &config{})
 	t := theSpec().Tools[theArityShellTool()]
-	args := json.RawMessage(`{"command":"cd src && cp a.go ../build/ && echo done > ../build/log.txt && rm -rf ../build/tmp | tee -a up/x.log"}`)
+	args := json.RawMessage(`{"command":"cd src && cp a.go ../build/ && echo done > ../build/log.txt && rm -rf ../build/tmp | tee -a ../build/x.log"}`)
 	for b.Loop() {
 		if d := p.decide(t, args); d.Verdict != "allow" {
 			b.Fatalf("decision %+v", d)

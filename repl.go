@@ -47,7 +47,10 @@ type repl struct {
 	tty    bool      // the line editor and its escape codes
 	color  bool
 	width  int
-	term   *term.Terminal // nil on plain lines
+	ed     *lineEditor // the input row; nil on plain lines (repl_line.go)
+	cards  *cardKeys
+	pend   []string // lines of a message still being entered ("\\" or a paste)
+	in     io.Reader
 	filter *keyFilter
 	plainR *bufio.Reader
 	lines  chan string // what the person typed, line by line (closed at end of input)
@@ -75,6 +78,7 @@ type repl struct {
 	lastCtrlC time.Time
 	waiter    chan string // a card waiting for a line
 	inputEnd  bool        // the plain input has ended: a card gets no line, ever
+	asking    bool        // a question is the prompt: progress does not take its place
 	after     []string    // commands typed during a turn, run when it ends
 	quiet     map[string]bool
 	size      func() int // the terminal's width now (nil: fixed)
@@ -103,17 +107,13 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 	}
 	r.settings = loadReplSettings()
 	r.theme = pickTheme(r.settings.Theme)
-	r.filter = &keyFilter{src: rio.in, tty: rio.tty, onCtrlC: r.ctrlC}
+	r.in = rio.in
+	r.cards = &cardKeys{}
 	if rio.tty {
-		r.term = term.NewTerminal(struct {
-			io.Reader
-			io.Writer
-		}{r.filter, rio.out}, "")
-		r.term.SetSize(r.width, 24)
-		r.term.SetBracketedPasteMode(true)
-		r.term.History = openHistory()
-		r.term.AutoCompleteCallback = r.complete
+		r.ed = newLineEditor(rio.out, r.width)
+		r.ed.hist = openHistory()
 	} else {
+		r.filter = &keyFilter{src: rio.in, onCtrlC: r.ctrlC}
 		r.plainR = bufio.NewReader(r.filter)
 	}
 	e.ask = r
@@ -137,8 +137,8 @@ func (r *repl) text(key string, kv ...any) string {
 // write puts s on the screen: through the line editor, which keeps the
 // prompt and the line being typed below it, or straight out.
 func (r *repl) write(s string) {
-	if r.term != nil {
-		r.term.Write([]byte(s))
+	if r.ed != nil {
+		r.ed.Write([]byte(s))
 		return
 	}
 	io.WriteString(r.out, s)
@@ -174,42 +174,44 @@ func (r *repl) paint(role, s string) string {
 	return "\x1b[" + sgr + "m" + s + "\x1b[0m"
 }
 
-// setPrompt shows p as the editor's prompt (on plain lines it is printed
-// when a line is read).
-func (r *repl) setPrompt(p string) {
-	if r.term != nil {
-		r.term.SetPrompt(p)
+// setPromptNow shows p as the editor's prompt (on plain lines it is
+// printed when a line is read); keep leaves an entered line on screen.
+func (r *repl) setPromptNow(p string, keep bool) {
+	if r.ed != nil {
+		r.ed.setPrompt(p, keep)
 	}
 }
 
-// updatePromptLocked shows the turn's progress as the prompt while the
-// output is at the start of a line, and no prompt in the middle of one (so
-// streamed text and the line being typed do not tangle).
+// updatePromptLocked shows the prompt at rest, and the turn's progress in
+// its place while a turn runs; the row is always below the output, so
+// what is typed meanwhile stays there and out of the answer.
 func (r *repl) updatePromptLocked() {
-	if r.term == nil {
+	if r.ed == nil || r.asking {
 		return
 	}
 	switch {
 	case !r.running:
-		r.term.SetPrompt(r.paint("prompt", r.text("prompt")))
-	case r.col == 0 && r.progress != "":
-		secs := int(time.Since(r.turnStart).Seconds())
-		r.term.SetPrompt(r.paint("status", "⋯ "+r.text("progress_elapsed", "what", r.progress, "seconds", secs)+" "))
+		r.setPromptNow(r.paint("prompt", r.text("prompt")), true)
 	default:
-		r.term.SetPrompt("")
+		what := r.progress
+		if what == "" {
+			what = r.text("progress_writing")
+		}
+		secs := int(time.Since(r.turnStart).Seconds())
+		r.setPromptNow(r.paint("status", "⋯ "+r.text("progress_elapsed", "what", what, "seconds", secs)+" "), false)
 	}
 }
 
 // run is the session: the banner, a first prompt if given, then lines
 // until the person quits.
 func (r *repl) run(first string) error {
-	if first != "" {
+	if first != "" && !r.quitting() {
 		r.handle(first)
 	}
 	for !r.quitting() {
 		if !r.tty {
 			io.WriteString(r.out, r.text("prompt"))
-		} else {
+		} else if !r.quitting() {
 			r.mu.Lock()
 			r.updatePromptLocked()
 			r.mu.Unlock()
@@ -245,6 +247,8 @@ func (r *repl) run(first string) error {
 	r.endShare() // the web UI hears left now, not when the process ends (repl_share.go)
 	if !r.tty {
 		io.WriteString(r.out, "\n")
+	} else {
+		r.ed.hide() // the shell's prompt comes next, at the left of a clean row
 	}
 	return nil
 }
@@ -264,6 +268,10 @@ func (r *repl) quitting() bool {
 // with the next and a multi-line paste into one message, and hands each
 // message to the loop. It ends, closing lines, at the end of input.
 func (r *repl) readLines() {
+	if r.ed != nil {
+		r.readKeys(r.in)
+		return
+	}
 	defer close(r.lines)
 	var msg []string
 	for {
@@ -276,7 +284,6 @@ func (r *repl) readLines() {
 		}
 		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
 			msg = append(msg, strings.TrimSuffix(line, `\`))
-			r.setPrompt(r.paint("prompt", r.text("continue_prompt")))
 			continue
 		}
 		msg = append(msg, line)
@@ -288,15 +295,8 @@ func (r *repl) readLines() {
 	}
 }
 
-// readPhysical reads one line from the editor or the plain input.
+// readPhysical reads one line from the plain input.
 func (r *repl) readPhysical() (line string, pasted bool, err error) {
-	if r.term != nil {
-		line, err = r.term.ReadLine()
-		if errors.Is(err, term.ErrPasteIndicator) {
-			return line, true, nil
-		}
-		return line, false, err
-	}
 	line, err = r.plainR.ReadString('\n')
 	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 		return "", false, err
@@ -322,6 +322,13 @@ func (r *repl) handle(line string) {
 // prompt expands a message and runs it as a turn (or does the action a
 // shared command names).
 func (r *repl) prompt(line string) {
+	if name, _, ok := splitCommand(line); ok && !r.trusted && !r.isCommand(name) {
+		trusting := r.expandOptions()
+		trusting.Trusted = true
+		if findCustomCommand(trusting, name) != nil {
+			r.say("notice", r.text("untrusted_command", "name", name))
+		}
+	}
 	exp, err := expandWith(r.expandOptions(), line)
 	if err != nil {
 		r.say("error", r.text("error", "text", err.Error()))
@@ -370,7 +377,6 @@ func (r *repl) runTurnAs(tid, text string, images ...imagePart) json.RawMessage 
 	if r.size != nil {
 		if w := r.size(); w > 0 {
 			r.width = w
-			r.term.SetSize(w, 24)
 		}
 	}
 	r.running, r.cancel = true, cancel
@@ -416,6 +422,10 @@ loop:
 	}
 	out.Unsent = append(out.Unsent, r.e.drainSteer()...) // typed as the turn ended
 	ans := r.link.endTurn(tid, out)
+	if out.StopReason == "cancelled" || ctx.Err() != nil {
+		r.dropQueued(out.Unsent)
+		return ans
+	}
 	if len(out.Unsent) > 0 && !r.quitting() {
 		var keep []string
 		r.mu.Lock()
@@ -431,6 +441,26 @@ loop:
 		}
 	}
 	return ans
+}
+
+// dropQueued is a cancelled turn's queue: the lines typed for its next
+// step and the commands waiting for its end go with it, and the screen
+// says which.
+func (r *repl) dropQueued(unsent []string) {
+	var gone []string
+	r.mu.Lock()
+	for _, u := range unsent {
+		if !r.quiet[u] {
+			gone = append(gone, u)
+		}
+	}
+	r.mu.Unlock()
+	gone = append(gone, r.after...)
+	r.after = nil
+	if len(gone) == 0 || r.quitting() {
+		return
+	}
+	r.say("notice", r.text("cancel_dropped", "n", len(gone), "lines", plural(len(gone), r.text("line_one"), r.text("line_many")), "text", strings.Join(gone, " · ")))
 }
 
 // endInput is the end of input during a turn: a card waiting for a line
@@ -501,11 +531,8 @@ func (r *repl) tick() {
 	if !r.running {
 		return
 	}
-	if r.term != nil {
-		if r.col == 0 {
-			r.updatePromptLocked()
-			r.term.Write(nil)
-		}
+	if r.ed != nil {
+		r.updatePromptLocked()
 		return
 	}
 	quiet := time.Duration(theReplSpec().Numbers.ProgressQuietS) * time.Second
@@ -540,22 +567,16 @@ func (r *repl) ctrlC(lineEmpty bool) (clear bool) {
 		r.say("notice", r.text("cancelling"))
 	case lineEmpty:
 		r.quit()
-		if r.term != nil {
-			r.filter.push([]byte{4}) // end the editor's ReadLine as Ctrl-D would
-		}
 	default:
 		return true
 	}
 	return false
 }
 
-// keyFilter sits between the keyboard and the line editor. It turns
-// Ctrl-C into a key the editor passes to the completion callback (which
-// knows whether the line is empty), hands keys to an approval card that
-// waits for one, and lets the REPL push keys in.
+// keyFilter sits between plain input and its line reader: a Ctrl-C byte
+// (a terminal in cooked mode sends SIGINT instead) goes to the handler.
 type keyFilter struct {
 	src     io.Reader
-	tty     bool
 	onCtrlC func(lineEmpty bool) bool
 
 	mu      sync.Mutex
@@ -564,8 +585,6 @@ type keyFilter struct {
 	buf     [512]byte
 	midLine bool // plain input: bytes since the last newline
 }
-
-const keyCtrlCMark = 7 // Ctrl-C as the editor sees it (BEL, which it does not use)
 
 func (k *keyFilter) push(b []byte) {
 	k.mu.Lock()
@@ -613,9 +632,6 @@ func (k *keyFilter) Read(p []byte) (int, error) {
 				case capture <- c:
 				default:
 				}
-			case c == 3 && k.tty:
-				p[out] = keyCtrlCMark
-				out++
 			case c == 3:
 				k.onCtrlC(!k.midLine)
 			default:
@@ -678,8 +694,10 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 			}
 			return w
 		}
-		// Leave the terminal as we found it: no bracketed paste for the shell.
-		defer r.term.SetBracketedPasteMode(false)
+		r.ed.size = r.size
+		// Bracketed paste while we read; the shell gets its terminal back as it was.
+		io.WriteString(stdout, "\x1b[?2004h")
+		defer io.WriteString(stdout, "\x1b[?2004l")
 	}
 	r.start()
 	return r.run(first)

@@ -12,38 +12,23 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // start greets, asks about trust for a new folder, and shows the last
 // turns of a resumed session.
 func (r *repl) start() {
+	if r.ed != nil {
+		r.ed.show()
+	}
 	go r.readLines()
 	root := r.e.perm.root
 	trusted, known := trustOf(root)
 	if !known {
-		ans := ""
-		if r.term != nil {
-			// Listen before asking, so a key pressed as soon as the
-			// question shows is its answer, not the editor's.
-			in := r.listen()
-			r.say("notice", strings.TrimSpace(r.text("trust_ask", "project", root)))
-			k, ok := r.readKey(r.ctx, in, "")
-			r.unlisten(in)
-			if ok {
-				ans = string(k)
-			}
-		} else {
-			r.write(r.text("trust_ask", "project", root))
-			if line, ok := <-r.lines; ok {
-				ans = strings.TrimSpace(line)
-			}
-		}
-		trusted = strings.HasPrefix(strings.ToLower(ans), "y")
-		setTrust(root, trusted)
-		if trusted {
-			r.say("notice", r.text("trust_yes"))
-		} else {
-			r.say("notice", r.text("trust_no"))
+		var ok bool
+		if trusted, ok = r.askTrust(root); !ok {
+			r.quit() // Ctrl-C or the end of input: nothing remembered
+			return
 		}
 	}
 	r.trusted = trusted
@@ -58,6 +43,53 @@ func (r *repl) start() {
 	r.say("status", r.text("banner", "version", version, "model", r.e.ref.String(), "mode", r.e.perm.mode, "project", filepath.Base(root)))
 	if r.f.cont || r.f.sessionID != "" {
 		r.showResume()
+	}
+}
+
+// askTrust asks whether a new folder is trusted and remembers the answer.
+// On a terminal only y or n answers (any other key asks again; Ctrl-C
+// quits, remembering nothing). On plain input nothing is asked — what is
+// piped in is the prompt, never the answer —, and the folder is untrusted
+// for this run, which is said once. ok is false when lembas should quit.
+func (r *repl) askTrust(root string) (trusted, ok bool) {
+	if r.ed == nil {
+		untrustForRun(root)
+		r.say("notice", r.text("trust_pipe", "project", root))
+		return false, true
+	}
+	in := r.listen()
+	defer r.unlisten(in)
+	r.mu.Lock()
+	r.asking = true
+	r.sayLocked("notice", r.text("trust_ask", "project", root))
+	r.setPromptNow(r.paint("card_keys", r.text("trust_keys")), false)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.asking = false
+		r.updatePromptLocked()
+		r.mu.Unlock()
+	}()
+	for {
+		var k rune
+		select {
+		case k = <-in.keys:
+		case <-r.quitCh:
+			return false, false
+		}
+		switch unicode.ToLower(k) {
+		case 'y':
+			setTrust(root, true)
+			r.say("notice", r.text("trust_yes"))
+			return true, true
+		case 'n':
+			setTrust(root, false)
+			r.say("notice", r.text("trust_no"))
+			return false, true
+		case 4: // Ctrl-D
+			return false, false
+		}
+		r.say("notice", r.text("trust_again"))
 	}
 }
 

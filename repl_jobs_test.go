@@ -33,8 +33,8 @@ func TestReplJobs(t *testing.T) {
 	h := startRepl(t, fm, "manual", true, yes())
 	h.expect("/help for commands")
 	h.typ("start the server in the background")
-	h.expect("Waiting for you") // the progress line while the card waits, not the model
 	h.expect("n deny · e edit")
+	h.expect("Waiting for you") // the progress line below the card while it waits, not the model
 	h.key("y")
 	h.expect("Started the server.")
 	h.turnDone()

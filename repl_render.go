@@ -66,6 +66,8 @@ func (r *repl) onEvent(ev event) {
 		case ev.Progress == nil:
 		case ev.Progress.Phase == "writing":
 			r.progress = "" // the streamed text is its own progress, as before
+		case ev.Progress.Phase == "waiting_for_person" && ev.Progress.Data["tool"] == "ask_user":
+			r.setProgressLocked(r.text("progress_answer"))
 		default:
 			r.setProgressLocked(ev.Progress.Text)
 		}
@@ -108,10 +110,7 @@ func (r *repl) setProgressLocked(p string) {
 	r.progress = p
 	r.since = time.Now()
 	r.shownWait = false
-	if r.term != nil && r.col == 0 {
-		r.updatePromptLocked()
-		r.term.Write(nil)
-	}
+	r.updatePromptLocked()
 }
 
 // streamLocked writes streamed text, wrapped at word boundaries to the
@@ -170,19 +169,9 @@ func (r *repl) streamLocked(role, s string) {
 	if b.Len() == 0 {
 		return
 	}
-	r.updatePromptFor(b.String())
 	r.write(b.String())
 	r.since = time.Now()
 	r.shownWait = false
-}
-
-// updatePromptFor sets the prompt for where s leaves the output: progress
-// at the start of a line, nothing in the middle of one.
-func (r *repl) updatePromptFor(s string) {
-	if r.term == nil {
-		return
-	}
-	r.updatePromptLocked()
 }
 
 // endLineLocked finishes a line of streamed text, so what follows starts
@@ -258,7 +247,8 @@ func toolLine(t *toolEvent, max int) string {
 		}
 		line = fmt.Sprintf("edit %s (+%d −%d)", str("path"), add, del)
 	case t.Name == "write":
-		line = fmt.Sprintf("write %s (%d lines)", str("path"), countLines(str("content")))
+		n := countLines(str("content"))
+		line = fmt.Sprintf("write %s (%d %s)", str("path"), n, plural(n, "line", "lines"))
 	case t.Name == "apply_patch":
 		in := str("input")
 		add, del := 0, 0
@@ -271,6 +261,20 @@ func toolLine(t *toolEvent, max int) string {
 			}
 		}
 		line = fmt.Sprintf("patch %s (+%d −%d)", strings.Join(patchPaths(in), ", "), add, del)
+	case t.Name == "ask_user":
+		var q struct {
+			Questions []struct {
+				Question string `json:"question"`
+			} `json:"questions"`
+		}
+		json.Unmarshal([]byte(t.Input), &q)
+		line = "asked you"
+		if len(q.Questions) > 0 {
+			line += ": " + q.Questions[0].Question
+			if n := len(q.Questions) - 1; n > 0 {
+				line += fmt.Sprintf(" (+%d more)", n)
+			}
+		}
 	case t.Block == "search":
 		line = t.Name
 		for _, k := range []string{"pattern", "path"} {
@@ -281,8 +285,14 @@ func toolLine(t *toolEvent, max int) string {
 	default:
 		line = t.Name + " " + t.Input
 	}
-	if t.Status == "refused" || t.Status == "cancelled" {
+	switch {
+	case t.Status == "refused" || t.Status == "cancelled":
 		line += " — " + t.Status
+	case t.Edited:
+		line += " — edited by you"
+	case t.IsError && (t.Block == "edit" || t.Name == "write"):
+		// Nothing changed: no counts as if it had.
+		line = strings.SplitN(line, " (", 2)[0] + " — not applied"
 	}
 	if r := []rune(line); len(r) > max {
 		line = string(r[:max-1]) + "…"
@@ -484,15 +494,15 @@ func (r *repl) cardBody(req approvalRequest) []string {
 
 // keyListener is where the next key (terminal) or line (plain) goes.
 type keyListener struct {
-	keys  chan byte
+	keys  chan rune
 	lines chan string
 }
 
 // listen takes the next key or line for a card, away from the editor and
 // from steering.
 func (r *repl) listen() keyListener {
-	if r.term != nil {
-		return keyListener{keys: r.filter.startCapture()}
+	if r.ed != nil {
+		return keyListener{keys: r.listenKey()}
 	}
 	r.mu.Lock()
 	w := r.waitLineLocked()
@@ -502,7 +512,7 @@ func (r *repl) listen() keyListener {
 
 func (r *repl) unlisten(l keyListener) {
 	if l.keys != nil {
-		r.filter.stopCapture()
+		r.unlistenKey()
 		return
 	}
 	r.mu.Lock()
@@ -540,14 +550,10 @@ func (r *repl) readKey(ctx context.Context, in keyListener, plainPrompt string) 
 	for {
 		select {
 		case c := <-in.keys:
-			if c == 3 {
-				r.ctrlC(false)
-				return 0, false
-			}
 			if c == 4 {
 				return 0, false
 			}
-			return rune(c), true
+			return c, true
 		case <-ctx.Done():
 			return 0, false
 		}
@@ -569,21 +575,22 @@ func (r *repl) readTextAfter(ctx context.Context, role, card, question, prefill 
 		r.sayLocked(role, card)
 	}
 	w := r.waitLineLocked()
-	if r.term != nil {
-		r.term.SetPrompt(r.paint("card_keys", question))
-		r.term.Write(nil)
+	if r.ed != nil {
+		// The question is the prompt, with the pre-filled answer after it
+		// and the cursor at its end, until it is answered.
+		r.asking = true
+		r.ed.setLine(prefill)
+		r.setPromptNow(r.paint("card_keys", question), true)
 	} else {
 		r.write(question)
 	}
 	r.mu.Unlock()
-	if prefill != "" && r.term != nil {
-		r.filter.push([]byte("\x1b[200~" + prefill + "\x1b[201~"))
-	}
 	defer func() {
 		r.mu.Lock()
 		if r.waiter == w {
 			r.waiter = nil
 		}
+		r.asking = false
 		r.updatePromptLocked()
 		r.mu.Unlock()
 	}()
@@ -595,17 +602,9 @@ func (r *repl) readTextAfter(ctx context.Context, role, card, question, prefill 
 	}
 }
 
-// complete is the editor's callback: Tab completes a /command or an
-// @path; Ctrl-C (as the filter marks it) goes to ctrlC with the line.
+// complete is Tab: it completes a /command or an @path.
 func (r *repl) complete(line string, pos int, key rune) (string, int, bool) {
-	switch key {
-	case keyCtrlCMark:
-		if r.ctrlC(strings.TrimSpace(line) == "") {
-			return "", 0, true
-		}
-		return "", 0, false
-	case '\t':
-	default:
+	if key != '\t' {
 		return "", 0, false
 	}
 	start := strings.LastIndexAny(line[:pos], " \t") + 1

@@ -122,19 +122,40 @@ func (h *replHarness) expect(want string) string {
 	deadline := time.After(20 * time.Second)
 	for {
 		all := h.out.String()
+		live := len(all) // where the row that is redrawn in place starts
+		if h.tty {
+			// On a terminal, what the screen shows. The input row (the
+			// prompt, the progress line) is drawn again and again, so a
+			// match there is not passed: what comes next may go above it.
+			sc := h.screen()
+			all = sc.text()
+			live = len(all) - len(sc.cursorRow())
+		}
+		if h.mark > len(all) {
+			h.mark = len(all)
+		}
 		if i := strings.Index(all[h.mark:], want); i >= 0 {
 			got := all[h.mark : h.mark+i+len(want)]
 			h.mark += i + len(want)
+			if h.mark > live {
+				h.mark = max(live, h.mark-i-len(want))
+			}
 			return got
 		}
 		select {
 		case <-h.out.notify:
 		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
-			h.t.Fatalf("the REPL never printed %q; it printed:\n%s", want, all[h.mark:])
+			if h.tty {
+				all = h.screen().text()
+			}
+			h.t.Fatalf("the REPL never printed %q; it printed:\n%s\n(screen before the mark: %q)", want, all[h.mark:], all[max(0, h.mark-300):h.mark])
 		}
 	}
 }
+
+// screen is what a terminal shows after the REPL's output so far.
+func (h *replHarness) screen() *vtScreen { return screenOf(h.out.String(), 100) }
 
 // turnDone waits for the line that ends a turn.
 func (h *replHarness) turnDone() {
@@ -504,16 +525,26 @@ func TestReplCommands(t *testing.T) {
 	}
 }
 
+// TestReplTrustAsked: on a terminal the question takes only y or n (any
+// other key asks again); an untrusted folder's /command goes as text, with
+// a word that project commands are off.
 func TestReplTrustAsked(t *testing.T) {
 	fm := newFakeModel(t)
-	h := startRepl(t, fm, "manual", false, nil)
+	h := startRepl(t, fm, "manual", true, nil)
 	os.MkdirAll(filepath.Join(h.proj, ".agent", "commands"), 0o755)
 	os.WriteFile(filepath.Join(h.proj, ".agent", "commands", "hello.md"), []byte("---\ndescription: greet\n---\nSay hello to $ARGUMENTS.\n"), 0o644)
 	h.expect("Do you trust")
-	h.typ("n")
+	h.expect("[y/n]")
+	h.key("\r")
+	h.expect("press y to trust this folder or n not to")
+	if _, known := trustOf(h.proj); known {
+		t.Fatalf("Enter at the trust question was remembered as an answer")
+	}
+	h.key("n")
 	h.expect("not trusted")
 	fm.push(textReply("Hi."))
 	h.typ("/hello Bob")
+	h.expect("project commands are off")
 	h.expect("Hi.")
 	if got := lastUser(fm.got()[0]); got != "/hello Bob" {
 		t.Errorf("an untrusted folder's command was used: %q", got)
@@ -525,6 +556,33 @@ func TestReplTrustAsked(t *testing.T) {
 	}
 }
 
+// TestReplTrustPiped: on plain input nothing is asked and nothing is
+// remembered; the first piped line is the prompt, never the answer, and
+// the folder is untrusted for the run, said once.
+func TestReplTrustPiped(t *testing.T) {
+	fm := newFakeModel(t)
+	fm.push(textReply("On it."))
+	proj := copyProject(t, "basic")
+	os.WriteFile(filepath.Join(proj, "AGENTS.md"), []byte("PROJECT-INSTRUCTION\n"), 0o644)
+	env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	r := runLembas(t, env, proj, "fix it\n", "-i")
+	if r.code != 0 || len(fm.got()) != 1 {
+		t.Fatalf("exit %d, %d requests\n%s\n%s", r.code, len(fm.got()), r.stdout, r.stderr)
+	}
+	if got := lastUser(fm.got()[0]); got != "fix it" {
+		t.Errorf("the piped prompt was not sent as the prompt: %q", got)
+	}
+	if strings.Contains(string(fm.got()[0].Raw), "PROJECT-INSTRUCTION") {
+		t.Errorf("an unasked folder's instructions were sent on a piped run")
+	}
+	if strings.Contains(r.stdout, "Do you trust") || strings.Count(r.stdout, "is not trusted yet") != 1 {
+		t.Errorf("want no question and one notice:\n%s", r.stdout)
+	}
+	if data, _ := os.ReadFile(filepath.Join(env[2][len("XDG_STATE_HOME="):], "lembas", "trust.json")); strings.Contains(string(data), filepath.Base(proj)) {
+		t.Errorf("a piped run remembered trust: %s", data)
+	}
+}
+
 // TestReplBinary runs the real binary's interactive session on plain
 // lines (-i): the trust question, a turn, /quit; then -c resumes it with
 // the last turn shown.
@@ -533,8 +591,11 @@ func TestReplBinary(t *testing.T) {
 	fm.push(textReply("Hello back."))
 	proj := copyProject(t, "basic")
 	env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
-	r := runLembas(t, env, proj, "y\nhello\n/quit\n", "-i")
-	if r.code != 0 || !strings.Contains(r.stdout, "Hello back.") || !strings.Contains(r.stdout, "trusted; remembered") {
+	if r := runLembas(t, env, proj, "", "trust"); r.code != 0 {
+		t.Fatalf("lembas trust: %d %s", r.code, r.stderr)
+	}
+	r := runLembas(t, env, proj, "hello\n/quit\n", "-i")
+	if r.code != 0 || !strings.Contains(r.stdout, "Hello back.") {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	if strings.Contains(r.stdout, "\x1b") {
@@ -573,7 +634,11 @@ func TestReplInstructionsFollowTrust(t *testing.T) {
 		proj := copyProject(t, "basic")
 		os.WriteFile(filepath.Join(proj, "AGENTS.md"), []byte("PROJECT-INSTRUCTION\n"), 0o644)
 		env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
-		r := runLembas(t, env, proj, answer+"\nhello\n/quit\n", "-i")
+		verb := map[string]string{"y": "trust", "n": "untrust"}[answer]
+		if r := runLembas(t, env, proj, "", verb, "."); r.code != 0 {
+			t.Fatalf("lembas %s: %d %s", verb, r.code, r.stderr)
+		}
+		r := runLembas(t, env, proj, "hello\n/quit\n", "-i")
 		if r.code != 0 || len(fm.got()) != 1 {
 			t.Fatalf("answer %s: exit %d, %d requests\n%s", answer, r.code, len(fm.got()), r.stderr)
 		}

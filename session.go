@@ -82,6 +82,17 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		ref, err = early.wait()
 	} else {
 		ref, err = chooseModel(ctx, cfg, model, os.Getenv)
+		if err != nil && model != f.model {
+			// The resumed session's model is gone (its connection was the
+			// environment's, now unset; its server is down): the configured
+			// one carries the conversation on, and the person is told.
+			if now, err2 := chooseModel(ctx, cfg, f.model, os.Getenv); err2 == nil {
+				if warn != nil {
+					warn(fillPairs(theSpec().Loop.ModelErrors["resume_fallback"], "model", model, "error", err, "now", now))
+				}
+				ref, err = now, nil
+			}
+		}
 	}
 	if err != nil {
 		st.close()
@@ -130,6 +141,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		maxSteps = f.maxSteps
 	}
 	perm := newPermissions(mode, root, headless)
+	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
 	e := newEngine(ref, tb, perm, st, sess, maxSteps)

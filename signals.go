@@ -42,9 +42,6 @@ func (r *repl) endOnSignals() (stop func()) {
 			cancel()
 		}
 		r.quit()
-		if r.term != nil {
-			r.filter.push([]byte{4}) // end the editor's ReadLine as Ctrl-D would
-		}
 	}()
 	return func() { signal.Stop(sig); close(done) }
 }

@@ -376,6 +376,7 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 		return nil, err
 	}
 	perm := newPermissions(mode, e.perm.root, e.perm.headless)
+	perm.setSandbox(e.perm.sandboxMissing())
 	e.perm.mu.Lock()
 	perm.session = append(perm.session, e.perm.session...) // what the person allowed for this session holds for its subagents
 	e.perm.mu.Unlock()

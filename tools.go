@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -433,13 +434,11 @@ func describeSchema(schema map[string]any) string {
 }
 
 // userShell is the shell commands run in: $SHELL where it exists, else
-// bash or sh (cmd on Windows).
+// bash or sh; on Windows bash where it is installed, else cmd
+// (tools_shell.go windowsShell).
 func userShell() string {
 	if runtime.GOOS == "windows" {
-		if s := os.Getenv("COMSPEC"); s != "" {
-			return s
-		}
-		return "cmd.exe"
+		return windowsShell(os.Getenv, fileExists, exec.LookPath)
 	}
 	if s := os.Getenv("SHELL"); s != "" {
 		if _, err := os.Stat(s); err == nil {

@@ -11,7 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -155,6 +155,9 @@ func toolBash(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	if note := sb.finish(out, code); note != "" {
 		text += "\n" + note
 	}
+	if k := lineShellKind(tb.shell); k == "cmd" || k == "powershell" {
+		text += "\n" + t.text("ran_in", "shell", filepath.Base(tb.shell)) // not bash: say so in every result
+	}
 	res.Text = text
 	return res
 }
@@ -210,9 +213,12 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 // to all of them.
 func shellCommand(shell, line, dir string) *exec.Cmd {
 	var cmd *exec.Cmd
-	if runtime.GOOS == "windows" {
+	switch lineShellKind(shell) {
+	case "cmd":
 		cmd = exec.Command(shell, "/C", line)
-	} else {
+	case "powershell":
+		cmd = exec.Command(shell, "-NoProfile", "-NonInteractive", "-Command", line)
+	default:
 		cmd = exec.Command(shell, "-c", line)
 	}
 	cmd.Dir = dir
@@ -234,6 +240,72 @@ func stopGroup(p procHandle, grace time.Duration, done chan error) {
 	case <-time.After(grace):
 		p.kill()
 	}
+}
+
+func init() {
+	toolFacts["bash"] = func(tb *toolbox) map[string]string {
+		note := ""
+		switch lineShellKind(tb.shell) {
+		case "cmd":
+			note = tb.spec.Tools["bash"].text("shell_note_cmd")
+		case "powershell":
+			note = tb.spec.Tools["bash"].text("shell_note_powershell")
+		}
+		return map[string]string{"shell_note": note}
+	}
+}
+
+// lineShellKind is how a shell takes a command line: cmd (/C), powershell
+// (-Command) or sh (-c: bash, sh, zsh…), by its name.
+func lineShellKind(shell string) string {
+	name := strings.ToLower(filepath.Base(strings.ReplaceAll(shell, `\`, "/")))
+	name = strings.TrimSuffix(name, ".exe")
+	switch name {
+	case "cmd":
+		return "cmd"
+	case "powershell", "pwsh":
+		return "powershell"
+	}
+	return "sh"
+}
+
+// windowsShell is the shell commands run in on Windows: bash where it is
+// installed — on PATH (but not System32's, which is WSL's launcher into
+// another system), Git for Windows' usual folders, MSYS2's — else
+// %COMSPEC% (cmd.exe). getenv, exists and look are os.Getenv, a file
+// test and exec.LookPath, injected so that Linux tests can try it.
+func windowsShell(getenv func(string) string, exists func(string) bool, look func(string) (string, error)) string {
+	if p, err := look("bash.exe"); err == nil && p != "" && !strings.Contains(strings.ToLower(p), `\system32\`) && !strings.Contains(strings.ToLower(p), `\windowsapps\`) {
+		return p
+	}
+	var cands []string
+	for _, v := range []string{"ProgramFiles", "ProgramW6432", "ProgramFiles(x86)"} {
+		if d := getenv(v); d != "" {
+			cands = append(cands, d+`\Git\bin\bash.exe`, d+`\Git\usr\bin\bash.exe`)
+		}
+	}
+	if d := getenv("LOCALAPPDATA"); d != "" {
+		cands = append(cands, d+`\Programs\Git\bin\bash.exe`)
+	}
+	cands = append(cands, `C:\Program Files\Git\bin\bash.exe`, `C:\msys64\usr\bin\bash.exe`, `C:\msys32\usr\bin\bash.exe`)
+	if d := getenv("MSYS2_ROOT"); d != "" {
+		cands = append([]string{d + `\usr\bin\bash.exe`}, cands...)
+	}
+	for _, c := range cands {
+		if exists(c) {
+			return c
+		}
+	}
+	if s := getenv("COMSPEC"); s != "" {
+		return s
+	}
+	return "cmd.exe"
+}
+
+// fileExists says whether a file is there.
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // shellJobs is a session that can hold jobs: bash hands it the command, so

@@ -1,0 +1,384 @@
+package main
+
+// The floor's reading of cmd.exe and PowerShell (boundary.json windows):
+// on Windows the bash tool may hand a line to either, and the floor's
+// shell parser reads bash, where a backslash escapes and %VAR% is text.
+// So the raw line is read again here, backslashes kept, split at the
+// separators both shells share, each command's name matched without case
+// and with .exe dropped: deletion of home, a drive or the system folders
+// is refused (elsewhere outside the project asked), formatting refused,
+// download-and-run and encoded commands unsure. cmd /c and powershell
+// -Command strings are read again as lines.
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+)
+
+type windowsSpec struct {
+	About         string              `json:"about"`
+	DeleteCmd     []string            `json:"delete_cmd"`
+	DeletePS      []string            `json:"delete_ps"`
+	RecursePS     []string            `json:"recurse_ps"`
+	RecurseCmd    []string            `json:"recurse_cmd"`
+	DeleteNet     []string            `json:"delete_net"`
+	HomeWords     []string            `json:"home_words"`
+	SystemWords   []string            `json:"system_words"`
+	OutsideWords  []string            `json:"outside_words"`
+	DeleteReason  string              `json:"delete_reason"`
+	OutsideReason string              `json:"outside_reason"`
+	FormatCmds    []string            `json:"format_commands"`
+	FormatWords   map[string][]string `json:"format_words"`
+	FormatReason  string              `json:"format_reason"`
+	Fetchers      []string            `json:"fetchers"`
+	Runners       []string            `json:"runners"`
+	Loaders       []string            `json:"loaders"`
+	EncodedOpts   []string            `json:"encoded_options"`
+	ShellsPS      []string            `json:"shells_ps"`
+	ShellsCmd     []string            `json:"shells_cmd"`
+	PSCodeOpts    []string            `json:"ps_code_options"`
+	RunReason     string              `json:"run_reason"`
+}
+
+func (w *windowsSpec) compile() error {
+	if w.DeleteReason == "" || w.FormatReason == "" || w.RunReason == "" || w.OutsideReason == "" {
+		return fmt.Errorf("windows needs delete_reason, outside_reason, format_reason and run_reason")
+	}
+	return nil
+}
+
+// winHit is what the Windows reading found: refuse, ask or unsure.
+type winHit struct {
+	Verdict string
+	Rule    string
+	Reason  string
+	Command string
+}
+
+// winCommands splits a raw line into commands at ; & && || | and line
+// ends, outside quotes, each a list of words with the quotes taken off
+// and backslashes kept.
+func winCommands(line string) [][]string {
+	var out [][]string
+	var cur []string
+	var word strings.Builder
+	inWord := false
+	quote := byte(0)
+	flushWord := func() {
+		if inWord {
+			cur = append(cur, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	flushCmd := func() {
+		flushWord()
+		if len(cur) > 0 {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if quote != 0 {
+			if c == quote {
+				quote = 0
+			} else {
+				word.WriteByte(c)
+			}
+			continue
+		}
+		switch c {
+		case '"', '\'':
+			quote = c
+			inWord = true
+		case ' ', '\t', '\r':
+			flushWord()
+		case ';', '&', '|', '\n':
+			flushCmd()
+		case '{', '}':
+			if c == '{' && i > 0 && line[i-1] == '$' {
+				// ${env:NAME}: one word
+				if j := strings.IndexByte(line[i:], '}'); j > 0 {
+					word.WriteString(line[i : i+j+1])
+					i += j
+					continue
+				}
+			}
+			flushWord()
+			if c == '{' {
+				flushCmd() // a block: its words are a command of their own
+			}
+		case '(', ')':
+			flushWord()
+			if c == '(' {
+				flushCmd() // a sub-expression: its words are a command of their own
+			}
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	flushCmd()
+	return out
+}
+
+// winName is a command's name as both shells match it: without case,
+// folder or .exe.
+func winName(w string) string {
+	w = strings.ToLower(w)
+	if i := strings.LastIndexAny(w, `\/`); i >= 0 {
+		w = w[i+1:]
+	}
+	return strings.TrimSuffix(w, ".exe")
+}
+
+// winTarget is the class of a deletion's target word: home, system,
+// outside, or "".
+func (w *windowsSpec) winTarget(word string) string {
+	lw := strings.ToLower(strings.Trim(word, " ,;"))
+	lw = strings.TrimRight(lw, `\/*. `)
+	if lw == "" {
+		return "system" // \, /, C:\*, .\* read at a drive's root
+	}
+	lw = strings.ReplaceAll(lw, "${env:", "$env:")
+	lw = strings.ReplaceAll(lw, "}", "")
+	for _, s := range w.SystemWords {
+		s = strings.TrimRight(strings.ToLower(s), `\/`)
+		if lw == s || lw == s+"\\*" || (len(lw) == 2 && lw[1] == ':') {
+			return "system"
+		}
+		if s != "" && strings.HasPrefix(lw, s) && len(s) > 3 && !strings.ContainsAny(lw[len(s):], `\/`) {
+			return "system"
+		}
+	}
+	for _, h := range w.HomeWords {
+		h = strings.ToLower(h)
+		if lw == h || strings.TrimRight(lw, `\/`) == h {
+			return "home"
+		}
+		// one level under home, or a home's folder itself (C:\Users\x)
+		if strings.HasPrefix(lw, h) {
+			rest := strings.Trim(lw[len(h):], `\/`)
+			if (h == "c:\\users" || h == "c:/users") && !strings.ContainsAny(rest, `\/`) {
+				return "home"
+			}
+			if rest == "" {
+				return "home"
+			}
+			return "outside"
+		}
+	}
+	for _, o := range w.OutsideWords {
+		if strings.HasPrefix(lw, strings.ToLower(o)) {
+			return "outside"
+		}
+	}
+	if len(lw) >= 2 && lw[1] == ':' {
+		return "outside" // an absolute drive path
+	}
+	if strings.HasPrefix(lw, `\\`) || strings.HasPrefix(lw, "%") || strings.HasPrefix(lw, "$env:") {
+		return "outside"
+	}
+	return ""
+}
+
+// windowsLine reads a raw line as cmd.exe and PowerShell would; depth
+// bounds the strings read again.
+func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
+	w := &b.Windows
+	if depth > 3 {
+		return nil
+	}
+	low := strings.ToLower(line)
+	unsure := func(what string) *winHit {
+		return &winHit{Verdict: "unsure", Rule: "windows-download-run", Reason: fillPairs(w.RunReason, "what", what), Command: line}
+	}
+	for _, l := range w.Loaders {
+		if strings.Contains(low, strings.ToLower(l)) {
+			return unsure(strings.TrimSpace(l))
+		}
+	}
+	fetch, run := "", ""
+	for _, f := range w.Fetchers {
+		if containsWord(low, f) {
+			fetch = f
+		}
+	}
+	for _, r := range w.Runners {
+		if containsWord(low, strings.ToLower(r)) {
+			run = r
+		}
+	}
+	if fetch != "" && run != "" {
+		return unsure(fetch + " … " + run)
+	}
+	for _, d := range w.DeleteNet {
+		if strings.Contains(low, d) {
+			for _, word := range winCommands(line) {
+				for _, x := range word {
+					if t := w.winTarget(x); t == "home" || t == "system" {
+						return &winHit{Verdict: "refuse", Rule: "windows-delete", Reason: fillPairs(w.DeleteReason, "what", x), Command: line}
+					}
+				}
+			}
+		}
+	}
+	var ask *winHit
+	for _, c := range winCommands(line) {
+		name := winName(c[0])
+		args := c[1:]
+		// A shell given a command line: read it again.
+		if contains(w.ShellsCmd, name) {
+			for i, a := range args {
+				la := strings.ToLower(a)
+				if la == "/c" || la == "/k" || la == "/r" {
+					if hit := b.windowsLine(strings.Join(args[i+1:], " "), root, depth+1); hit != nil {
+						return hit
+					}
+					break
+				}
+			}
+		}
+		if contains(w.ShellsPS, name) {
+			for i, a := range args {
+				la := strings.ToLower(a)
+				if contains(w.EncodedOpts, la) {
+					if i+1 < len(args) {
+						if code, ok := decodePSCommand(args[i+1]); ok {
+							if hit := b.windowsLine(code, root, depth+1); hit != nil {
+								return hit
+							}
+						}
+					}
+					return unsure(name + " " + a)
+				}
+				if contains(w.PSCodeOpts, la) {
+					if hit := b.windowsLine(strings.Join(args[i+1:], " "), root, depth+1); hit != nil {
+						return hit
+					}
+					break
+				}
+			}
+		}
+		if contains(w.FormatCmds, name) {
+			need := w.FormatWords[name]
+			hit := len(need) == 0
+			for _, a := range args {
+				for _, n := range need {
+					if strings.Contains(strings.ToLower(a), n) {
+						hit = true
+					}
+				}
+			}
+			if hit {
+				return &winHit{Verdict: "refuse", Rule: "windows-format", Reason: fillPairs(w.FormatReason, "what", strings.Join(c, " ")), Command: strings.Join(c, " ")}
+			}
+		}
+		recursive := false
+		switch {
+		case contains(w.DeleteCmd, name) && anyFold(args, w.RecurseCmd):
+			recursive = true
+		case contains(w.DeletePS, name) && anyFold(args, w.RecursePS):
+			recursive = true
+		case (name == "del" || name == "erase") && anyFold(args, []string{"/q", "/f"}):
+			recursive = true // del /f /q C:\* empties a folder
+		case name == "remove-item" || name == "ri":
+			recursive = true // -Force alone deletes a folder's files, and asks only on a console
+		}
+		if !recursive {
+			continue
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") || (strings.HasPrefix(a, "/") && len(a) <= 3) {
+				continue
+			}
+			if inRootSpelt(a, root) {
+				continue
+			}
+			switch w.winTarget(a) {
+			case "home", "system":
+				return &winHit{Verdict: "refuse", Rule: "windows-delete", Reason: fillPairs(w.DeleteReason, "what", a), Command: strings.Join(c, " ")}
+			case "outside":
+				if ask == nil {
+					ask = &winHit{Verdict: "ask", Rule: "windows-delete-outside", Reason: fillPairs(w.OutsideReason, "what", a), Command: strings.Join(c, " ")}
+				}
+			}
+		}
+	}
+	return ask
+}
+
+// containsWord says whether low holds s as a word of its own (not inside
+// another word: irm, not firmware).
+func containsWord(low, s string) bool {
+	for i := 0; ; {
+		j := strings.Index(low[i:], s)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || !isWordByte(low[j-1])
+		after := j+len(s) >= len(low) || !isWordByte(low[j+len(s)]) || !isWordByte(s[len(s)-1])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// anyFold says whether args hold one of opts, without case.
+func anyFold(args, opts []string) bool {
+	for _, a := range args {
+		la := strings.ToLower(a)
+		for _, o := range opts {
+			if la == o {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decodePSCommand reads powershell -EncodedCommand's value: base64 of
+// UTF-16LE text.
+func decodePSCommand(s string) (string, bool) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(raw)%2 != 0 {
+		return "", false
+	}
+	u := make([]uint16, len(raw)/2)
+	for i := range u {
+		u[i] = uint16(raw[2*i]) | uint16(raw[2*i+1])<<8
+	}
+	return string(utf16.Decode(u)), true
+}
+
+// windowsDecision is the session's verdict on a Windows reading's hit.
+func (p *permissions) windowsDecision(h *hardlineSpec, hit *winHit) decision {
+	switch hit.Verdict {
+	case "refuse":
+		return decision{Verdict: "deny", Rule: "boundary.json " + hit.Rule,
+			Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
+	case "unsure":
+		return p.unsureDecision(h, &hardlineHit{Rule: hit.Rule, Reason: hit.Reason, Command: hit.Command, Unsure: true})
+	}
+	return decision{Verdict: "ask", Rule: "boundary.json " + hit.Rule, Reason: hit.Reason}
+}
+
+// inRootSpelt says whether a word, as Windows spells paths (either slash,
+// any case), names a path inside the project root.
+func inRootSpelt(word, root string) bool {
+	if root == "" {
+		return false
+	}
+	w := strings.ToLower(strings.ReplaceAll(word, "\\", "/"))
+	r := strings.ToLower(strings.TrimSuffix(strings.ReplaceAll(root, "\\", "/"), "/"))
+	return w == r || strings.HasPrefix(w, r+"/")
+}
