@@ -408,6 +408,7 @@ func TestPrintStopsLeftoverJobs(t *testing.T) {
 	skipNoUnix(t)
 	f := newFakeModel(t)
 	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "sleep 300 & echo $! > pid; wait", "background": true}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "until test -s pid; do sleep 0.05; done"}}), // the job's shell has run its echo
 		callsReply(fakeCall{"job_list", map[string]any{}}),
 		textReply("Left it running."))
 	proj := copyProject(t, "basic")
