@@ -233,6 +233,7 @@ func (a *acpAgent) request(c *rpcCall) {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
+			defer c.recovered()
 			a.openSession(c)
 		}()
 	case "session/prompt":

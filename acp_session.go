@@ -194,6 +194,7 @@ func (a *acpAgent) prompt(c *rpcCall) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		defer c.recovered()
 		s.runTurn(t)
 	}()
 }

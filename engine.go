@@ -22,6 +22,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -103,6 +105,14 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		e.sess.Title = titleOf(prompt)
 	}
 	defer func() {
+		// A panic anywhere in the turn (a tool's is already its own error
+		// result) ends the turn failed with a sentence; the session and the
+		// process live, and the stack goes to the log.
+		if p := recover(); p != nil {
+			e.tb.logf(fmt.Sprintf("the turn panicked: %v\n%s", p, debug.Stack()))
+			out = outcome{StopReason: "error", Usage: out.Usage, Calls: out.Calls,
+				Err: errors.New(loopText(lp.ToolErrors, "turn_panic", "error", p))}
+		}
 		tr := e.curTurn()
 		tr.Ended = time.Now()
 		tr.StopReason = out.StopReason

@@ -105,6 +105,7 @@ type loopSpec struct {
 		IdleS        int `json:"idle_s"`
 		QuietNoticeS int `json:"quiet_notice_s"`
 		ProbeMS      int `json:"probe_ms"`
+		KeepaliveS   int `json:"keepalive_s"` // how long an idle connection to a model server is kept
 	} `json:"timeouts"`
 	Context struct {
 		ResultIDDigits int `json:"result_id_digits"`

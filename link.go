@@ -31,6 +31,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/websocket"
@@ -279,6 +280,10 @@ type linkService struct {
 	turns *turnBook
 	term  terminalHandler
 
+	inflight atomic.Int64 // requests being worked on now (ws.max_inflight), this service's own
+	shares   shareTable   // the sessions terminals share with this service now (link_share.go)
+	steers   linkSteerIDs // steered texts' message ids, per session (link_steer.go)
+
 	// sleep, pingEvery and deadAfter are the clock (link.json's backoff,
 	// ping_s, dead_s), for tests that must not wait for real.
 	sleep     func(ctx context.Context, d time.Duration) error
@@ -419,11 +424,11 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	}
 	cfg.Header.Set("Authorization", "Bearer "+svc.login.Token)
 	cfg.Dialer = &net.Dialer{Timeout: 30 * time.Second}
-	ws, err := websocket.DialConfig(cfg)
+	ws, raw, err := dialLink(cfg)
 	if err != nil {
 		return 0, fmt.Errorf("dialling %s: %v", wsURL, redactToken(err.Error(), svc.login.Token))
 	}
-	sock := newLinkSocket(ws, svc.sp.WS.MaxMessageBytes, svc.sp.WS.SendQueue, time.Duration(svc.sp.WS.WriteTimeoutS)*time.Second)
+	sock := newLinkSocket(ws, raw, svc.sp.WS.MaxMessageBytes, svc.sp.WS.SendQueue, time.Duration(svc.sp.WS.WriteTimeoutS)*time.Second)
 	lim, lerr := readRemoteLimits()
 	if lerr != nil {
 		svc.log(lerr.Error())

@@ -496,7 +496,7 @@ func TestLinkSeedPlainClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.unlock(gone.ID)
-	markGiven(gone.ID)
+	markGiven(gone.ID, nil)
 	var out strings.Builder
 	if code := run([]string{"sessions", "delete", gone.ID}, strings.NewReader(""), &out, &out); code != 0 {
 		t.Fatalf("sessions delete: %d %s", code, out.String())

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -152,8 +151,6 @@ var methodCaps = map[string]string{
 	"_lembas/job/send": "jobs", "_lembas/job/transcript": "jobs",
 }
 
-var inflight atomic.Int64
-
 // request routes one request of the link. Like acp_agent.go's, it runs on
 // the read loop: what must keep arrival order is decided here; what is
 // slow runs in a goroutine. At most ws.max_inflight requests are worked
@@ -163,15 +160,15 @@ func (svc *linkService) request(c *rpcCall) {
 	if sock != nil {
 		c.to = &socketWriter{s: sock}
 	}
-	if inflight.Add(1) > int64(svc.sp.WS.MaxInflight) {
-		inflight.Add(-1)
+	if svc.inflight.Add(1) > int64(svc.sp.WS.MaxInflight) {
+		svc.inflight.Add(-1)
 		c.reply(nil, rpcErrorf(rpcInternalError, "too many requests at once (%d); wait for answers before sending more", svc.sp.WS.MaxInflight))
 		return
 	}
 	if sw, ok := c.to.(*socketWriter); ok {
-		sw.after = func(b []byte) []byte { inflight.Add(-1); return b }
+		sw.after = func(b []byte) []byte { svc.inflight.Add(-1); return b }
 	} else {
-		c.to = &socketWriter{s: nil, after: func(b []byte) []byte { inflight.Add(-1); return b }}
+		c.to = &socketWriter{s: nil, after: func(b []byte) []byte { svc.inflight.Add(-1); return b }}
 	}
 	lim, lerr := readRemoteLimits()
 	if lerr != nil {
@@ -192,6 +189,7 @@ func (svc *linkService) request(c *rpcCall) {
 		svc.agent.wg.Add(1)
 		go func() {
 			defer svc.agent.wg.Done()
+			defer c.recovered()
 			c.reply(f())
 		}()
 	}
@@ -206,8 +204,11 @@ func (svc *linkService) request(c *rpcCall) {
 		lembas := svc.lembas
 		svc.mu.Unlock()
 		if err == nil && lembas {
-			go svc.sendDeletes() // after the answer, which is already queued
-			go svc.announceAll() // link_share.go: the terminals' shared sessions
+			// After the answer, which is already queued; both are the
+			// agent's, so shutdown waits for them.
+			svc.agent.wg.Add(2)
+			go func() { defer svc.agent.wg.Done(); svc.sendDeletes() }()
+			go func() { defer svc.agent.wg.Done(); svc.announceAll() }() // link_share.go: the terminals' shared sessions
 		}
 	case "authenticate":
 		c.reply(struct{}{}, nil)
@@ -215,6 +216,7 @@ func (svc *linkService) request(c *rpcCall) {
 		svc.agent.wg.Add(1)
 		go func() {
 			defer svc.agent.wg.Done()
+			defer c.recovered()
 			res, after, err := svc.newSession(c.Params, lim)
 			c.reply(res, err)
 			if after != nil {
@@ -282,7 +284,7 @@ func (svc *linkService) notification(method string, params json.RawMessage) {
 	case "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalNotification(method, params)
 	case "session/cancel":
-		if !sharedCancel(params) { // a terminal's shared session: its REPL cancels (link_share_prompts.go)
+		if !svc.sharedCancel(params) { // a terminal's shared session: its REPL cancels (link_share_prompts.go)
 			svc.agent.notification(method, params)
 		}
 	default:
@@ -388,7 +390,7 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 	}
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
-	markGiven(ls.s.id)
+	markGiven(ls.s.id, svc.log)
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
 		"sessionId": ls.s.id,
@@ -493,10 +495,10 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	m := eventMap(ev)
 	linkEventExtras(ev, m)
 	if ev.Type == evSteered {
-		steeredEvent(id, ev, m) // link_steer.go
+		ls.svc.steeredEvent(id, ev, m) // link_steer.go
 	}
 	if ev.Type == evDone {
-		steerIDs.forget(id)
+		ls.svc.steers.forget(id)
 	}
 	if ev.Type == evPrompt || ev.Type == evDone {
 		m["turnId"] = tid
@@ -608,7 +610,7 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 		c.reply(nil, rpcErrorf(rpcInvalidParams, "a turnId is at most 200 bytes of UTF-8"))
 		return
 	}
-	if sc := serviceShares.conn(p.SessionID); sc != nil {
+	if sc := svc.shares.conn(p.SessionID); sc != nil {
 		svc.sharedPrompt(c, lim, sc, p.SessionID, tid) // a terminal's shared session: the REPL runs it (link_share_prompts.go)
 		return
 	}
@@ -712,7 +714,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/steer", raw, &p); err != nil {
 		return nil, err
 	}
-	if sc := serviceShares.conn(p.SessionID); sc != nil {
+	if sc := svc.shares.conn(p.SessionID); sc != nil {
 		return svc.sharedSteer(sc, p.Text)
 	}
 	ls, err := svc.openSession(p.SessionID)
@@ -725,7 +727,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if !busy {
 		return nil, linkErr("idle", "id", p.SessionID)
 	}
-	steerIDs.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
+	svc.steers.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
 	return map[string]int{"queued": ls.s.e.steer(p.Text)}, nil
 }
 
@@ -759,7 +761,7 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		if ls.s.e.sess.Plan != nil {
 			out["plan"] = ls.s.e.sess.Plan
 		}
-	} else if a, ok := serviceShares.find(id); ok {
+	} else if a, ok := svc.shares.find(id); ok {
 		out["exists"], out["held"], out["busy"], out["title"] = true, "terminal", a.Busy, a.Title // a terminal shares it (link_share.go)
 	} else if validID(id) {
 		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil && svc.mayRead(sess) {
@@ -1099,7 +1101,7 @@ func (svc *linkService) deleteSession(raw json.RawMessage, lim remoteLimits) (an
 	}
 	os.RemoveAll(filepath.Join(stateDir(), "attachments", id))
 	svc.turns.forget(id)
-	forgetGiven(id)
+	forgetGiven(id, svc.log)
 	return map[string]bool{"deleted": true}, nil
 }
 

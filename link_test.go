@@ -668,7 +668,7 @@ func TestLinkHostileFrames(t *testing.T) {
 	}
 	ch := make(chan map[string]any, 2)
 	l.mu.Lock()
-	l.pending["a\uFFFDb"] = ch
+	l.pending["<nil>"] = ch // invalid UTF-8 is -32700 with id null
 	l.pending["big"] = ch
 	l.mu.Unlock()
 	l.send("{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}")
@@ -846,7 +846,7 @@ func TestLinkOfflineDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.unlock(sess.ID)
-	markGiven(sess.ID)
+	markGiven(sess.ID, nil)
 	var out strings.Builder
 	if code := run([]string{"sessions", "delete", sess.ID}, strings.NewReader(""), &out, &out); code != 0 {
 		t.Fatalf("sessions delete: %d %s", code, out.String())
@@ -1295,7 +1295,7 @@ func FuzzLinkSocket(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s := newLinkSocket(ws, 256, 4, time.Second)
+		s := newLinkSocket(ws, client, 256, 4, time.Second)
 		defer s.fail(errLinkClosed)
 		for i := 0; i < 64; i++ {
 			b, err := s.readFrame()

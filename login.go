@@ -351,7 +351,9 @@ func cmdTrust(args []string, trust bool, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v; name an existing folder", dir, err)
 	}
-	setTrust(root, trust)
+	if err := setTrust(root, trust); err != nil {
+		return err
+	}
 	if trust {
 		fmt.Fprintln(stdout, linkText("trusted", "dir", root))
 	} else {

@@ -54,16 +54,48 @@ var localServers = []struct{ name, url string }{
 	{"vllm", "http://127.0.0.1:8000/v1"},
 }
 
+// newHTTPClient is a client on the process's pool of connections to model
+// servers. A transport per session (connections() runs for each) kept its
+// idle keep-alive connections, and their two goroutines each, for ever:
+// under the service that grew with every session. One pool reuses them
+// across sessions, and drops those idle past keepalive_s.
 func newHTTPClient() *http.Client {
 	lp := theSpec().Loop.Timeouts
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: time.Duration(lp.ConnectMS) * time.Millisecond}).DialContext,
-		ResponseHeaderTimeout: time.Duration(lp.FirstByteS) * time.Second,
-		MaxIdleConnsPerHost:   4,
-		ForceAttemptHTTP2:     true,
+	return &http.Client{Transport: modelTransports.get(fmt.Sprint(lp), func() *http.Transport {
+		return &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: time.Duration(lp.ConnectMS) * time.Millisecond}).DialContext,
+			ResponseHeaderTimeout: time.Duration(lp.FirstByteS) * time.Second,
+			IdleConnTimeout:       time.Duration(lp.KeepaliveS) * time.Second,
+			MaxIdleConnsPerHost:   4,
+			ForceAttemptHTTP2:     true,
+		}
+	})}
+}
+
+// transportPool is the process's transports, one per set of loop.json
+// timeouts (in a release there is one set; tests that change them get a
+// transport of their own): a pool, like the process's sockets, not state
+// of any one session or service.
+type transportPool struct {
+	mu sync.Mutex
+	by map[string]*http.Transport
+}
+
+var modelTransports transportPool
+
+func (p *transportPool) get(key string, newT func() *http.Transport) *http.Transport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t := p.by[key]; t != nil {
+		return t
 	}
-	return &http.Client{Transport: tr}
+	if p.by == nil {
+		p.by = map[string]*http.Transport{}
+	}
+	t := newT()
+	p.by[key] = t
+	return t
 }
 
 // connections lists the configured connections: config.yaml, then the

@@ -79,11 +79,15 @@ func (r *repl) askTrust(root string) (trusted, ok bool) {
 		}
 		switch unicode.ToLower(k) {
 		case 'y':
-			setTrust(root, true)
+			if err := setTrust(root, true); err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.say("notice", r.text("trust_yes"))
 			return true, true
 		case 'n':
-			setTrust(root, false)
+			if err := setTrust(root, false); err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.say("notice", r.text("trust_no"))
 			return false, true
 		case 4: // Ctrl-D
@@ -223,7 +227,9 @@ func (r *repl) terminalCommand(name, args string) {
 				r.say("error", r.text("error", "text", err.Error()))
 				return
 			}
-			noteDeleted(old) // link_deletes.go
+			if err := noteDeleted(old); err != nil { // link_deletes.go
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.say("status", r.text("session_deleted", "id", old))
 			return
 		}

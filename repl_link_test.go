@@ -285,9 +285,9 @@ func FuzzShareLines(f *testing.F) {
 		a.Write(data)
 		a.Close()
 		<-done
-		serviceShares.mu.Lock()
-		_, kept := serviceShares.by[b]
-		serviceShares.mu.Unlock()
+		svc.shares.mu.Lock()
+		_, kept := svc.shares.by[b]
+		svc.shares.mu.Unlock()
 		if kept {
 			t.Fatal("a share outlived its connection")
 		}
