@@ -1,7 +1,9 @@
 package main
 
 // The floor: commands refused in every mode, and paths never read into a
-// prompt or written. The rules are data (harness/permission/hardline.json);
+// prompt or written. "The floor" is the one word for it across the
+// permission_floor*.go files; hardline.json is only its spec file's name
+// (the harness README's), kept in the Go names that read that file. The rules are data (harness/permission/hardline.json);
 // this file interprets their matchers over the plain spelling parseShell
 // gives, so `sudo env \rm -rf "$HOME"` and `rm -rf ~` meet the same rule.
 
