@@ -146,63 +146,74 @@ func sortedKeys(m map[string]any) []string {
 // mcpEntry reads one server's map (config.yaml or .mcp.json); strict says
 // an unknown key is an error (config.yaml) rather than ignored (.mcp.json,
 // which other agents extend).
+// mcpFields is one server entry's fields as read, each by its type: text,
+// a list, a map of names to values, a number of seconds. An absent or null
+// field is empty; one of another type is an error naming it.
+type mcpFields map[string]any
+
+func (e mcpFields) str(k string) (string, error) {
+	v, ok := e[k]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s must be text", k)
+	}
+	return s, nil
+}
+
+func (e mcpFields) strs(k string) ([]string, error) {
+	v, ok := e[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be a list", k)
+	}
+	var out []string
+	for _, x := range l {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out, nil
+}
+
+func (e mcpFields) smap(k string) (map[string]string, error) {
+	v, ok := e[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	mm, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be a map of names to values", k)
+	}
+	out := map[string]string{}
+	for kk, vv := range mm {
+		out[kk] = fmt.Sprint(vv)
+	}
+	return out, nil
+}
+
+func (e mcpFields) secs(k string) (time.Duration, error) {
+	v, ok := e[k]
+	if !ok || v == nil {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("%s must be a number of seconds above 0", k)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
 func mcpEntry(name, source string, e map[string]any, strict bool) (mcpServerConfig, error) {
 	c := mcpServerConfig{Name: name, Source: source, Enabled: true}
 	bad := func(format string, args ...any) (mcpServerConfig, error) {
 		return c, errors.New(theMCP().text("bad_entry", "name", name, "error", fmt.Sprintf(format, args...)))
 	}
-	str := func(k string) (string, error) {
-		v, ok := e[k]
-		if !ok || v == nil {
-			return "", nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", fmt.Errorf("%s must be text", k)
-		}
-		return s, nil
-	}
-	strs := func(k string) ([]string, error) {
-		v, ok := e[k]
-		if !ok || v == nil {
-			return nil, nil
-		}
-		l, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%s must be a list", k)
-		}
-		var out []string
-		for _, x := range l {
-			out = append(out, fmt.Sprint(x))
-		}
-		return out, nil
-	}
-	smap := func(k string) (map[string]string, error) {
-		v, ok := e[k]
-		if !ok || v == nil {
-			return nil, nil
-		}
-		mm, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s must be a map of names to values", k)
-		}
-		out := map[string]string{}
-		for kk, vv := range mm {
-			out[kk] = fmt.Sprint(vv)
-		}
-		return out, nil
-	}
-	secs := func(k string) (time.Duration, error) {
-		v, ok := e[k]
-		if !ok || v == nil {
-			return 0, nil
-		}
-		f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
-		if err != nil || f <= 0 {
-			return 0, fmt.Errorf("%s must be a number of seconds above 0", k)
-		}
-		return time.Duration(f * float64(time.Second)), nil
-	}
+	f := mcpFields(e)
+	str, strs, smap, secs := f.str, f.strs, f.smap, f.secs
 	var err error
 	for k := range e {
 		switch k {
