@@ -104,38 +104,7 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 	if e.sess.Title == "" {
 		e.sess.Title = titleOf(prompt)
 	}
-	defer func() {
-		// A panic anywhere in the turn (a tool's is already its own error
-		// result) ends the turn failed with a sentence; the session and the
-		// process live, and the stack goes to the log.
-		if p := recover(); p != nil {
-			e.tb.logf(fmt.Sprintf("the turn panicked: %v\n%s", p, debug.Stack()))
-			out = outcome{StopReason: "error", Usage: out.Usage, Calls: out.Calls,
-				Err: errors.New(loopText(lp.ToolErrors, "turn_panic", "error", p))}
-		}
-		tr := e.curTurn()
-		tr.Ended = time.Now()
-		tr.StopReason = out.StopReason
-		tr.Answer = out.Answer
-		tr.Usage = out.Usage
-		switch {
-		case out.StopReason == "cancelled":
-			tr.Status = "cancelled"
-		case out.Err != nil:
-			tr.Status = "failed"
-			tr.Error = out.Err.Error()
-		default:
-			tr.Status = "done"
-		}
-		if err := e.st.save(e.sess); err != nil && out.Err == nil {
-			out.Err = err
-		}
-		out.Unsent = e.drainSteer()
-		if out.Err != nil && out.StopReason != "cancelled" {
-			e.send(event{Type: evError, Text: out.Err.Error()})
-		}
-		e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
-	}()
+	defer func() { e.closeTurn(&out, recover()) }()
 	if err := e.promptFits(prompt); err != nil {
 		return outcome{StopReason: "error", Err: err} // refused before anything is sent (context.go)
 	}
@@ -212,15 +181,7 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 				}
 				continue
 			}
-			out.Answer = rep.Text
-			switch rep.Finish {
-			case "length":
-				out.StopReason = "max_tokens"
-			case "content_filter":
-				out.StopReason = "refusal"
-			default:
-				out.StopReason = "end_turn"
-			}
+			out.Answer, out.StopReason = rep.Text, stopReasonOf(rep.Finish)
 			return out
 		}
 		calls, err := e.runCalls(ctx, rep.Calls)
@@ -239,6 +200,52 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 			return out
 		}
 	}
+}
+
+// closeTurn ends the turn however it ended: a panic anywhere in it (a
+// tool's is already its own error result) ends it failed with a sentence —
+// the session and the process live, the stack goes to the log —, the turn
+// record is kept, steer messages it never took are handed back, and the
+// front end hears the end.
+func (e *engine) closeTurn(out *outcome, p any) {
+	if p != nil {
+		e.tb.logf(fmt.Sprintf("the turn panicked: %v\n%s", p, debug.Stack()))
+		*out = outcome{StopReason: "error", Usage: out.Usage, Calls: out.Calls,
+			Err: errors.New(loopText(theSpec().Loop.ToolErrors, "turn_panic", "error", p))}
+	}
+	tr := e.curTurn()
+	tr.Ended = time.Now()
+	tr.StopReason = out.StopReason
+	tr.Answer = out.Answer
+	tr.Usage = out.Usage
+	switch {
+	case out.StopReason == "cancelled":
+		tr.Status = "cancelled"
+	case out.Err != nil:
+		tr.Status = "failed"
+		tr.Error = out.Err.Error()
+	default:
+		tr.Status = "done"
+	}
+	if err := e.st.save(e.sess); err != nil && out.Err == nil {
+		out.Err = err
+	}
+	out.Unsent = e.drainSteer()
+	if out.Err != nil && out.StopReason != "cancelled" {
+		e.send(event{Type: evError, Text: out.Err.Error()})
+	}
+	e.send(event{Type: evDone, StopReason: out.StopReason, Text: out.Answer, Usage: &out.Usage})
+}
+
+// stopReasonOf is ACP's stop reason for the model's finish reason.
+func stopReasonOf(finish string) string {
+	switch finish {
+	case "length":
+		return "max_tokens"
+	case "content_filter":
+		return "refusal"
+	}
+	return "end_turn"
 }
 
 // titleOf makes a session title from its first prompt.
