@@ -190,7 +190,11 @@ func (r *repl) terminalCommand(name, args string) {
 			return
 		}
 		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
-			on := strings.TrimSpace(v) == "on"
+			on, err := parseOnOff("reasoning", v) // config.go: "maybe" is an error, not off
+			if err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+				return
+			}
 			r.settings.Reasoning = &on
 			saveReplSettings(r.settings)
 		}
