@@ -239,8 +239,9 @@ type policyParts struct {
 	Network bool     `json:"network"`
 }
 
-// policyFor lays out a command's policy for a mode: in plan mode the
-// project (and its git folders) is not writable.
+// policyFor lays out a command's policy for a mode: in plan mode nothing
+// is writable but the devices — not the project, not its git folders, not
+// the temp folders or caches (a project under /tmp stays read-only).
 func (s *sandbox) policyFor(mode string, getenv func(string) string, home string) policyParts {
 	sp := theSandboxSpec()
 	var p policyParts
@@ -254,6 +255,13 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 				}
 			}
 		}
+	}
+	if mode == "plan" {
+		// Read-only wherever the project lives: a project under /tmp (or
+		// a cache folder) is not written through the temp roots either.
+		// Only the devices stay writable (/dev/null and the like).
+		p.Devices = append(p.Devices, sp.Devices...)
+		return p
 	}
 	for _, e := range sp.Temp {
 		if r, ok := expandRoot(e, getenv, home); ok {

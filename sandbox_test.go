@@ -221,6 +221,31 @@ func TestSandboxPlanReadOnly(t *testing.T) {
 	}
 }
 
+// TestSandboxPlanReadOnlyUnderTmp: a project under /tmp is read-only in
+// plan mode too (the temp folders are no writable root in plan mode), and
+// so is /tmp itself; in edit mode both are writable, as before.
+func TestSandboxPlanReadOnlyUnderTmp(t *testing.T) {
+	needLandlock(t)
+	b, err := os.MkdirTemp("/tmp", "lembas-plan-")
+	if err != nil {
+		t.Skipf("no folder in /tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(b) })
+	proj := evalExisting(b)
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	side := filepath.Join("/tmp", filepath.Base(proj)+"-side")
+	t.Cleanup(func() { os.Remove(side) })
+	r := sandboxBash(t, tb, "plan", "echo x > p.txt; echo x > "+side+"; ls >/dev/null")
+	for _, f := range []string{filepath.Join(proj, "p.txt"), side} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("plan mode wrote %s: %q", f, r.Text)
+		}
+	}
+	if r := sandboxBash(t, tb, "edit", "echo x > p.txt && echo x > "+side); r.IsError {
+		t.Errorf("edit mode cannot write the project under /tmp: %q", r.Text)
+	}
+}
+
 // TestSandboxNetwork: a loopback connection (TCP, and UDP) goes through by
 // default and is stopped only with sandbox.network: false.
 func TestSandboxNetwork(t *testing.T) {
