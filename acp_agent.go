@@ -100,6 +100,7 @@ type acpAgent struct {
 	fsRead      bool
 	fsWrite     bool
 	notices     bool
+	team        bool // a LLeMbas client: the team event goes to it as a team session update (acp_updates.go)
 	sessions    map[string]*acpSession
 }
 
@@ -180,6 +181,9 @@ type acpInitParams struct {
 		Session *struct {
 			Notices json.RawMessage `json:"notices"`
 		} `json:"session"`
+		Meta struct {
+			Lembas json.RawMessage `json:"lembas"`
+		} `json:"_meta"`
 	} `json:"clientCapabilities"`
 }
 
@@ -233,6 +237,7 @@ func (a *acpAgent) request(c *rpcCall) {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
+			defer c.recovered()
 			a.openSession(c)
 		}()
 	case "session/prompt":
@@ -293,6 +298,7 @@ func (a *acpAgent) initialize(raw json.RawMessage) (any, error) {
 	a.fsRead = p.ClientCapabilities.FS.ReadTextFile
 	a.fsWrite = p.ClientCapabilities.FS.WriteTextFile
 	a.notices = p.ClientCapabilities.Session != nil && jsonKind(p.ClientCapabilities.Session.Notices) == 'o'
+	a.team = len(p.ClientCapabilities.Meta.Lembas) > 0 && string(p.ClientCapabilities.Meta.Lembas) != "false"
 	a.mu.Unlock()
 	caps := a.sp.Capabilities
 	if caps == nil {

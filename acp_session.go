@@ -194,6 +194,7 @@ func (a *acpAgent) prompt(c *rpcCall) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		defer c.recovered()
 		s.runTurn(t)
 	}()
 }
@@ -521,10 +522,13 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 	if always {
 		meta["always"] = req.Tool
 	}
+	if req.Purpose != "" {
+		meta["purpose"] = req.Purpose // what the model said the call is for (purpose.json)
+	}
 	if req.Agent != "" {
 		meta["subagent"] = req.Agent // a subagent asks (subagents.go): "<job id> <agent>"
-		if id, _, ok := strings.Cut(req.Agent, " "); ok {
-			meta["job"] = id // capability jobs: the job whose subagent asks
+		if id, _, ok := strings.Cut(req.Agent, " "); ok && strings.HasPrefix(id, "j") {
+			meta["job"] = id // capability jobs: the job whose subagent asks (a team member's is its s-id, capability tree)
 		}
 	}
 	return map[string]any{"sessionId": sessionID, "toolCall": call, "options": opts, "_meta": map[string]any{"lembas": meta}}

@@ -27,6 +27,15 @@ func (s *acpSession) onEvent(ev event) {
 		s.jobUpdate(ev) // acp_jobs.go: a job outlives its turn
 		return
 	}
+	if ev.Type == evTeam {
+		s.a.mu.Lock()
+		ok := s.a.team
+		s.a.mu.Unlock()
+		if ok && ev.Team != nil { // the tree, as stream-json and the link carry it (team.go)
+			s.update(map[string]any{"sessionUpdate": "team", "_meta": map[string]any{"lembas": map[string]any{"team": ev.Team}}})
+		}
+		return
+	}
 	if ev.Agent != "" {
 		return // a subagent's own stream: plain ACP shows one conversation
 	}
@@ -310,5 +319,5 @@ func planUpdate(p *plan) map[string]any {
 			entries = append(entries, map[string]any{"content": t.Text, "priority": "medium", "status": st})
 		}
 	}
-	return map[string]any{"sessionUpdate": "plan", "entries": entries, "_meta": map[string]any{"lembas": map[string]any{"plan": p}}}
+	return map[string]any{"sessionUpdate": "plan", "entries": entries, "_meta": map[string]any{"lembas": map[string]any{"plan": planWire(p)}}}
 }

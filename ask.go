@@ -71,5 +71,20 @@ func nobodyToAsk(a any) bool {
 	return ok && g.cardsOff()
 }
 
+// nobodySays is a front end that says in its own words why nobody answers
+// (the link's scheduled runs: nobody is there at all).
+type nobodySays interface{ nobody(tool string) string }
+
+// nobodyText is what ask_user or plan_submit answers when nobody can: the
+// front end's own words, else the tool's nobody text.
+func nobodyText(a any, t *toolSpec) string {
+	if n, ok := a.(nobodySays); ok {
+		if s := n.nobody(t.Name); s != "" {
+			return s
+		}
+	}
+	return t.text("nobody")
+}
+
 // displayMet is the show tool's requirement: a viewer is attached now.
 func (tb *toolbox) displayMet() bool { return tb.display != nil && tb.display() }

@@ -64,7 +64,7 @@ func toolAskUser(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessag
 		return errResult(msg)
 	}
 	if nobodyToAsk(e.asker) {
-		return errResult(t.text("nobody"))
+		return errResult(nobodyText(e.asker, t))
 	}
 	return toolResult{Text: renderAnswers(t, a.Questions, e.asker.askUser(ctx, a.Questions))}
 }

@@ -5,8 +5,12 @@ package main
 // moment leaves either the old bytes or the new ones, never a torn file.
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"time"
 )
 
@@ -53,20 +57,37 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	ok = true
 	if !existed {
-		syncDir(dir)
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("%s is written, but it may not survive a power cut: %w", path, err)
+		}
 	}
 	return nil
 }
 
-// syncDir makes a rename durable. It is best effort: some systems (Windows)
-// cannot open a directory for syncing, and the rename is still atomic there.
-func syncDir(dir string) {
+// syncDir makes a rename durable, or says why it could not. Systems that
+// cannot sync a directory (Windows, where a rename is durable on its own;
+// file systems that answer EINVAL) are not an error: there is nothing more
+// to do there.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return
+		return fmt.Errorf("opening the folder %s to sync it: %w", dir, err)
 	}
-	d.Sync()
-	d.Close()
+	err = d.Sync()
+	cerr := d.Close()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("syncing the folder %s: %w", dir, err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("syncing the folder %s: %w", dir, cerr)
+	}
+	return nil
 }
 
 // sweepStaleTemps removes the temp files writeFileAtomic makes

@@ -34,6 +34,8 @@ type config struct {
 	Raw          any          // the whole parsed document, for `config get`
 
 	Sandbox sandboxConfig // sandbox: {network, required, writable} (sandbox.go)
+
+	Personalization personalization // personality, personality_custom, instructions (config_personality.go)
 }
 
 type connConfig struct {
@@ -160,6 +162,8 @@ func parseConfig(data []byte, path string) (*config, error) {
 			c.Permissions, err = d.permissions(v)
 		case "sandbox":
 			c.Sandbox, err = d.sandbox(v)
+		case "personality", "personality_custom", "instructions":
+			err = d.personalityKey(v, k.val.(string), &c.Personalization)
 		default:
 			err = d.unknownTop(k)
 		}
@@ -699,13 +703,35 @@ var untrustedThisRun sync.Map
 
 func untrustForRun(root string) { untrustedThisRun.Store(root, true) }
 
-func setTrust(root string, trusted bool) {
+// setTrust records a folder's trust answer. A trust file that cannot be
+// read is never written over: that would forget every other folder's.
+func setTrust(root string, trusted bool) error {
 	m := map[string]bool{}
-	if data, err := os.ReadFile(trustFile()); err == nil {
-		json.Unmarshal(data, &m)
+	data, err := os.ReadFile(trustFile())
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("%s is not a list of trusted folders (%v); fix or remove it, then answer again", trustFile(), err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("reading %s: %w", trustFile(), err)
 	}
 	m[root] = trusted
-	data, _ := json.MarshalIndent(m, "", "  ")
-	os.MkdirAll(stateDir(), 0o700)
-	writeFileAtomic(trustFile(), append(data, '\n'), 0o600)
+	data = rawJSONIndent(m)
+	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
+		return fmt.Errorf("saving the trust of %s: %w", root, err)
+	}
+	if err := writeFileAtomic(trustFile(), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("saving the trust of %s: %w", root, err)
+	}
+	return nil
+}
+
+// rawJSONIndent is v (a map of ours, which always encodes) indented.
+func rawJSONIndent(v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

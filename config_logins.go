@@ -26,6 +26,17 @@ type loginRecord struct {
 	// granted none of them (the library over /mcp is then not used).
 	Scopes  []string  `json:"scopes,omitempty"`
 	Created time.Time `json:"created"`
+	// About is what the instance said of itself at login (GET
+	// /api/v1/instance): its name and version, when it answered.
+	About *instanceAbout `json:"about,omitempty"`
+}
+
+// instanceAbout is /api/v1/instance as far as lembas reads it; the seeds
+// name the endpoint and not its fields, so name and version are read when
+// there and anything else is left alone.
+type instanceAbout struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
 }
 
 // hasScope says whether the login's token was granted scope.

@@ -428,3 +428,19 @@ func TestConfigSetConcurrent(t *testing.T) {
 		t.Errorf("the file's own lines changed:\n%s", data)
 	}
 }
+
+// TestSetTrustKeepsAnUnreadableFile: a trust file that is not JSON is
+// reported, never written over (that would forget every other answer).
+func TestSetTrustKeepsAnUnreadableFile(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	if err := setTrust("/a", true); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(trustFile(), []byte("{not json"), 0o600)
+	if err := setTrust("/b", true); err == nil || !strings.Contains(err.Error(), "fix or remove it") {
+		t.Fatalf("setTrust over a broken file: %v", err)
+	}
+	if b, _ := os.ReadFile(trustFile()); string(b) != "{not json" {
+		t.Errorf("the broken file was written over: %q", b)
+	}
+}

@@ -76,8 +76,16 @@ func configTypedKey(segs []string) bool {
 	switch {
 	case len(segs) == 1:
 		return segs[0] == "connections" || segs[0] == "permissions"
+	case segs[0] == "remote" && len(segs) == 2:
+		switch segs[1] { // remote.scheduled true, remote.roots [~/a]; max_mode and unknown keys are text
+		case "enabled", "require_trust", "terminal", "terminal_integration", "scheduled", "approval_timeout", "roots":
+			return true
+		}
+		return false
 	case segs[0] == "permissions":
 		return len(segs) == 2
+	case segs[0] == "subagents": // subagents.min and .max are numbers (team_setting.go)
+		return true
 	case segs[0] != "connections":
 		return false
 	case len(segs) == 2:

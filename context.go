@@ -39,7 +39,7 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("prompts/system/default.md: %v", err)
 	}
-	return strings.TrimSpace(s), nil
+	return withPersonalization(strings.TrimSpace(s), localPersonalization()), nil // config_personality.go
 }
 
 // projectInstructions is the instruction files for the system prompt,

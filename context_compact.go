@@ -50,7 +50,7 @@ func (e *engine) needCompact() bool {
 // autoCompact compacts when needCompact says so; a compaction that fails
 // is told to the person and the turn goes on uncompacted.
 func (e *engine) autoCompact(ctx context.Context, midTurn bool) {
-	if !e.needCompact() {
+	if !e.needCompact() || e.teamMember() { // a team member runs out of context instead (team.go)
 		return
 	}
 	last := e.sess.Requests[len(e.sess.Requests)-1]

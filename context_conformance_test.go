@@ -196,11 +196,15 @@ func runLevelsCase(input json.RawMessage) (any, error) {
 		Efforts        []string `json:"efforts"`
 		ThinkingSwitch bool     `json:"thinking_switch"`
 		Level          string   `json:"level"`
+		Model          string   `json:"model"` // a model id: its metadata as lembas works it out (schema.json, quirks.json)
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		return nil, err
 	}
 	m := modelMeta{Efforts: in.Efforts, ThinkingSwitch: &in.ThinkingSwitch}
+	if in.Model != "" {
+		m = newModelRef(&connection{Name: "c"}, in.Model).Meta
+	}
 	out := map[string]any{"levels": modelLevels(m)}
 	sends, err := levelFields("m", m, in.Level)
 	if err != nil {

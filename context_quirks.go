@@ -24,6 +24,7 @@ type requestQuirk struct {
 	Handling string   `json:"handling"`
 	Hosts    []string `json:"hosts"`
 	Error    string   `json:"error"`
+	Models   []string `json:"models"` // model patterns (thinking-default; model.go reads them)
 }
 
 var (

@@ -22,6 +22,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -103,6 +105,14 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		e.sess.Title = titleOf(prompt)
 	}
 	defer func() {
+		// A panic anywhere in the turn (a tool's is already its own error
+		// result) ends the turn failed with a sentence; the session and the
+		// process live, and the stack goes to the log.
+		if p := recover(); p != nil {
+			e.tb.logf(fmt.Sprintf("the turn panicked: %v\n%s", p, debug.Stack()))
+			out = outcome{StopReason: "error", Usage: out.Usage, Calls: out.Calls,
+				Err: errors.New(loopText(lp.ToolErrors, "turn_panic", "error", p))}
+		}
 		tr := e.curTurn()
 		tr.Ended = time.Now()
 		tr.StopReason = out.StopReason
@@ -190,6 +200,9 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 		}
 		e.send(event{Type: evUsage, Usage: &u})
 		if len(rep.Calls) == 0 {
+			if e.teamHold(ctx) { // a manager waits for its members' reports in the same turn (team.go)
+				continue
+			}
 			if strings.TrimSpace(rep.Text) == "" && nudges < lp.Nudges.EmptyReplyMax {
 				nudges++
 				e.send(event{Type: evNotice, Text: lp.Nudges.EmptyReply})
@@ -221,6 +234,10 @@ func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart
 			out.StopReason = "cancelled"
 			return out
 		}
+		if e.teamEnded() { // a member called team_finish (team.go)
+			out.StopReason = "end_turn"
+			return out
+		}
 	}
 }
 
@@ -243,6 +260,8 @@ type pendingCall struct {
 	// asked is the command the model asked for when the person edited it
 	// at the card: the result and the tool line say what ran instead.
 	asked string
+
+	purpose string // what the model said the call is for (purpose.json), shown on its card
 }
 
 // runCalls answers every call of one step, in the order they were made:
@@ -274,6 +293,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		if conv := argConverters[c.Function.Name]; conv != nil && c.Function.Name != t.Name {
 			raw = conv(raw) // a former name that took other arguments
 		}
+		p.purpose = callPurpose(t, raw) // checkArgs takes it out of what the tool gets
 		args, err := checkArgs(t, raw, theSpec().Purpose.Schema)
 		if err != nil {
 			p.res = &toolResult{Text: err.Error(), IsError: true, Status: "failed"}
@@ -284,14 +304,18 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 			p.res = &toolResult{Text: t.Unavailable, IsError: true, Status: "failed"}
 			continue
 		}
+		if why := e.teamWorkRefusal(t); why != "" { // a manager's own work tools (team.go)
+			p.res = &toolResult{Text: why, IsError: true, Status: "refused"}
+			continue
+		}
 		d := e.perm.decide(t, args)
-		if d.Verdict == "allow" && t.Risk == "read" && lp.Parallel.ReadOnly {
+		if d.Verdict == "allow" && batchable(t) {
 			batch = append(batch, p)
 			continue
 		}
 		flush()
 		if d.Verdict == "ask" {
-			ans := e.askPerson(ctx, c.ID, t, args, d)
+			ans := e.askPersonFor(ctx, c.ID, t, args, d, p.purpose)
 			switch ans.Choice {
 			case "once", "session", "project":
 				if ans.Choice != "once" {
@@ -353,8 +377,24 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 // askPerson puts one call to the person through the approver; no answer
 // within the approval timeout is a denial.
 func (e *engine) askPerson(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision) approvalAnswer {
+	return e.askPersonFor(ctx, callID, t, args, d, "")
+}
+
+// askPersonFor is askPerson for a call that said what it is for: the card
+// carries its purpose.
+func (e *engine) askPersonFor(ctx context.Context, callID string, t *toolSpec, args json.RawMessage, d decision, purpose string) approvalAnswer {
 	defer e.waitingForPerson(t.Name)()
-	return approveWithin(ctx, e.ask, e.perm.request(callID, t, args, d), approvalTimeout())
+	req := e.perm.request(callID, t, args, d)
+	req.Purpose = purpose
+	return approveWithin(ctx, e.ask, req, approvalLimit(e.ask))
+}
+
+// batchable says whether an allowed call may run beside the step's other
+// allowed calls: a reader, when loop.json allows parallel reads, and never
+// a tool whose JSON says exclusive — that one runs alone, the calls before
+// it finished and the ones after it not yet started.
+func batchable(t *toolSpec) bool {
+	return t.Risk == "read" && theSpec().Loop.Parallel.ReadOnly && !t.Exclusive
 }
 
 // withCommand is a bash call's arguments with its command line replaced.

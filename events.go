@@ -25,6 +25,7 @@ const (
 	evPlan       = "plan"        // the session's plan changed; Plan carries it whole
 	evJob        = "job"         // background work: a job started or ended (Job), or marks given to the model (Text)
 	evProgress   = "progress"    // what the turn is doing now (Progress; progress.go)
+	evTeam       = "team"        // the team's tree changed (Team; team.go)
 )
 
 type event struct {
@@ -40,6 +41,7 @@ type event struct {
 	Job        *jobInfo   `json:"job,omitempty"`
 	Progress   *phase     `json:"progress,omitempty"`
 	Agent      string     `json:"agent,omitempty"` // the subagent an event is about (its job id or name)
+	Team       *teamTree  `json:"team,omitempty"`  // on team: the whole tree (team_record.go)
 	By         string     `json:"by,omitempty"`    // on prompt: "machine" when lembas started the turn
 	Time       time.Time  `json:"time"`
 }

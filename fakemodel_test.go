@@ -56,6 +56,7 @@ type fakeModel struct {
 	requests []fakeRequest
 	chunk    int // bytes per write; 0 writes each reply whole
 	models   []string
+	route    func(req fakeRequest) fakeReply // when set, answers every request instead of the queue (team_link_test.go)
 }
 
 func newFakeModel(t testing.TB, models ...string) *fakeModel {
@@ -110,6 +111,12 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
+	if route := f.route; route != nil {
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, route(req).body)
+		return
+	}
 	if len(f.replies) == 0 {
 		f.mu.Unlock()
 		f.t.Errorf("fake model: request %d has no scripted reply", len(f.requests))

@@ -105,6 +105,7 @@ type loopSpec struct {
 		IdleS        int `json:"idle_s"`
 		QuietNoticeS int `json:"quiet_notice_s"`
 		ProbeMS      int `json:"probe_ms"`
+		KeepaliveS   int `json:"keepalive_s"` // how long an idle connection to a model server is kept
 	} `json:"timeouts"`
 	Context struct {
 		ResultIDDigits int `json:"result_id_digits"`
@@ -130,9 +131,11 @@ type loopSpec struct {
 	Store       struct {
 		PruneDays int `json:"prune_days"`
 	} `json:"store"`
-	Jobs      jobsSpec      `json:"jobs"`      // jobs.go
-	Subagents subagentsSpec `json:"subagents"` // subagents.go
-	Progress  progressSpec  `json:"progress"`  // progress.go
+	Jobs      jobsSpec        `json:"jobs"`      // jobs.go
+	Subagents subagentsSpec   `json:"subagents"` // subagents.go
+	Progress  progressSpec    `json:"progress"`  // progress.go
+	Scheduled json.RawMessage `json:"scheduled"` // link_scheduled.go reads it
+	Team      teamSpec        `json:"team"`      // team.go (harness_team.go)
 }
 
 // compactionSpec is loop.json's context.compaction: when a session is
@@ -173,6 +176,7 @@ type modelMeta struct {
 	Vision         *bool    `json:"vision,omitempty"`
 	Tools          *bool    `json:"tools,omitempty"`
 	Parallel       int      `json:"parallel,omitempty"`
+	Notes          string   `json:"notes,omitempty"` // what a person should know of it (lembas models shows it)
 }
 
 type modelsSpec struct {
@@ -181,6 +185,11 @@ type modelsSpec struct {
 	Defaults modelMeta         `json:"defaults"`
 	Known    []modelMeta       `json:"known"`
 	Levels   map[string]any    `json:"levels"`
+	Capacity struct {
+		About string            `json:"about"`
+		Texts map[string]string `json:"texts"`
+	} `json:"capacity"`
+	Texts map[string]string `json:"texts"`
 }
 
 type promptIndex struct {
@@ -192,9 +201,10 @@ type promptIndex struct {
 }
 
 type purposeSpec struct {
-	Name   string          `json:"name"`
-	About  string          `json:"about"`
-	Schema json.RawMessage `json:"schema"`
+	Name     string          `json:"name"`
+	About    string          `json:"about"`
+	MaxChars int             `json:"max_chars"` // what a card shows of it at most
+	Schema   json.RawMessage `json:"schema"`
 }
 
 // spec is the whole harness, parsed.
@@ -577,4 +587,5 @@ type subagentsSpec struct {
 	Refusals        map[string]string `json:"refusals"`
 	Texts           map[string]string `json:"texts"`
 	AboutAgents     map[string]string `json:"about_agents"`
+	Setting         subagentSetting   `json:"setting"` // harness_team.go
 }

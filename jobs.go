@@ -203,6 +203,7 @@ type jobManager struct {
 	cancel  context.CancelFunc
 	onEnd   func(j *job) // a front end's line when one ends
 	stopped bool
+	team    *teamState // the session's team, made on first use (team.go)
 }
 
 func newJobManager() *jobManager {

@@ -84,6 +84,8 @@ func runSubagentsCase(input json.RawMessage) (any, error) {
 		Parent string     `json:"parent"`
 		Said   []string   `json:"said"`
 		Names  []string   `json:"names"`
+		Args   string     `json:"args"`     // setting: /settings subagents's words
+		Own    int        `json:"parallel"` // own: the session model's capacity
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		return nil, err
@@ -95,6 +97,16 @@ func runSubagentsCase(input json.RawMessage) (any, error) {
 		return map[string]bool{"allowed": modeNoWider(in.Mode, in.Parent)}, nil
 	case "named":
 		return map[string]bool{"named": personNamed(in.Said, in.Names...)}, nil
+	case "setting": // 3.4.0: the Subagents (Min, Max) setting's words (team_setting.go)
+		mn, mx, err := parseSubagentSetting(in.Args)
+		if err != nil {
+			return map[string]any{"error": err.Error()}, nil
+		}
+		return map[string]any{"min": mn, "max": mx}, nil
+	case "own": // whether the session's model serves a subagent itself (else context.note.team_own)
+		ref := newModelRef(&connection{Name: "local"}, "mock")
+		ref.Meta.Parallel = in.Own
+		return map[string]bool{"serves": teamOwnCanServe(&engine{toolHost: toolHost{ref: ref}})}, nil
 	}
 	return nil, fmt.Errorf("unknown op %q", in.Op)
 }

@@ -196,7 +196,10 @@ func (j *journal) append(recs ...[]byte) error {
 		return fmt.Errorf("appending to %s: %w", j.path, err)
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
-		syncDir(filepath.Dir(j.path)) // a new name survives a power cut
+		if err := syncDir(filepath.Dir(j.path)); err != nil { // a new name survives a power cut
+			j.size = before + int64(len(buf))
+			return fmt.Errorf("appending to %s: %w", j.path, err)
+		}
 	}
 	j.size = before + int64(len(buf))
 	return nil
@@ -222,7 +225,10 @@ func (j *journal) rewrite(recs [][]byte) error {
 		return fmt.Errorf("rewriting %s: %w", j.path, err)
 	}
 	if statErr == nil {
-		syncDir(filepath.Dir(j.path)) // writeFileAtomic syncs it only for a new name
+		if err := syncDir(filepath.Dir(j.path)); err != nil { // writeFileAtomic syncs it only for a new name
+			j.size = int64(len(buf))
+			return fmt.Errorf("rewriting %s: %w", j.path, err)
+		}
 	}
 	j.size = int64(len(buf))
 	return nil

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,6 +156,23 @@ type rpcLimits struct {
 	MaxMessageBytes int `json:"max_message_bytes"`
 	MaxDepth        int `json:"max_depth"`
 	MethodMax       int `json:"method_max"` // runes of an unknown method's name an error echoes
+	// StrictUTF8 refuses a frame that is not valid UTF-8 as a whole with
+	// -32700 and id null (ACP on stdio and the link): JSON is UTF-8, and an
+	// id read through U+FFFD would be echoed altered. MCP leaves it off, so
+	// a server's stray byte in a tool's output costs a character, not the call.
+	StrictUTF8 bool `json:"strict_utf8"`
+	// MaxBatch bounds a batch's count: no batch is served (ACP uses none),
+	// and one of more entries is refused at the entry past the bound,
+	// without walking the rest. 0: the default below.
+	MaxBatch int `json:"max_batch"`
+}
+
+// maxBatch is MaxBatch, or 64 where a spec gives none (MCP's).
+func (l rpcLimits) maxBatch() int {
+	if l.MaxBatch > 0 {
+		return l.MaxBatch
+	}
+	return 64
 }
 
 // methodMax is MethodMax, or 64 where a spec gives none (MCP's).
@@ -351,6 +369,11 @@ func (c *rpcConn) serve() error {
 
 // handle routes one frame, answering anything malformed.
 func (c *rpcConn) handle(frame []byte) {
+	if c.lim.StrictUTF8 && !utf8.Valid(frame) {
+		c.send(rpcMessage{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: rpcErrorf(rpcParseError,
+			"the message is not valid UTF-8, so it is not JSON; send UTF-8 text")})
+		return
+	}
 	m, rerr := parseFrame(frame, c.lim, c.keys)
 	if rerr != nil && m.broken {
 		c.log(fmt.Sprintf("a malformed response with id %s: %s", m.ID, rerr.Message))
@@ -371,13 +394,43 @@ func (c *rpcConn) handle(frame []byte) {
 			c.send(rpcMessage{JSONRPC: "2.0", ID: m.ID, Error: rpcErrorf(rpcMethodNotFound, "unknown method %s", cutForError(m.Method, c.lim.methodMax()))})
 			return
 		}
-		c.onRequest(&rpcCall{c: c, ID: m.ID, Method: m.Method, Params: m.Params})
+		c.dispatch(&rpcCall{c: c, ID: m.ID, Method: m.Method, Params: m.Params})
 	case m.Method != "":
 		if c.onNotify != nil {
-			c.onNotify(m.Method, m.Params)
+			c.notified(m.Method, m.Params)
 		}
 	default:
 		c.deliver(m.ID, rpcResponse{result: m.Result, err: m.Error})
+	}
+}
+
+// dispatch gives a request to the owner under a recover: a handler's panic
+// answers the request -32603 and the read loop goes on serving.
+func (c *rpcConn) dispatch(call *rpcCall) {
+	defer call.recovered()
+	c.onRequest(call)
+}
+
+// notified gives a notification to the owner under a recover; a panic is
+// logged (a notification has nobody to answer) and the loop goes on.
+func (c *rpcConn) notified(method string, params json.RawMessage) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log(fmt.Sprintf("a panic handling %s: %v\n%s", cutForError(method, c.lim.methodMax()), p, debug.Stack()))
+		}
+	}()
+	c.onNotify(method, params)
+}
+
+// recovered is deferred by every goroutine that works on a call (the read
+// loop's dispatch and each handler's own goroutine): a panic becomes the
+// call's -32603 answer, with the stack in the log, and the process lives.
+// A call already answered stays answered (reply is once).
+func (r *rpcCall) recovered() {
+	if p := recover(); p != nil {
+		method := cutForError(r.Method, r.c.lim.methodMax())
+		r.c.log(fmt.Sprintf("a panic answering %s: %v\n%s", method, p, debug.Stack()))
+		r.reply(nil, rpcErrorf(rpcInternalError, "lembas failed answering %s (%s); nothing else is affected, and the log has the details", method, cutForError(fmt.Sprint(p), 200)))
 	}
 }
 
@@ -412,7 +465,7 @@ func idKey(id json.RawMessage) string {
 // parseFrame checks and decodes one frame. On error the returned message
 // carries the id when one could be read, for the error response.
 func parseFrame(frame []byte, lim rpcLimits, keys map[string]string) (rpcMessage, *rpcError) {
-	if err := checkFrame(frame, lim.MaxDepth, keys); err != nil {
+	if err := checkFrameBatch(frame, lim.MaxDepth, lim.maxBatch(), keys); err != nil {
 		return rpcMessage{}, err
 	}
 	trim := bytes.TrimSpace(frame)
@@ -422,10 +475,7 @@ func parseFrame(frame []byte, lim rpcLimits, keys map[string]string) (rpcMessage
 	if trim[0] != '{' {
 		return rpcMessage{}, rpcErrorf(rpcInvalidRequest, "a message must be a JSON object with jsonrpc \"2.0\"")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(trim, &raw); err != nil {
-		return rpcMessage{}, rpcErrorf(rpcParseError, "the message is not valid JSON: %v", err)
-	}
+	raw := objectFields(trim) // checked valid above; slices of the frame, not copies
 	var m rpcMessage
 	if id, ok := raw["id"]; ok {
 		switch jsonKind(id) {
@@ -515,6 +565,96 @@ func jsonKind(v json.RawMessage) byte {
 // deeper than maxDepth, with no key given twice in an object and no key
 // that differs from a known one only in case.
 func checkFrame(frame []byte, maxDepth int, keys map[string]string) *rpcError {
+	return checkFrameBatch(frame, maxDepth, 0, keys)
+}
+
+// checkFrameBatch is checkFrame that also stops at a top-level array's
+// entry past maxBatch (0: no bound). It walks the bytes in place — the
+// standard scanner for validity, then one pass for depth, keys and the
+// batch's count — so a message of many megabytes costs no copy of itself
+// (a decoder's buffer and its tokens would cost two).
+func checkFrameBatch(frame []byte, maxDepth, maxBatch int, keys map[string]string) *rpcError {
+	if len(bytes.TrimSpace(frame)) == 0 {
+		return rpcErrorf(rpcParseError, "the message is empty")
+	}
+	if !json.Valid(frame) {
+		return checkFrameTokens(frame, maxDepth, keys)
+	}
+	type level struct {
+		seen map[string]bool // nil: an array
+	}
+	var stack []level
+	entries := 0
+	expectKey := false
+	entry := func() *rpcError {
+		if len(stack) == 1 && stack[0].seen == nil && maxBatch > 0 {
+			if entries++; entries > maxBatch {
+				return rpcErrorf(rpcInvalidRequest, "a batch of more than %d messages; ACP uses no batches, send one message a frame", maxBatch)
+			}
+		}
+		return nil
+	}
+	for i := 0; i < len(frame); {
+		switch c := frame[i]; c {
+		case ' ', '\t', '\n', '\r', ':':
+			i++
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1].seen != nil
+			i++
+		case '{', '[':
+			if err := entry(); err != nil {
+				return err
+			}
+			if len(stack)+1 > maxDepth {
+				return rpcErrorf(rpcInvalidRequest, "the message is nested deeper than %d levels", maxDepth)
+			}
+			l := level{}
+			if c == '{' {
+				l.seen = map[string]bool{}
+			}
+			stack = append(stack, l)
+			expectKey = c == '{'
+			i++
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			expectKey = false
+			i++
+		case '"':
+			j := skipJSONString(frame, i)
+			if expectKey {
+				k := string(frame[i+1 : j-1])
+				if bytes.IndexByte(frame[i:j], '\\') >= 0 {
+					json.Unmarshal(frame[i:j], &k) // valid: checked above
+				}
+				top := stack[len(stack)-1]
+				if top.seen[k] {
+					return rpcErrorf(rpcInvalidRequest, "the key %q appears twice in one object", cutForError(k, 64))
+				}
+				top.seen[k] = true
+				if want, ok := keys[foldKey(k)]; ok && want != k {
+					return rpcErrorf(rpcInvalidRequest, "the key %q must be spelled %q", cutForError(k, 64), want)
+				}
+				expectKey = false
+			} else if err := entry(); err != nil {
+				return err
+			}
+			i = j
+		default: // a number, true, false or null
+			if err := entry(); err != nil {
+				return err
+			}
+			for i < len(frame) && !strings.ContainsRune(" \t\n\r,]}", rune(frame[i])) {
+				i++
+			}
+		}
+	}
+	return nil
+}
+
+// checkFrameTokens is the walk by tokens, for a frame that is not valid
+// JSON: it finds what comes first (too deep, a key twice, the syntax error)
+// in the order the frame is read.
+func checkFrameTokens(frame []byte, maxDepth int, keys map[string]string) *rpcError {
 	dec := json.NewDecoder(bytes.NewReader(frame))
 	dec.UseNumber()
 	type obj struct {
@@ -588,6 +728,84 @@ walk:
 		return rpcErrorf(rpcParseError, "the message is not valid JSON: more follows the first value on the line")
 	}
 	return nil
+}
+
+// skipJSONString is the index just past the string that starts at b[i]
+// (a '"'); b is valid JSON.
+func skipJSONString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipJSONValue is the index just past the value that starts at b[i]; b
+// is valid JSON.
+func skipJSONValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipJSONString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipJSONString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && !strings.ContainsRune(" \t\n\r,]}", rune(b[i])) {
+		i++
+	}
+	return i
+}
+
+// objectFields splits a valid JSON object into its keys' raw values,
+// each a slice of obj itself: no copy of a large params. A key given
+// twice keeps its last value (checkFrame refuses such frames anyway).
+func objectFields(obj []byte) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	ws := func(i int) int {
+		for i < len(obj) && (obj[i] == ' ' || obj[i] == '\t' || obj[i] == '\n' || obj[i] == '\r') {
+			i++
+		}
+		return i
+	}
+	i := ws(1)
+	for i < len(obj) && obj[i] == '"' {
+		j := skipJSONString(obj, i)
+		var k string
+		if json.Unmarshal(obj[i:j], &k) != nil {
+			return out
+		}
+		i = ws(j)
+		if i >= len(obj) || obj[i] != ':' {
+			return out
+		}
+		i = ws(i + 1)
+		end := skipJSONValue(obj, i)
+		out[k] = obj[i:end:end]
+		i = ws(end)
+		if i < len(obj) && obj[i] == ',' {
+			i = ws(i + 1)
+		}
+	}
+	return out
 }
 
 // cutForError is an outside string as an error may name it: at most max

@@ -2,7 +2,9 @@ package main
 
 // Skills: a folder holding SKILL.md (front matter with name and
 // description, then the instructions). Found in a trusted project's
-// .agent/skills, .agents/skills and .claude/skills, then in the person's
+// .agent/skills, .agents/skills and .claude/skills — in the working folder
+// and every folder above it up to the instruction files' boundary, nearest
+// first — then in the person's
 // ~/.config/lembas/skills; the first of a name wins. Only names and
 // descriptions reach the system prompt (under a size cap); skill_view loads
 // a body, skill_manage writes one, and every skill is a slash command.
@@ -87,13 +89,25 @@ func parseFrontMatter(data string) (map[string]string, string) {
 }
 
 // skillFolders are the folders skills are looked for in, in order, with
-// where each is: a trusted project's first, then the person's.
+// where each is: a trusted project's first — in every folder from the
+// working folder up to the boundary instruction files stop at (a
+// repository's root), nearest first, so a session started in a subfolder
+// has the repository's skills and a nearer one of a name wins; a folder
+// the person said not to trust gives none — then the person's.
 func skillFolders(root string, trusted bool) (dirs, where []string) {
 	ss := theLibrarySpec().Skills
 	if trusted && root != "" {
-		for _, f := range ss.ProjectFolders {
-			dirs = append(dirs, filepath.Join(root, filepath.FromSlash(f)))
-			where = append(where, "project")
+		boundary := instructionBoundary(root)
+		for dir := root; ; dir = filepath.Dir(dir) {
+			if folderTrusted(root, dir) {
+				for _, f := range ss.ProjectFolders {
+					dirs = append(dirs, filepath.Join(dir, filepath.FromSlash(f)))
+					where = append(where, "project")
+				}
+			}
+			if dir == boundary || filepath.Dir(dir) == dir {
+				break
+			}
 		}
 	}
 	dirs = append(dirs, filepath.Join(configDir(), ss.UserFolder))

@@ -184,6 +184,7 @@ func runInstructionsCase(in json.RawMessage) (any, error) {
 		Project string            `json:"project"`
 		Trust   map[string]bool   `json:"trust"`
 		Summary bool              `json:"summary"` // answer with names and the cut line, not the whole text
+		Skills  *bool             `json:"skills"`  // answer with the skills found instead (trusted: the project's are looked for)
 	}
 	if err := json.Unmarshal(in, &c); err != nil {
 		return nil, err
@@ -220,6 +221,17 @@ func runInstructionsCase(in json.RawMessage) (any, error) {
 	os.MkdirAll(root, 0o755)
 	for dir, ok := range c.Trust {
 		setTrust(filepath.Join(tree, filepath.FromSlash(dir)), ok)
+	}
+	if c.Skills != nil {
+		out := []string{}
+		for _, sk := range discoverSkills(root, *c.Skills) {
+			rel, _ := filepath.Rel(tree, sk.Path)
+			if sk.Where == "user" {
+				rel = "global/" + strings.TrimPrefix(filepath.ToSlash(sk.Path), filepath.ToSlash(filepath.Join(base, "cfg", "lembas"))+"/")
+			}
+			out = append(out, sk.Name+": "+sk.Description+" ("+filepath.ToSlash(rel)+")")
+		}
+		return map[string]any{"skills": out}, nil
 	}
 	files := instructionStack(root)
 	text := renderInstructions(files)

@@ -31,6 +31,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/websocket"
@@ -84,12 +85,14 @@ type linkSpec struct {
 	TitleMax   int      `json:"title_max"`
 	ModeRank   []string `json:"mode_rank"`
 	DeviceFlow struct {
-		DefaultIntervalS int `json:"default_interval_s"`
-		SlowDownS        int `json:"slow_down_s"`
-		HTTPTimeoutS     int `json:"http_timeout_s"`
+		DefaultIntervalS int      `json:"default_interval_s"`
+		SlowDownS        int      `json:"slow_down_s"`
+		HTTPTimeoutS     int      `json:"http_timeout_s"`
+		Scopes           []string `json:"scopes"` // asked for in the device flow (memory: harness README 3.0.0)
 	} `json:"device_flow"`
 	Capabilities  []string          `json:"capabilities"`
 	ProgressEvent string            `json:"progress_event"`
+	PhaseEvent    string            `json:"phase_event"`
 	Texts         map[string]string `json:"texts"`
 	Errors        map[string]string `json:"errors"`
 }
@@ -279,23 +282,29 @@ type linkService struct {
 	turns *turnBook
 	term  terminalHandler
 
+	inflight atomic.Int64 // requests being worked on now (ws.max_inflight), this service's own
+	shares   shareTable   // the sessions terminals share with this service now (link_share.go)
+	steers   linkSteerIDs // steered texts' message ids, per session (link_steer.go)
+
 	// sleep, pingEvery and deadAfter are the clock (link.json's backoff,
 	// ping_s, dead_s), for tests that must not wait for real.
 	sleep     func(ctx context.Context, d time.Duration) error
 	pingEvery time.Duration
 	deadAfter time.Duration
 
-	mu          sync.Mutex
-	disc        *discovery
-	sock        *linkSocket
-	limits      remoteLimits // as the current link announced them
-	linkedSince time.Time
-	lembas      bool // the client said _meta.lembas
-	linkSess    map[string]*linkSession
-	stopErr     error // set when the service must stop (4400)
-	onLinked    func()
-	cards       linkCardState // the client's cards (link_cards.go)
-	libraryCap  bool          // capability library on this link (link_library.go)
+	mu            sync.Mutex
+	disc          *discovery
+	sock          *linkSocket
+	limits        remoteLimits // as the current link announced them
+	linkedSince   time.Time
+	lembas        bool // the client said _meta.lembas
+	linkSess      map[string]*linkSession
+	stopErr       error // set when the service must stop (4400)
+	onLinked      func()
+	cards         linkCardState  // the client's cards (link_cards.go)
+	libraryCap    bool           // capability library on this link (link_library.go)
+	prototypesCap bool           // the client asked for prototypes (link_prototypes.go)
+	sched         schedLinkState // scheduled approvals waiting for a link (link_scheduled.go)
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.
@@ -317,7 +326,8 @@ func newLinkService(login *loginRecord, log func(string)) *linkService {
 // linkKeys are the keys the link reads beyond those acp_agent.go does.
 var linkKeys = []string{"turnId", "lembas_model", "effort", "lembas", "system_prompt", "personalization",
 	"protocol", "path", "query", "limit", "title", "text", "messageId", "model", "_meta", "clientCapabilities",
-	"personality", "personality_custom", "instructions", "enabled", "available"}
+	"personality", "personality_custom", "instructions", "enabled", "available",
+	"prototypes", "offered", "sources", "capabilities"} // link_prototypes.go
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -419,11 +429,11 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	}
 	cfg.Header.Set("Authorization", "Bearer "+svc.login.Token)
 	cfg.Dialer = &net.Dialer{Timeout: 30 * time.Second}
-	ws, err := websocket.DialConfig(cfg)
+	ws, raw, err := dialLink(cfg)
 	if err != nil {
 		return 0, fmt.Errorf("dialling %s: %v", wsURL, redactToken(err.Error(), svc.login.Token))
 	}
-	sock := newLinkSocket(ws, svc.sp.WS.MaxMessageBytes, svc.sp.WS.SendQueue, time.Duration(svc.sp.WS.WriteTimeoutS)*time.Second)
+	sock := newLinkSocket(ws, raw, svc.sp.WS.MaxMessageBytes, svc.sp.WS.SendQueue, time.Duration(svc.sp.WS.WriteTimeoutS)*time.Second)
 	lim, lerr := readRemoteLimits()
 	if lerr != nil {
 		svc.log(lerr.Error())

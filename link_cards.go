@@ -187,8 +187,12 @@ func (c linkCards) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 
 // planCard is _lembas/plan's params.
 func planCard(sessionID, callID string, rv planReview, patient bool) map[string]any {
-	return map[string]any{"sessionId": sessionID, "toolCallId": callID, "text": rv.Markdown, "plan": rv.Plan,
+	m := map[string]any{"sessionId": sessionID, "toolCallId": callID, "text": rv.Markdown, "plan": planWire(rv.Plan),
 		"_meta": map[string]any{"lembas": map[string]any{"patient": patient}}}
+	if rv.Path != "" {
+		m["path"] = rv.Path // the plan file written for the record (plan.go)
+	}
+	return m
 }
 
 // planResult is _lembas/plan's answer.
@@ -258,7 +262,9 @@ func (ls *linkSession) hookCards() {
 	cards := linkCards{ls}
 	e.asker = cards
 	e.planner = cards
-	ls.offerShow()
+	if ls.sched == nil {
+		ls.offerShow() // a scheduled run is shown nowhere (link_scheduled.go)
+	}
 	e.jx.mu.Lock()
 	e.jx.wake = ls.wakeMachine
 	e.jx.mu.Unlock()
@@ -369,8 +375,36 @@ func (ls *linkSession) toolShow(tb *toolbox, ctx context.Context, raw json.RawMe
 func (ls *linkSession) sendQueued(tid string, ahead int) {
 	now := time.Now()
 	data := map[string]any{"ahead": ahead}
-	ls.svc.event(ls.s.id, map[string]any{"type": "progress", "turnId": tid, "time": now,
+	ls.svc.progressEvents(ls.s.id, map[string]any{"type": theLinkSpec().ProgressEvent, "turnId": tid, "time": now,
 		"progress": &phase{Phase: "queued", Since: now, Data: data, Text: phaseText("queued", data)}})
+}
+
+// progressEvents sends one progress change under both of its names
+// (acp.md, capability progress): the 3.4.0 phase event the harness README
+// names — { phase, since, text, data } with the data's fields beside them —
+// and the old progress event, which keeps its status text (text) and the
+// phase nested under progress for a client of the older event list. m is
+// the old event as eventMap makes it.
+func (svc *linkService) progressEvents(sessionID string, m map[string]any) {
+	var p phase
+	json.Unmarshal(rawJSON(m["progress"]), &p)
+	m["text"] = p.Text
+	svc.event(sessionID, m)
+	ph := map[string]any{}
+	for k, v := range p.Data {
+		ph[k] = v
+	}
+	for k, v := range m { // type, turnId, time: as the old event has them
+		if k != "progress" {
+			ph[k] = v
+		}
+	}
+	ph["type"] = theLinkSpec().PhaseEvent
+	ph["phase"], ph["since"], ph["text"] = p.Phase, p.Since, p.Text
+	if len(p.Data) > 0 {
+		ph["data"] = p.Data
+	}
+	svc.event(sessionID, ph)
 }
 
 // readingPrompt sets reading_prompt while a prompt with something to read

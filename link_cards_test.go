@@ -219,8 +219,24 @@ func TestLinkProgressAndQueued(t *testing.T) {
 	l.waitNote("waiting_for_person", func(m map[string]any) bool {
 		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
 		pr, _ := ev["progress"].(map[string]any)
-		return ev["type"] == "progress" && pr["phase"] == "waiting_for_person"
+		return ev["type"] == "progress" && pr["phase"] == "waiting_for_person" && ev["text"] == pr["text"]
 	})
+	// The same change as the harness README names it: the phase event,
+	// flat, its data's fields beside phase, since and text.
+	ph := l.waitNote("phase running_tool", func(m map[string]any) bool {
+		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
+		return ev["type"] == "phase" && ev["phase"] == "running_tool"
+	})["params"].(map[string]any)["event"].(map[string]any)
+	if ph["tool"] != "bash" || ph["text"] != "Running bash" || ph["since"] == nil || ph["turnId"] == nil {
+		t.Errorf("phase event %v", ph)
+	}
+	q := l.waitNote("phase queued", func(m map[string]any) bool {
+		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
+		return ev["type"] == "phase" && ev["phase"] == "queued"
+	})["params"].(map[string]any)["event"].(map[string]any)
+	if q["ahead"] != float64(1) || q["turnId"] != "r-2" {
+		t.Errorf("phase queued %v", q)
+	}
 }
 
 // TestLinkShow: a link session is offered show, which sends the file to
@@ -373,5 +389,26 @@ func TestLinkJobSendTranscript(t *testing.T) {
 	}
 	if er := l.rpcErr("_lembas/job/transcript", map[string]any{"sessionId": sid, "jobId": "j9"}); !strings.Contains(fmt.Sprint(er["message"]), "has no job j9") {
 		t.Errorf("an unknown job %v", er)
+	}
+}
+
+// TestLinkJobNote: a job that ends while the turn still runs is a mark
+// given to the model at its next step, and the client hears it as a
+// job_note with the mark's text and no job body (capability jobs).
+func TestLinkJobNote(t *testing.T) {
+	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n  max_mode: auto\n")
+	e.fi.model.push(callsReply(fakeCall{"bash", map[string]any{"command": "true", "background": true}}),
+		callsReply(fakeCall{"job_output", map[string]any{"id": "j1", "wait": 30}}),
+		textReply("Done."))
+	e.startService()
+	l := e.link()
+	sid := e.newSession(l, e.proj, "auto")
+	l.result("session/prompt", promptParams(sid, "run it", "n-1"))
+	note := l.waitNote("job_note", func(m map[string]any) bool {
+		ev, _ := m["params"].(map[string]any)["event"].(map[string]any)
+		return ev["type"] == "job_note"
+	})["params"].(map[string]any)["event"].(map[string]any)
+	if txt, _ := note["text"].(string); !strings.Contains(txt, "j1") || note["job"] != nil {
+		t.Errorf("job_note %v, want the mark naming j1", note)
 	}
 }

@@ -20,11 +20,15 @@ func init() {
 		var in struct {
 			Frame        string `json:"frame"`
 			MethodRepeat int    `json:"method_repeat"`
+			BatchRepeat  int    `json:"batch_repeat"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
 		}
 		frame := []byte(strings.ReplaceAll(in.Frame, "<FF>", "\xff"))
+		if in.BatchRepeat > 0 {
+			frame = []byte("[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"x"},`, in.BatchRepeat), ",") + "]")
+		}
 		if in.MethodRepeat > 0 {
 			frame = []byte(`{"jsonrpc":"2.0","id":7,"method":"` + strings.Repeat("m", in.MethodRepeat) + `"}`)
 		}

@@ -165,7 +165,8 @@ func TestLinkSeedHandshake(t *testing.T) {
 	caps := field(t, "_meta.lembas", meta, "capabilities", "array").([]any)
 	known := []string{"directories", "configure", "steer", "terminal", "sessions", "status", "delete", "compact", "title", "files",
 		"commands", "attachments", "ask", "plan", "model", "turns", "shell", "context", "library", "prototypes", "plan_state", "rewind",
-		"show", "progress", "jobs"}
+		"show", "progress", "jobs", "scheduled", // scheduled: the README's 3.5.0
+		"tree", "agents"} // the changelog's 3.4.0 (subagents.md §14; link_team.go)
 	seen := map[string]bool{}
 	for _, c := range caps {
 		s, _ := c.(string)
@@ -496,7 +497,7 @@ func TestLinkSeedPlainClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.unlock(gone.ID)
-	markGiven(gone.ID)
+	markGiven(gone.ID, nil)
 	var out strings.Builder
 	if code := run([]string{"sessions", "delete", gone.ID}, strings.NewReader(""), &out, &out); code != 0 {
 		t.Fatalf("sessions delete: %d %s", code, out.String())
@@ -739,7 +740,18 @@ func TestLinkSeedCards(t *testing.T) {
 	field(t, "plan card", pl, "toolCallId", "string")
 	field(t, "plan card", pl, "text", "string")
 	field(t, "plan card", pl, "plan", "object")
-	absent(t, "plan card (no plan file)", pl, "path")
+	if path, _ := field(t, "plan card", pl, "path", "string").(string); !strings.HasPrefix(path, ".lembas/plans/") {
+		t.Errorf("plan card path %v, want the plan file under .lembas/plans/", path)
+	}
+	wire := obj(pl["plan"])
+	for _, k := range []string{"version", "title", "summary", "findings", "objectives", "phases", "steps"} {
+		if _, ok := wire[k]; !ok {
+			t.Errorf("plan card's plan has no %s: %v", k, wire)
+		}
+	}
+	for _, k := range []string{"next_phase", "next_task"} {
+		absent(t, "plan card's plan", wire, k)
+	}
 	if field(t, "plan _meta.lembas", obj(obj(pl["_meta"])["lembas"]), "patient", "bool") != false {
 		t.Errorf("plan card patient %v", pl["_meta"])
 	}

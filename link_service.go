@@ -20,16 +20,20 @@ import (
 )
 
 const serviceUsage = `usage: lembas service [--login NAME]
-       lembas service install [--login NAME] | uninstall | status
+       lembas service install [--login NAME] | uninstall | status | scheduled on|off
 
 service          the device link in the foreground, logging to stderr
 service install  a systemd user unit (Linux) or a launchd agent (macOS) that runs it
-service status   linked or not, since when, to which instance, with which limits`
+service status   linked or not, since when, to which instance, with which limits
+service scheduled on|off  accept scheduled work from the instance, or refuse it (remote.scheduled)`
 
 func cmdService(args []string, stdout, stderr io.Writer) error {
 	sub := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub, args = args[0], args[1:]
+	}
+	if sub == "scheduled" { // link_scheduled.go
+		return cmdServiceScheduled(args, func(s string) { fmt.Fprintln(stdout, s) })
 	}
 	fs := flag.NewFlagSet("service", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -52,6 +56,7 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s lembas: %s\n", time.Now().UTC().Format(time.RFC3339), redactToken(s, l.Token))
 		}
 		pruneTurnFiles(time.Now())
+		sweepSchedMarks() // link_scheduled.go
 		svc := newLinkService(l, logf)
 		if err := svc.run(ctx); err != nil {
 			return exitError{code: exitFailure, msg: err.Error()}
@@ -89,6 +94,7 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "status":
 		fmt.Fprintln(stdout, serviceStatusLine())
+		fmt.Fprintln(stdout, scheduledStatusLine()) // link_scheduled.go
 		return nil
 	}
 	return usageError{fmt.Sprintf("unknown service subcommand %q\n%s", sub, serviceUsage)}

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -32,12 +31,15 @@ type linkSession struct {
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt
 	person     *personalization
-	library    *linkLibrary // the knowledge bases the chat may search (capability library)
-	compacting bool         // a compaction runs: prompts wait for none, they are refused
+	presetSaid string          // the instance's preset name last checked (unknownPreset)
+	library    *linkLibrary    // the knowledge bases the chat may search (capability library)
+	prototypes *linkPrototypes // whether the chat offers prototypes (capability prototypes)
+	compacting bool            // a compaction runs: prompts wait for none, they are refused
 	running    string
 	baseSystem string // the session's system prompt before the instance's instructions
 	lastTitle  string
-	effort     string // the level the client chose (session/new, configure); "": none
+	effort     string    // the level the client chose (session/new, configure); "": none
+	sched      *schedRun // a scheduled run's session (link_scheduled.go); nil: any other
 }
 
 // linkPromptMeta is session/prompt's _meta.lembas (and session/new's).
@@ -45,24 +47,20 @@ type linkContext struct {
 	TurnID          string           `json:"turnId"`
 	SystemPrompt    *string          `json:"system_prompt"`
 	Personalization *personalization `json:"personalization"`
-	Library         *linkLibrary     `json:"library"` // capability library (link_library.go)
-}
-
-// personalization is the account's, as /v1/me/personalization gives it.
-type personalization struct {
-	Enabled           *bool  `json:"enabled,omitempty"`
-	Available         *bool  `json:"available,omitempty"`
-	Personality       string `json:"personality"`
-	PersonalityCustom string `json:"personality_custom"`
-	Instructions      string `json:"instructions"`
+	Library         *linkLibrary     `json:"library"`    // capability library (link_library.go)
+	Prototypes      *linkPrototypes  `json:"prototypes"` // capability prototypes (link_prototypes.go)
+	Scheduled       *schedParams     `json:"scheduled"`  // session/new of a scheduled run (link_scheduled.go)
+	Agents          *linkAgents      `json:"agents"`     // capability agents: the chat's Subagents {min, max} (link_team.go)
+	Said            []string         `json:"said"`       // capability agents, session/new: the person's earlier words
 }
 
 // instanceContext is what a prompt brought of the instance's context; a
 // field left nil keeps what the session had.
 type instanceContext struct {
-	system  *string
-	person  *personalization
-	library *linkLibrary
+	system     *string
+	person     *personalization
+	library    *linkLibrary
+	prototypes *linkPrototypes
 }
 
 type linkNewParams struct {
@@ -107,10 +105,14 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	if engineEmitsProgress {
 		caps = append(caps, "progress")
 	}
+	caps = append(caps, teamLinkCaps...)                // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
-	lib := svc.libraryCap
+	lib, proto := svc.libraryCap, svc.prototypesCap
 	svc.mu.Unlock()
+	if proto {
+		caps = append(caps, "prototypes") // _meta.lembas.prototypes read (link_prototypes.go)
+	}
 	if lib {
 		caps = append(caps, "library") // the instance's library is this device's (link_library.go)
 	}
@@ -150,9 +152,8 @@ var methodCaps = map[string]string{
 	"_lembas/terminal/close": "terminal",
 	"_lembas/jobs":           "jobs", "_lembas/job/output": "jobs", "_lembas/job/stop": "jobs",
 	"_lembas/job/send": "jobs", "_lembas/job/transcript": "jobs",
+	"_lembas/monitor": "scheduled",
 }
-
-var inflight atomic.Int64
 
 // request routes one request of the link. Like acp_agent.go's, it runs on
 // the read loop: what must keep arrival order is decided here; what is
@@ -163,15 +164,15 @@ func (svc *linkService) request(c *rpcCall) {
 	if sock != nil {
 		c.to = &socketWriter{s: sock}
 	}
-	if inflight.Add(1) > int64(svc.sp.WS.MaxInflight) {
-		inflight.Add(-1)
+	if svc.inflight.Add(1) > int64(svc.sp.WS.MaxInflight) {
+		svc.inflight.Add(-1)
 		c.reply(nil, rpcErrorf(rpcInternalError, "too many requests at once (%d); wait for answers before sending more", svc.sp.WS.MaxInflight))
 		return
 	}
 	if sw, ok := c.to.(*socketWriter); ok {
-		sw.after = func(b []byte) []byte { inflight.Add(-1); return b }
+		sw.after = func(b []byte) []byte { svc.inflight.Add(-1); return b }
 	} else {
-		c.to = &socketWriter{s: nil, after: func(b []byte) []byte { inflight.Add(-1); return b }}
+		c.to = &socketWriter{s: nil, after: func(b []byte) []byte { svc.inflight.Add(-1); return b }}
 	}
 	lim, lerr := readRemoteLimits()
 	if lerr != nil {
@@ -188,10 +189,15 @@ func (svc *linkService) request(c *rpcCall) {
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
 		return
 	}
+	if err := svc.refuseScheduledRequest(c.Method, c.Params, lim); err != nil { // link_scheduled.go
+		c.reply(nil, err)
+		return
+	}
 	async := func(f func() (any, error)) {
 		svc.agent.wg.Add(1)
 		go func() {
 			defer svc.agent.wg.Done()
+			defer c.recovered()
 			c.reply(f())
 		}()
 	}
@@ -206,8 +212,11 @@ func (svc *linkService) request(c *rpcCall) {
 		lembas := svc.lembas
 		svc.mu.Unlock()
 		if err == nil && lembas {
-			go svc.sendDeletes() // after the answer, which is already queued
-			go svc.announceAll() // link_share.go: the terminals' shared sessions
+			// After the answer, which is already queued; both are the
+			// agent's, so shutdown waits for them.
+			svc.agent.wg.Add(2)
+			go func() { defer svc.agent.wg.Done(); svc.sendDeletes() }()
+			go func() { defer svc.agent.wg.Done(); svc.announceAll() }() // link_share.go: the terminals' shared sessions
 		}
 	case "authenticate":
 		c.reply(struct{}{}, nil)
@@ -215,6 +224,7 @@ func (svc *linkService) request(c *rpcCall) {
 		svc.agent.wg.Add(1)
 		go func() {
 			defer svc.agent.wg.Done()
+			defer c.recovered()
 			res, after, err := svc.newSession(c.Params, lim)
 			c.reply(res, err)
 			if after != nil {
@@ -235,6 +245,10 @@ func (svc *linkService) request(c *rpcCall) {
 			return
 		}
 		p.ModeID = lim.lowerMode(m)
+		if err := svc.schedSetMode(p.SessionID, p.ModeID); err != nil {
+			c.reply(nil, err)
+			return
+		}
 		res, rerr := svc.agent.setMode(rawJSON(p))
 		if rerr == nil {
 			svc.event(p.SessionID, map[string]any{"type": "mode", "mode": p.ModeID})
@@ -271,6 +285,10 @@ func (svc *linkService) request(c *rpcCall) {
 		async(func() (any, error) { return svc.jobRequest(c.Method, c.Params, lim) })
 	case "_lembas/terminal/open", "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalRequest(c, async)
+	case "_lembas/monitor":
+		async(func() (any, error) { return svc.monitor(c.Params, lim) }) // link_monitor.go
+	case "_lembas/team", "_lembas/team/transcript", "_lembas/team/findings", "_lembas/team/stop":
+		async(func() (any, error) { return svc.teamRequest(c.Method, c.Params, lim) }) // capability tree (link_team.go)
 	default:
 		c.reply(nil, rpcErrorf(rpcMethodNotFound, "%s", loopText(svc.sp.Errors, "unknown_method", "method", methodForError(c.Method))))
 	}
@@ -282,7 +300,7 @@ func (svc *linkService) notification(method string, params json.RawMessage) {
 	case "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalNotification(method, params)
 	case "session/cancel":
-		if !sharedCancel(params) { // a terminal's shared session: its REPL cancels (link_share_prompts.go)
+		if !svc.sharedCancel(params) { // a terminal's shared session: its REPL cancels (link_share_prompts.go)
 			svc.agent.notification(method, params)
 		}
 	default:
@@ -308,11 +326,14 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 		return nil, err
 	}
 	lembas := len(p.ClientCapabilities.Meta.Lembas) > 0 && jsonKind(p.ClientCapabilities.Meta.Lembas) != '0'
+	wantsPrototypes := false
 	if lembas {
 		var lp struct {
-			Protocol json.RawMessage `json:"protocol"`
+			Protocol     json.RawMessage `json:"protocol"`
+			Capabilities []string        `json:"capabilities"` // what the client asks of the device beyond the set (prototypes)
 		}
 		json.Unmarshal(p.ClientCapabilities.Meta.Lembas, &lp)
+		wantsPrototypes = contains(lp.Capabilities, "prototypes")
 		got := strings.TrimSpace(string(lp.Protocol))
 		if jsonKind(p.ClientCapabilities.Meta.Lembas) != 'o' || got != "3" {
 			if got == "" {
@@ -330,9 +351,13 @@ func (svc *linkService) initialize(raw json.RawMessage, lim remoteLimits) (any, 
 	}
 	svc.mu.Lock()
 	svc.lembas = lembas
+	svc.prototypesCap = wantsPrototypes // link_prototypes.go: listed only for a client that asks
 	svc.cards = linkCardState{}
 	disc := svc.disc
 	svc.mu.Unlock()
+	if lembas {
+		svc.sched.linked() // a scheduled approval waiting for a link asks again (link_scheduled.go)
+	}
 	m := res.(map[string]any)
 	m["agentCapabilities"].(map[string]any)["loadSession"] = false
 	// The link's session/new takes no mcpServers (the device's own MCP
@@ -362,6 +387,15 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 	if err := decodeParams("session/new", raw, &p); err != nil {
 		return nil, nil, err
 	}
+	if sp := p.Meta.Lembas.Scheduled; sp != nil {
+		return svc.newScheduledSession(p, *sp, lim) // link_scheduled.go
+	}
+	return svc.openLinkSession(p, lim, nil)
+}
+
+// openLinkSession opens the session session/new asked for; run marks a
+// scheduled run's.
+func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *schedRun) (res any, after func(), err error) {
 	dir, jerr := lim.judgeDir(p.Cwd)
 	if jerr != nil {
 		return nil, nil, jerr
@@ -382,13 +416,20 @@ func (svc *linkService) newSession(raw json.RawMessage, lim remoteLimits) (res a
 		mode = lim.lowerMode(m)
 	}
 	f := &sessionOpts{cwd: dir, mode: mode, model: svc.login.Name + "/" + p.Meta.LembasModel, effort: p.Meta.Effort, linkOpened: true}
+	if a := p.Meta.Lembas.Agents; a != nil {
+		f.agents = []int{a.Min, a.Max} // the team tools' offer is decided with the chat's setting
+	}
 	e, cleanup, err := newSessionEngine(svc.agent.ctx, f, false, svc.log)
 	if err != nil {
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}
+	if run != nil {
+		markScheduled(e.sess.ID, *run)
+	}
 	ls := svc.adopt(e, cleanup)
-	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library})
-	markGiven(ls.s.id)
+	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library, prototypes: p.Meta.Lembas.Prototypes})
+	markGiven(ls.s.id, svc.log)
+	linkTeamStart(e, p.Meta.Lembas.Agents, p.Meta.Lembas.Said) // link_team.go
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
 		"sessionId": ls.s.id,
@@ -424,7 +465,11 @@ func (svc *linkService) adopt(e *engine, cleanup func()) *linkSession {
 		acpEmit(ev)
 	}
 	e.ask = &linkApprover{s: s, svc: svc}
+	ls.sched = scheduledMark(s.id)
 	ls.hookCards()
+	if ls.sched != nil {
+		ls.hookScheduled() // link_scheduled.go
+	}
 	svc.agent.mu.Lock()
 	svc.agent.sessions[s.id] = s
 	svc.agent.mu.Unlock()
@@ -448,7 +493,11 @@ func (ls *linkSession) applyContext(c instanceContext) {
 	if c.library != nil {
 		ls.library = c.library
 	}
-	sys := withKnowledgeScope(ls.baseSystem, ls.library) // link_library.go
+	if c.prototypes != nil {
+		ls.prototypes = c.prototypes
+	}
+	sys := withKnowledgeScope(withoutPersonalization(ls.baseSystem), ls.library) // link_library.go
+	sys = withPrototypes(sys, ls.prototypes)                                     // link_prototypes.go
 	if strings.TrimSpace(ls.system) != "" {
 		name := ls.svc.login.Name
 		if d := ls.svc.disc; d != nil && d.Name != "" {
@@ -456,24 +505,26 @@ func (ls *linkSession) applyContext(c instanceContext) {
 		}
 		sys += "\n\n" + linkText("instructions_heading", "instance", name) + "\n\n" + strings.TrimSpace(ls.system)
 	}
-	if p := ls.person; p != nil && (p.Enabled == nil || *p.Enabled) {
-		var parts []string
-		for _, t := range []string{p.PersonalityCustom, p.Instructions} {
-			if t = strings.TrimSpace(t); t != "" {
-				parts = append(parts, t)
-			}
-		}
-		if len(parts) > 0 {
-			sys += "\n\n" + linkText("personalization_heading") + "\n\n" + strings.Join(parts, "\n\n")
+	p := ls.person
+	if p == nil {
+		p = localPersonalization() // null from the client: the device's own (config_personality.go)
+	} else if c.person != nil && p.Personality != ls.presetSaid {
+		ls.presetSaid = p.Personality // once per name, not on every prompt that resends it
+		if n := unknownPreset(p, ls.svc.login.Name); n != "" {
+			ls.svc.event(ls.s.id, map[string]any{"type": evNotice, "text": n}) // the person sees why the preset is missing
 		}
 	}
-	ls.s.e.sess.System = sys
+	ls.s.e.sess.System = withPersonalization(sys, p)
 }
 
 // onEngineEvent runs on the engine's goroutine for every event: it marks
 // the head turn running at its prompt, applies the context that turn
 // brought, and forwards the event (with the turn's id) as _lembas/event.
 func (ls *linkSession) onEngineEvent(ev event) {
+	if ev.Agent != "" { // a subagent's event: forwarded as it is, never the session's turn (its prompt, its done)
+		ls.svc.event(ls.s.id, eventMap(ev))
+		return
+	}
 	ls.mu.Lock()
 	tid := ls.running
 	if ev.Type == evPrompt && len(ls.pending) > 0 {
@@ -492,11 +543,17 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	}
 	m := eventMap(ev)
 	linkEventExtras(ev, m)
+	if ev.Type == evPlan {
+		m["plan"] = planWire(ev.Plan) // the seed's shape, not the record's (plan.go)
+	}
+	if page := prototypeWritten(ev); page != "" {
+		defer ls.svc.event(id, map[string]any{"type": evNotice, "text": linkText("prototype_written", "path", page)}) // link_prototypes.go
+	}
 	if ev.Type == evSteered {
-		steeredEvent(id, ev, m) // link_steer.go
+		ls.svc.steeredEvent(id, ev, m) // link_steer.go
 	}
 	if ev.Type == evDone {
-		steerIDs.forget(id)
+		ls.svc.steers.forget(id)
 	}
 	if ev.Type == evPrompt || ev.Type == evDone {
 		m["turnId"] = tid
@@ -504,7 +561,14 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	if ev.Type == evPrompt {
 		showPrompt(id, tid, m) // link_attachments.go
 	}
-	ls.svc.event(id, m)
+	if ev.Type == evProgress {
+		if tid != "" {
+			m["turnId"] = tid // which turn the phase is of, as queued's says
+		}
+		ls.svc.progressEvents(id, m) // the phase event beside the old one (link_cards.go)
+	} else {
+		ls.svc.event(id, m)
+	}
 	if ev.Type == evDone {
 		if t := ls.s.e.sess.Title; t != ls.lastTitle {
 			ls.lastTitle = t
@@ -608,12 +672,16 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 		c.reply(nil, rpcErrorf(rpcInvalidParams, "a turnId is at most 200 bytes of UTF-8"))
 		return
 	}
-	if sc := serviceShares.conn(p.SessionID); sc != nil {
+	if sc := svc.shares.conn(p.SessionID); sc != nil {
 		svc.sharedPrompt(c, lim, sc, p.SessionID, tid) // a terminal's shared session: the REPL runs it (link_share_prompts.go)
 		return
 	}
 	ls, err := svc.session(p.SessionID, lim)
 	if err != nil {
+		c.reply(nil, err)
+		return
+	}
+	if err := ls.refuseScheduled(lim); err != nil {
 		c.reply(nil, err)
 		return
 	}
@@ -633,8 +701,11 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 	ls.mu.Lock()
 	ls.pending = append(ls.pending, tid)
 	ahead := len(ls.pending) - 1
-	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil {
-		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library}
+	if a := p.Meta.Lembas.Agents; a != nil {
+		ls.s.e.setTeamRange(a.Min, a.Max) // capability agents: the chat's setting on every turn
+	}
+	if c := p.Meta.Lembas; c.SystemPrompt != nil || c.Personalization != nil || c.Library != nil || c.Prototypes != nil {
+		ls.contexts[tid] = instanceContext{system: c.SystemPrompt, person: c.Personalization, library: c.Library, prototypes: c.Prototypes}
 	}
 	ls.mu.Unlock()
 	if ahead > 0 {
@@ -680,6 +751,7 @@ func (ls *linkSession) finishTurn(tid string, frame []byte) []byte {
 		meta["lembas"] = lm
 	}
 	lm["turnId"] = tid
+	ls.reportRun(res, lm, m.Error != nil) // a scheduled run's report (link_scheduled.go)
 	answer := rawJSON(res)
 	ls.mu.Lock()
 	for i, t := range ls.pending {
@@ -712,7 +784,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if err := decodeParams("_lembas/steer", raw, &p); err != nil {
 		return nil, err
 	}
-	if sc := serviceShares.conn(p.SessionID); sc != nil {
+	if sc := svc.shares.conn(p.SessionID); sc != nil {
 		return svc.sharedSteer(sc, p.Text)
 	}
 	ls, err := svc.openSession(p.SessionID)
@@ -725,7 +797,7 @@ func (svc *linkService) steer(raw json.RawMessage) (any, error) {
 	if !busy {
 		return nil, linkErr("idle", "id", p.SessionID)
 	}
-	steerIDs.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
+	svc.steers.add(p.SessionID, p.Text, p.MessageID) // link_steer.go
 	return map[string]int{"queued": ls.s.e.steer(p.Text)}, nil
 }
 
@@ -757,15 +829,15 @@ func (svc *linkService) status(raw json.RawMessage) (any, error) {
 		out["queued"] = pend
 		out["progress"], out["jobs"] = ls.progressNow(), jobsOf(ls.s.e) // capabilities progress, jobs
 		if ls.s.e.sess.Plan != nil {
-			out["plan"] = ls.s.e.sess.Plan
+			out["plan"] = planWire(ls.s.e.sess.Plan)
 		}
-	} else if a, ok := serviceShares.find(id); ok {
+	} else if a, ok := svc.shares.find(id); ok {
 		out["exists"], out["held"], out["busy"], out["title"] = true, "terminal", a.Busy, a.Title // a terminal shares it (link_share.go)
 	} else if validID(id) {
 		if sess, err := newStore(stateDir(), svc.log).read(id); err == nil && svc.mayRead(sess) {
 			out["exists"], out["title"] = true, sess.Title
 			if sess.Plan != nil {
-				out["plan"] = sess.Plan
+				out["plan"] = planWire(sess.Plan)
 			}
 		}
 	}
@@ -1099,7 +1171,8 @@ func (svc *linkService) deleteSession(raw json.RawMessage, lim remoteLimits) (an
 	}
 	os.RemoveAll(filepath.Join(stateDir(), "attachments", id))
 	svc.turns.forget(id)
-	forgetGiven(id)
+	forgetGiven(id, svc.log)
+	forgetScheduled(id)
 	return map[string]bool{"deleted": true}, nil
 }
 
@@ -1156,8 +1229,7 @@ func stopAnswer(reason string, unsent []string) map[string]any {
 // instance's context a link added to it (a session opened from the store
 // gets that context again from its next prompt).
 func baseSystemPrompt(sys string) string {
-	for _, key := range []string{"instructions_heading", "personalization_heading"} {
-		head := strings.SplitN(theLinkSpec().Texts[key], "{{", 2)[0]
+	for _, head := range []string{strings.SplitN(theLinkSpec().Texts["instructions_heading"], "{{", 2)[0], thePersonalitySpec().Heading} {
 		if i := strings.Index(sys, "\n\n"+head); i >= 0 {
 			sys = sys[:i]
 		}

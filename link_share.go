@@ -64,7 +64,21 @@ type shareTable struct {
 	by map[net.Conn]*shareConn
 }
 
-var serviceShares = &shareTable{by: map[net.Conn]*shareConn{}}
+// put and drop add and remove a connection's share.
+func (t *shareTable) put(c net.Conn, sc *shareConn) {
+	t.mu.Lock()
+	if t.by == nil {
+		t.by = map[net.Conn]*shareConn{}
+	}
+	t.by[c] = sc
+	t.mu.Unlock()
+}
+
+func (t *shareTable) drop(c net.Conn) {
+	t.mu.Lock()
+	delete(t.by, c)
+	t.mu.Unlock()
+}
 
 // find is the share of a session, if a terminal shares it now.
 func (t *shareTable) find(sessionID string) (shareAnnounce, bool) {
@@ -146,11 +160,9 @@ func (svc *linkService) serveShare(c net.Conn) {
 			sc.mu.Lock()
 			sc.last = l.Session
 			sc.mu.Unlock()
-			serviceShares.mu.Lock()
-			serviceShares.by[c] = sc
-			serviceShares.mu.Unlock()
+			svc.shares.put(c, sc)
 			if id := l.Session.SessionID; validID(id) && !wasGiven(id) && storedSession(id) {
-				markGiven(id) // the client may read and delete it from now on (acp.md)
+				markGiven(id, svc.log) // the client may read and delete it from now on (acp.md)
 			}
 			svc.announce(l.Session)
 		case "card":
@@ -165,9 +177,7 @@ func (svc *linkService) serveShare(c net.Conn) {
 			svc.relayEvent(sc, l.Event)
 		}
 	}
-	serviceShares.mu.Lock()
-	delete(serviceShares.by, c)
-	serviceShares.mu.Unlock()
+	svc.shares.drop(c)
 	sc.settleAll()
 	sc.mu.Lock()
 	last := sc.last
@@ -197,12 +207,12 @@ func (svc *linkService) announce(a shareAnnounce) { svc.shareNote("_lembas/sessi
 // terminals have open put to the new link: right after a link's
 // initialize.
 func (svc *linkService) announceAll() {
-	serviceShares.mu.Lock()
+	svc.shares.mu.Lock()
 	var all []*shareConn
-	for _, sc := range serviceShares.by {
+	for _, sc := range svc.shares.by {
 		all = append(all, sc)
 	}
-	serviceShares.mu.Unlock()
+	svc.shares.mu.Unlock()
 	for _, sc := range all {
 		sc.mu.Lock()
 		a := sc.last

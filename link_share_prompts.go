@@ -119,6 +119,7 @@ func (svc *linkService) sharedPrompt(c *rpcCall, lim remoteLimits, sc *shareConn
 	svc.agent.wg.Add(1)
 	go func() {
 		defer svc.agent.wg.Done()
+		defer c.recovered()
 		var a json.RawMessage
 		select {
 		case a = <-ch:
@@ -145,6 +146,7 @@ func (svc *linkService) replyKnownTurn(c *rpcCall, answer json.RawMessage, wait 
 	svc.agent.wg.Add(1)
 	go func() {
 		defer svc.agent.wg.Done()
+		defer c.recovered()
 		select {
 		case a := <-wait:
 			c.reply(a, nil)
@@ -187,12 +189,12 @@ func (svc *linkService) sharedSteer(sc *shareConn, text string) (any, error) {
 }
 
 // sharedCancel is session/cancel for a shared session: it names one.
-func sharedCancel(params json.RawMessage) bool {
+func (svc *linkService) sharedCancel(params json.RawMessage) bool {
 	var p linkIDParams
 	if json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	sc := serviceShares.conn(p.SessionID)
+	sc := svc.shares.conn(p.SessionID)
 	if sc == nil {
 		return false
 	}
@@ -204,7 +206,7 @@ func sharedCancel(params json.RawMessage) bool {
 // deleted: it starts a new session and answers released (or goes away).
 // Bounded by share.release_timeout_s.
 func (svc *linkService) sharedRelease(id string) {
-	sc := serviceShares.conn(id)
+	sc := svc.shares.conn(id)
 	if sc == nil {
 		return
 	}

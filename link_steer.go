@@ -16,14 +16,15 @@ type linkSteerIDs struct {
 
 type steerMark struct{ text, id string }
 
-var steerIDs = &linkSteerIDs{marks: map[string][]steerMark{}}
-
 // add remembers a steered text's message id (none: nothing to name).
 func (s *linkSteerIDs) add(sessionID, text, id string) {
 	if id == "" {
 		return
 	}
 	s.mu.Lock()
+	if s.marks == nil {
+		s.marks = map[string][]steerMark{}
+	}
 	s.marks[sessionID] = append(s.marks[sessionID], steerMark{text, id})
 	s.mu.Unlock()
 }
@@ -50,10 +51,10 @@ func (s *linkSteerIDs) forget(sessionID string) {
 }
 
 // steeredEvent reshapes the engine's steered event for the link.
-func steeredEvent(sessionID string, ev event, m map[string]any) {
+func (svc *linkService) steeredEvent(sessionID string, ev event, m map[string]any) {
 	delete(m, "text")
 	m["texts"] = []string{ev.Text}
-	if id := steerIDs.take(sessionID, ev.Text); id != "" {
+	if id := svc.steers.take(sessionID, ev.Text); id != "" {
 		m["ids"] = []string{id}
 	}
 }

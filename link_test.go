@@ -76,7 +76,7 @@ func newFakeInstance(t testing.TB) *fakeInstance {
 	mux.HandleFunc("/oauth/device", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		fi.mu.Lock()
-		fi.flowPosts = append(fi.flowPosts, "device client_id="+r.PostForm.Get("client_id"))
+		fi.flowPosts = append(fi.flowPosts, "device client_id="+r.PostForm.Get("client_id")+" scope="+r.PostForm.Get("scope"))
 		fi.mu.Unlock()
 		json.NewEncoder(w).Encode(map[string]any{"device_code": "dev-1", "user_code": "ABCD-EFGH", "verification_uri": fi.srv.URL + "/activate",
 			"verification_uri_complete": fi.srv.URL + "/activate?code=ABCD-EFGH", "expires_in": 600, "interval": 2})
@@ -116,6 +116,9 @@ func newFakeInstance(t testing.TB) *fakeInstance {
 		}
 		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []map[string]string{
 			{"id": "acme/chat-1", "kind": "chat"}, {"id": "acme/embed-1", "kind": "embedding"}, {"id": "plain-2"}, {"id": "acme/tts", "kind": "tts"}}})
+	})
+	mux.HandleFunc("/api/v1/instance", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"name": "Acme LLeMbas", "version": "2.3.1", "other": true})
 	})
 	mux.HandleFunc("/v1/usage", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"plan": nil, "balance": nil, "unit": "credits",
@@ -668,7 +671,7 @@ func TestLinkHostileFrames(t *testing.T) {
 	}
 	ch := make(chan map[string]any, 2)
 	l.mu.Lock()
-	l.pending["a\uFFFDb"] = ch
+	l.pending["<nil>"] = ch // invalid UTF-8 is -32700 with id null
 	l.pending["big"] = ch
 	l.mu.Unlock()
 	l.send("{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}")
@@ -846,7 +849,7 @@ func TestLinkOfflineDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.unlock(sess.ID)
-	markGiven(sess.ID)
+	markGiven(sess.ID, nil)
 	var out strings.Builder
 	if code := run([]string{"sessions", "delete", sess.ID}, strings.NewReader(""), &out, &out); code != 0 {
 		t.Fatalf("sessions delete: %d %s", code, out.String())
@@ -936,6 +939,9 @@ func TestLoginDeviceFlow(t *testing.T) {
 	if fmt.Sprint(waits) != "[2s 2s 7s 7s]" {
 		t.Errorf("poll intervals %v", waits)
 	}
+	if len(e.fi.flowPosts) == 0 || !strings.Contains(" "+e.fi.flowPosts[0]+" ", " scope=link library memory ") {
+		t.Errorf("the device flow asked %v, want the memory scope among link library memory", e.fi.flowPosts)
+	}
 	if !strings.Contains(out.String(), "ABCD-EFGH") || strings.Contains(out.String()+errb.String(), e.fi.token) {
 		t.Errorf("login output %q", out.String())
 	}
@@ -967,6 +973,9 @@ func TestLoginDeviceFlow(t *testing.T) {
 	run([]string{"logins"}, nil, &out, &errb)
 	if !strings.Contains(out.String(), "piped") || strings.Contains(out.String(), e.fi.token) {
 		t.Errorf("logins %q", out.String())
+	}
+	if !strings.Contains(out.String(), "\tAcme LLeMbas 2.3.1\n") { // /api/v1/instance, read at login
+		t.Errorf("logins does not say what the instance said of itself: %q", out.String())
 	}
 	run([]string{"logout", "piped"}, nil, &out, &errb)
 	if _, err := os.Stat(filepath.Join(loginsDir(), "piped.json")); !os.IsNotExist(err) {
@@ -1295,7 +1304,7 @@ func FuzzLinkSocket(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s := newLinkSocket(ws, 256, 4, time.Second)
+		s := newLinkSocket(ws, client, 256, 4, time.Second)
 		defer s.fail(errLinkClosed)
 		for i := 0; i < 64; i++ {
 			b, err := s.readFrame()

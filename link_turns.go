@@ -107,7 +107,7 @@ func (b *turnBook) claim(session, turnID string) (fresh bool, answer json.RawMes
 	case e.State == "done":
 		return false, e.Answer, nil
 	case !st.mine[turnID]:
-		e.State, e.Answer, e.Updated = "done", interruptedAnswer(turnID), time.Now()
+		e.State, e.Answer, e.Updated = "done", interruptedReport(session, interruptedAnswer(turnID)), time.Now()
 		b.saveLocked(st)
 		return false, e.Answer, nil
 	}

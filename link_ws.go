@@ -15,13 +15,16 @@ package main
 // PayloadType (which x/net reads at each Write) is only touched there.
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/websocket"
 )
@@ -30,7 +33,8 @@ import (
 type wsItem struct {
 	op   byte // websocket.TextFrame, PingFrame, PongFrame, CloseFrame
 	data []byte
-	code int // CloseFrame: the status
+	code int   // CloseFrame: the status
+	why  error // CloseFrame: the reason the socket ends with (nil: "closed with code")
 }
 
 // errLinkClosed is what a send on a socket that has ended returns.
@@ -39,6 +43,8 @@ var errLinkClosed = errors.New("the link is closed")
 // linkSocket is one WebSocket connection of the link.
 type linkSocket struct {
 	ws       *websocket.Conn
+	raw      io.Closer   // the connection under ws: closed without x/net's own close frame
+	closing  atomic.Bool // a close frame was written (or is being): never a second
 	max      int
 	out      chan wsItem
 	wtimeout time.Duration
@@ -53,8 +59,9 @@ type linkSocket struct {
 	code     int // the close code the peer sent, 0 if none
 }
 
-func newLinkSocket(ws *websocket.Conn, max, queue int, wtimeout time.Duration) *linkSocket {
-	s := &linkSocket{ws: ws, max: max, out: make(chan wsItem, queue), wtimeout: wtimeout, done: make(chan struct{}),
+// newLinkSocket takes a handshaken ws and raw, the connection it runs on.
+func newLinkSocket(ws *websocket.Conn, raw io.Closer, max, queue int, wtimeout time.Duration) *linkSocket {
+	s := &linkSocket{ws: ws, raw: raw, max: max, out: make(chan wsItem, queue), wtimeout: wtimeout, done: make(chan struct{}),
 		budget: int64(theLinkSpec().WS.SendQueueBytes), room: make(chan struct{}, 1)}
 	s.seen.Store(time.Now().UnixNano())
 	go s.writer()
@@ -69,8 +76,15 @@ func (s *linkSocket) writer() {
 			s.ws.SetWriteDeadline(time.Now().Add(s.wtimeout))
 			var err error
 			if it.op == websocket.CloseFrame {
-				err = s.ws.WriteClose(it.code)
-				s.fail(fmt.Errorf("closed with %d", it.code))
+				// The close frame is best effort: the socket ends either way,
+				// and a peer that broke the protocol may not read it.
+				if !s.closing.Swap(true) {
+					_ = s.ws.WriteClose(it.code)
+				}
+				if it.why == nil {
+					it.why = fmt.Errorf("closed with %d", it.code)
+				}
+				s.fail(it.why)
 				return
 			}
 			s.ws.PayloadType = it.op
@@ -97,7 +111,14 @@ func (s *linkSocket) fail(err error) {
 		s.err = err
 		s.mu.Unlock()
 		close(s.done)
-		s.ws.Close()
+		// One close frame at most: x/net's Close writes its own (1000), so
+		// a socket whose close was already written closes the connection
+		// under it instead. Both are best effort: the socket is over.
+		if !s.closing.Swap(true) {
+			s.ws.SetWriteDeadline(time.Now().Add(time.Second))
+			_ = s.ws.WriteClose(1000)
+		}
+		_ = s.raw.Close()
 	})
 }
 
@@ -171,16 +192,107 @@ func (s *linkSocket) writeFrame(b []byte) error {
 }
 
 // closeWith sends a close frame with code and ends the socket.
-func (s *linkSocket) closeWith(code int) {
-	if s.enqueue(wsItem{op: websocket.CloseFrame, code: code}) != nil {
-		s.fail(errLinkClosed)
+func (s *linkSocket) closeWith(code int) { s.closeFor(code, nil) }
+
+// closeFor sends a close frame with code and ends the socket with why.
+func (s *linkSocket) closeFor(code int, why error) {
+	if s.enqueue(wsItem{op: websocket.CloseFrame, code: code, why: why}) != nil {
+		if why == nil {
+			why = errLinkClosed
+		}
+		s.fail(why)
 	}
 }
 
-// readFrame gives the next text or binary message. Control frames are
-// handled here; a message over the limit is skipped unread and reported
-// as errFrameTooBig. A close frame ends the socket with its code kept.
+// The RFC 6455 close codes the device sends when the instance breaks the
+// protocol (section 7.4.1).
+const (
+	wsProtocolError = 1002 // a frame no endpoint may send
+	wsInvalidData   = 1007 // a close reason that is not UTF-8
+)
+
+// violate ends the socket for a frame the RFC forbids: a close frame with
+// the code, and an error naming the fault for the log; the service dials
+// again with its backoff and the link's sessions resume on the new link.
+func (s *linkSocket) violate(code int, format string, args ...any) error {
+	err := fmt.Errorf("the instance broke the WebSocket protocol (%s); the link was closed with %d", fmt.Sprintf(format, args...), code)
+	s.closeFor(code, err)
+	return err
+}
+
+// dialLink opens the link's WebSocket as websocket.DialConfig does, but
+// keeps the connection under it (newLinkSocket's raw); the handshake is
+// bounded by the dialer's timeout.
+func dialLink(cfg *websocket.Config) (*websocket.Conn, net.Conn, error) {
+	d := cfg.Dialer
+	if d == nil {
+		d = &net.Dialer{Timeout: 30 * time.Second}
+	}
+	host := cfg.Location.Host
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		port := "80"
+		if cfg.Location.Scheme == "wss" {
+			port = "443"
+		}
+		host = net.JoinHostPort(host, port)
+	}
+	var c net.Conn
+	var err error
+	switch cfg.Location.Scheme {
+	case "ws":
+		c, err = d.Dial("tcp", host)
+	case "wss":
+		c, err = tls.DialWithDialer(d, "tcp", host, cfg.TlsConfig)
+	default:
+		return nil, nil, fmt.Errorf("%s is not a WebSocket URL (ws:// or wss://)", cfg.Location)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.Timeout > 0 {
+		c.SetDeadline(time.Now().Add(d.Timeout))
+	}
+	ws, err := websocket.NewClient(cfg, c)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	c.SetDeadline(time.Time{})
+	return ws, c, nil
+}
+
+// wsHeader is what readFrame needs of a frame's header (RFC 6455 5.2).
+type wsHeader struct {
+	fin    bool
+	rsv    byte // the three reserved bits; no extension is negotiated, so 0
+	op     byte
+	masked bool
+	n      int64 // the payload's length
+}
+
+func parseWSHeader(h []byte, total int) wsHeader {
+	var w wsHeader
+	if len(h) >= 2 {
+		w.fin = h[0]&0x80 != 0
+		w.rsv = h[0] & 0x70
+		w.op = h[0] & 0x0f
+		w.masked = h[1]&0x80 != 0
+	}
+	w.n = int64(total - len(h))
+	return w
+}
+
+// readFrame gives the next text or binary message, whole (a fragmented
+// one is joined). Control frames are handled here. Every frame is judged by
+// its header before its payload is read: a frame the RFC forbids (reserved
+// bits, an unknown opcode, a masked frame from the server, a control frame
+// over 125 bytes or fragmented, a continuation with nothing to continue)
+// ends the socket with 1002; a message over the limit is skipped unread,
+// never buffered, and reported as errFrameTooBig; a message's buffer is
+// made at its exact size. A close frame ends the socket with its code kept.
 func (s *linkSocket) readFrame() ([]byte, error) {
+	var msg []byte
+	inMessage, tooBig := false, false
 	for {
 		fr, err := s.ws.NewFrameReader()
 		if err != nil {
@@ -188,46 +300,105 @@ func (s *linkSocket) readFrame() ([]byte, error) {
 			return nil, err
 		}
 		s.seen.Store(time.Now().UnixNano())
-		switch fr.PayloadType() {
-		case websocket.PingFrame:
-			b, _ := io.ReadAll(io.LimitReader(fr, 125))
-			s.enqueue(wsItem{op: websocket.PongFrame, data: b})
-			continue
-		case websocket.PongFrame:
-			io.Copy(io.Discard, io.LimitReader(fr, 125))
-			continue
-		case websocket.CloseFrame:
-			b, _ := io.ReadAll(io.LimitReader(fr, 125))
-			code := 1005
-			if len(b) >= 2 {
-				code = int(binary.BigEndian.Uint16(b))
-			}
-			s.mu.Lock()
-			s.code = code
-			s.mu.Unlock()
-			s.fail(fmt.Errorf("the instance closed the link (%d)", code))
-			return nil, io.EOF
+		var hb [14]byte
+		hn, _ := io.ReadFull(fr.HeaderReader(), hb[:]) // at most 14 bytes; short is the whole header
+		h := parseWSHeader(hb[:hn], fr.Len())
+		switch {
+		case h.rsv != 0:
+			return nil, s.violate(wsProtocolError, "reserved bits %#x set", h.rsv>>4)
+		case h.masked:
+			return nil, s.violate(wsProtocolError, "a masked frame; a server's frames are never masked")
+		case h.op >= 0x3 && h.op <= 0x7 || h.op >= 0xb:
+			return nil, s.violate(wsProtocolError, "opcode %#x is not defined", h.op)
 		}
-		if n := fr.Len(); n > s.max+14 { // Len counts the frame header too (at most 14 bytes)
+		if h.op >= 0x8 { // control frames: ping, pong, close
+			if h.n > 125 {
+				return nil, s.violate(wsProtocolError, "a control frame of %d bytes; at most 125", h.n)
+			}
+			if !h.fin {
+				return nil, s.violate(wsProtocolError, "a fragmented control frame")
+			}
+			var pb [125]byte
+			b := pb[:h.n]
+			if _, err := io.ReadFull(fr, b); err != nil {
+				s.fail(err)
+				return nil, err
+			}
+			switch h.op {
+			case websocket.PingFrame:
+				s.enqueue(wsItem{op: websocket.PongFrame, data: append([]byte(nil), b...)})
+			case websocket.CloseFrame:
+				return nil, s.closed(b)
+			}
+			continue
+		}
+		switch {
+		case h.op == websocket.ContinuationFrame && !inMessage:
+			return nil, s.violate(wsProtocolError, "a continuation frame with no message to continue")
+		case h.op != websocket.ContinuationFrame && inMessage:
+			return nil, s.violate(wsProtocolError, "a new message before the last one's final fragment")
+		}
+		inMessage = true
+		if tooBig || int64(len(msg))+h.n > int64(s.max) {
+			tooBig, msg = true, nil
 			if _, err := io.Copy(io.Discard, fr); err != nil {
 				s.fail(err)
 				return nil, err
 			}
-			return nil, errFrameTooBig
+		} else if h.n > 0 {
+			if msg == nil && h.fin {
+				msg = make([]byte, h.n) // the common case: one frame, its exact size
+			} else {
+				msg = append(msg, make([]byte, h.n)...)
+			}
+			if _, err := io.ReadFull(fr, msg[len(msg)-int(h.n):]); err != nil {
+				s.fail(err)
+				return nil, err
+			}
 		}
-		b, err := io.ReadAll(io.LimitReader(fr, int64(s.max)+1))
-		if err != nil {
-			s.fail(err)
-			return nil, err
-		}
-		if len(b) > s.max {
-			return nil, errFrameTooBig
-		}
-		if len(b) == 0 {
+		if !h.fin {
 			continue
 		}
-		return b, nil
+		if tooBig {
+			return nil, errFrameTooBig
+		}
+		if len(msg) == 0 {
+			inMessage = false
+			continue
+		}
+		return msg, nil
 	}
+}
+
+// closed takes the peer's close frame: its code is kept (4400 stops the
+// service), echoed as the RFC asks, and the socket ends. A close frame the
+// RFC forbids (one byte, a code no endpoint may send, a reason that is not
+// UTF-8) is answered 1002 or 1007 instead.
+func (s *linkSocket) closed(b []byte) error {
+	code := 1005 // no status given
+	if len(b) == 1 {
+		return s.violate(wsProtocolError, "a close frame of one byte")
+	}
+	if len(b) >= 2 {
+		code = int(binary.BigEndian.Uint16(b))
+		if code < 1000 || code >= 1004 && code <= 1006 || code >= 1012 && code < 3000 || code >= 5000 {
+			if code != 1012 && code != 1013 && code != 1014 { // registered since the RFC
+				return s.violate(wsProtocolError, "close code %d may not be sent", code)
+			}
+		}
+		if !utf8.Valid(b[2:]) {
+			return s.violate(wsInvalidData, "a close reason that is not UTF-8")
+		}
+	}
+	s.mu.Lock()
+	s.code = code
+	s.mu.Unlock()
+	echo := code
+	if code == 1005 {
+		echo = 1000
+	}
+	s.closeFor(echo, fmt.Errorf("the instance closed the link (%d)", code))
+	return io.EOF
 }
 
 // ping queues a WebSocket ping.

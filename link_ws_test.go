@@ -36,7 +36,7 @@ func TestLinkSendQueueBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newLinkSocket(ws, 1<<26, 256, time.Minute)
+	s := newLinkSocket(ws, client, 1<<26, 256, time.Minute)
 	defer func() {
 		client.Close() // first: a close frame to a peer that reads nothing would wait out the write timeout
 		s.fail(errLinkClosed)

@@ -119,7 +119,7 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 	if err != nil {
 		return "", nil, err
 	}
-	resp, err := client.PostForm(authURL, url.Values{"client_id": {d.ClientID}})
+	resp, err := client.PostForm(authURL, url.Values{"client_id": {d.ClientID}, "scope": {strings.Join(sp.Scopes, " ")}})
 	if err != nil {
 		return "", nil, fmt.Errorf("asking %s for a device code: %v", authURL, err)
 	}
@@ -235,6 +235,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	l := &loginRecord{Name: *name, URL: d.resolvedURL, Instance: d.Name, Token: token, Scopes: scopes, Created: time.Now().UTC()}
+	l.About = l.instanceAbout(ctx) // login_api.go; nil when the instance has none
 	ms, err := l.instanceModels(ctx)
 	if err != nil {
 		return err
@@ -292,7 +293,11 @@ func cmdLogins(args []string, stdout io.Writer) error {
 		return nil
 	}
 	for _, l := range all {
-		fmt.Fprintf(stdout, "%s\t%s\t%s\n", l.Name, l.Instance, l.URL)
+		line := fmt.Sprintf("%s\t%s\t%s", l.Name, l.Instance, l.URL)
+		if a := l.About; a != nil && (a.Name != "" || a.Version != "") {
+			line += "\t" + linkText("logins_about", "name", oneLine(a.Name, 120), "version", oneLine(a.Version, 60))
+		}
+		fmt.Fprintln(stdout, strings.TrimRight(line, " "))
 	}
 	return nil
 }
@@ -351,7 +356,9 @@ func cmdTrust(args []string, trust bool, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v; name an existing folder", dir, err)
 	}
-	setTrust(root, trust)
+	if err := setTrust(root, trust); err != nil {
+		return err
+	}
 	if trust {
 		fmt.Fprintln(stdout, linkText("trusted", "dir", root))
 	} else {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -202,4 +203,53 @@ func detailText(d any) string {
 		return oneLine(strings.Join(parts, "; "), 200)
 	}
 	return ""
+}
+
+// configWriteBack is `lembas config set`'s second half for a
+// personalization key: written to config.yaml, the change goes to the
+// instance too when exactly one is logged in and has personalization
+// available — a PUT of that field alone with enabled: true. An instance
+// without it (404, available: false) keeps nothing and is not mentioned;
+// a refusal (403, 422) is said with the instance's detail.
+func configWriteBack(key, value string, stdout io.Writer) error {
+	if !contains(thePersonalitySpec().Keys, key) {
+		return nil
+	}
+	logins := readLogins()
+	if len(logins) != 1 {
+		return nil // none: the local keys are the ones used; several: which one is not known
+	}
+	l := logins[0]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(theLinkSpec().DeviceFlow.HTTPTimeoutS)*time.Second)
+	defer cancel()
+	p, err := l.getPersonalization(ctx)
+	if err == nil && (p == nil || (p.Available != nil && !*p.Available)) {
+		return nil
+	}
+	if err == nil {
+		err = l.putPersonalization(ctx, key, value)
+	}
+	if err != nil {
+		return errors.New(linkText("config_write_back_failed", "key", key, "login", l.Name, "reason", err.Error()))
+	}
+	fmt.Fprintln(stdout, linkText("config_written_back", "key", key, "login", l.Name))
+	return nil
+}
+
+// instanceAbout reads GET /api/v1/instance at login: what the instance
+// says of itself, for lembas logins. Optional: an error or a 404 is nil.
+func (l *loginRecord) instanceAbout(ctx context.Context) *instanceAbout {
+	resp, err := l.apiRequest(ctx, "GET", "/api/v1/instance", nil)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil
+	}
+	var a instanceAbout
+	if json.NewDecoder(limitBody(resp.Body)).Decode(&a) != nil || (a.Name == "" && a.Version == "") {
+		return nil
+	}
+	return &a
 }

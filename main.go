@@ -51,7 +51,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 var commands = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer) error{
 	"models":      func(a []string, _ io.Reader, o, e io.Writer) error { return cmdModels(a, o, e) },
 	"sessions":    func(a []string, _ io.Reader, o, e io.Writer) error { return cmdSessions(a, o, e) },
-	"config":      func(a []string, _ io.Reader, o, e io.Writer) error { return cmdConfig(a, o, e) },
+	"config":      cmdConfigAndWriteBack,
 	"serve":       cmdServe,
 	"permissions": func(a []string, _ io.Reader, o, e io.Writer) error { return cmdPermissions(a, o, e) },
 	"sandbox":     func(a []string, _ io.Reader, o, e io.Writer) error { return cmdSandbox(a, o, e) },
@@ -66,6 +66,16 @@ var commands = map[string]func(args []string, stdin io.Reader, stdout, stderr io
 	"mcp":         func(a []string, _ io.Reader, o, e io.Writer) error { return cmdMCP(a, o, e) },
 	"completion":  func(a []string, _ io.Reader, o, _ io.Writer) error { return cmdCompletion(a, o) },
 	"man":         func(a []string, _ io.Reader, o, _ io.Writer) error { return cmdMan(a, o) },
+}
+
+// cmdConfigAndWriteBack is `lembas config`: a set of a personalization key
+// goes to the instance too (login_api.go configWriteBack).
+func cmdConfigAndWriteBack(a []string, _ io.Reader, o, e io.Writer) error {
+	err := cmdConfig(a, o, e)
+	if err == nil && len(a) == 3 && a[0] == "set" {
+		err = configWriteBack(a[1], a[2], o)
+	}
+	return err
 }
 
 // helpFor prints one command's help: exit 0, or 2 for a name that is not

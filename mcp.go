@@ -170,6 +170,8 @@ type mcpServer struct {
 	auth    *mcpAuth          // OAuth for an HTTP server (mcp_auth.go); nil for stdio
 	hold    func() func()     // pauses the startup timeout (while connecting)
 
+	warnings []string // tools left out of the list, each with its fault (told once, in fix's notes)
+
 	progress  map[string]func() // a call in flight's timeout restart, by its progress token (mcp_progress.go)
 	progressN int               // the last progress token's number
 }
@@ -412,6 +414,17 @@ func (s *mcpServer) listTools(ctx context.Context) ([]mcpTool, error) {
 			if t.Name == "" || (len(s.cfg.AllowTools) > 0 && !contains(s.cfg.AllowTools, t.Name)) || contains(s.cfg.DenyTools, t.Name) {
 				continue
 			}
+			// A schema is the server's data, not a promise: one the code
+			// could not read as it assumes is left out here, with a warning
+			// naming it, and the server's other tools stay.
+			if err := checkToolSchema(t.InputSchema, int(s.spec.num("max_depth"))); err != nil {
+				w := s.spec.text("bad_schema", "server", s.cfg.Name, "tool", cutForError(t.Name, 80), "fault", err.Error())
+				s.logf(w)
+				s.mu.Lock()
+				s.warnings = append(s.warnings, w)
+				s.mu.Unlock()
+				continue
+			}
 			out = append(out, mcpTool{Server: s.cfg.Name, Name: t.Name, Description: t.Description, Schema: t.InputSchema})
 		}
 		if res.NextCursor == "" || res.NextCursor == cursor {
@@ -437,6 +450,7 @@ func (s *mcpServer) onRequest(c *rpcCall) {
 			return
 		}
 		go func() {
+			defer c.recovered()
 			s.mu.Lock()
 			ctx := context.Background()
 			if n := len(s.callCtx); n > 0 {

@@ -129,6 +129,9 @@ func (m *mcpSet) fix() []string {
 	sp := theMCP()
 	for _, s := range m.servers {
 		state, reason, tools := s.status()
+		s.mu.Lock()
+		notes = append(notes, s.warnings...) // tools left out for a malformed schema (listTools)
+		s.mu.Unlock()
 		switch state {
 		case "ready":
 			for _, t := range tools {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -40,9 +41,10 @@ type connection struct {
 	http    *http.Client
 	Idle    time.Duration // silence after which a request is abandoned (config idle_timeout, else loop.json idle_s)
 
-	listOnce sync.Once
-	listed   []string
-	listErr  error
+	listOnce  sync.Once
+	listed    []string
+	listErr   error
+	embedding string // the first model the server lists as kind embedding (the library's, never talked to)
 }
 
 // localServers are the usual loopback ports of local model servers, probed
@@ -54,16 +56,48 @@ var localServers = []struct{ name, url string }{
 	{"vllm", "http://127.0.0.1:8000/v1"},
 }
 
+// newHTTPClient is a client on the process's pool of connections to model
+// servers. A transport per session (connections() runs for each) kept its
+// idle keep-alive connections, and their two goroutines each, for ever:
+// under the service that grew with every session. One pool reuses them
+// across sessions, and drops those idle past keepalive_s.
 func newHTTPClient() *http.Client {
 	lp := theSpec().Loop.Timeouts
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: time.Duration(lp.ConnectMS) * time.Millisecond}).DialContext,
-		ResponseHeaderTimeout: time.Duration(lp.FirstByteS) * time.Second,
-		MaxIdleConnsPerHost:   4,
-		ForceAttemptHTTP2:     true,
+	return &http.Client{Transport: modelTransports.get(fmt.Sprint(lp), func() *http.Transport {
+		return &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: time.Duration(lp.ConnectMS) * time.Millisecond}).DialContext,
+			ResponseHeaderTimeout: time.Duration(lp.FirstByteS) * time.Second,
+			IdleConnTimeout:       time.Duration(lp.KeepaliveS) * time.Second,
+			MaxIdleConnsPerHost:   4,
+			ForceAttemptHTTP2:     true,
+		}
+	})}
+}
+
+// transportPool is the process's transports, one per set of loop.json
+// timeouts (in a release there is one set; tests that change them get a
+// transport of their own): a pool, like the process's sockets, not state
+// of any one session or service.
+type transportPool struct {
+	mu sync.Mutex
+	by map[string]*http.Transport
+}
+
+var modelTransports transportPool
+
+func (p *transportPool) get(key string, newT func() *http.Transport) *http.Transport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t := p.by[key]; t != nil {
+		return t
 	}
-	return &http.Client{Transport: tr}
+	if p.by == nil {
+		p.by = map[string]*http.Transport{}
+	}
+	t := newT()
+	p.by[key] = t
+	return t
 }
 
 // connections lists the configured connections: config.yaml, then the
@@ -174,6 +208,64 @@ func (c *connection) models(ctx context.Context) ([]string, error) {
 	return c.listed, c.listErr
 }
 
+// modelNotes is what models/schema.json notes of a model, "" for none.
+func modelNotes(id string) string {
+	if k := knownModel(strings.ToLower(id)); k != nil {
+		return k.Notes
+	}
+	return ""
+}
+
+// knownModel is the first of models/schema.json's entries whose match fits
+// the (lower-case) id, nil for none.
+func knownModel(lower string) *modelMeta {
+	known := theSpec().Models.Known
+	for i := range known {
+		if ok, _ := path.Match(known[i].Match, lower); ok {
+			return &known[i]
+		}
+	}
+	return nil
+}
+
+// thinksByDefault says whether quirks.json's thinking-default names the
+// (lower-case) model: one that thinks unless told not to.
+func thinksByDefault(lower string) bool {
+	thinkingQuirkOnce.Do(func() {
+		data, err := fs.ReadFile(harnessFS, "harness/quirks.json")
+		if err == nil {
+			err = json.Unmarshal(data, &thinkingQuirk)
+		}
+		if err != nil {
+			panic("harness: quirks.json: " + err.Error()) // embedded: TestQuirks catches it first
+		}
+	})
+	for _, r := range thinkingQuirk.Requests {
+		if r.ID != "thinking-default" {
+			continue
+		}
+		for _, pat := range r.Models {
+			if ok, _ := path.Match(pat, lower); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// thinkingQuirk is quirks.json as the model's metadata reads it: the
+// request quirks' model patterns (context_quirks.go reads the rest, and
+// TestQuirks reads the file strictly).
+var (
+	thinkingQuirkOnce sync.Once
+	thinkingQuirk     struct {
+		Requests []struct {
+			ID     string   `json:"id"`
+			Models []string `json:"models"`
+		} `json:"requests"`
+	}
+)
+
 // fetchModels asks GET /models.
 func (c *connection) fetchModels(ctx context.Context) ([]string, error) {
 	idle := c.Idle
@@ -199,7 +291,8 @@ func (c *connection) fetchModels(ctx context.Context) ([]string, error) {
 	}
 	var body struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID   string `json:"id"`
+			Kind string `json:"kind"` // chat, embedding, stt, tts, image; absent: chat (acp.md, GET /v1/models)
 		} `json:"data"`
 		Models []struct { // Ollama's native shape, in case a proxy passes it on
 			Name string `json:"name"`
@@ -210,7 +303,14 @@ func (c *connection) fetchModels(ctx context.Context) ([]string, error) {
 	}
 	var ids []string
 	for _, d := range body.Data {
-		ids = append(ids, d.ID)
+		switch d.Kind {
+		case "", "chat":
+			ids = append(ids, d.ID) // a model lembas talks to
+		case "embedding":
+			if c.embedding == "" {
+				c.embedding = d.ID
+			}
+		} // any other kind is not lembas's
 	}
 	for _, m := range body.Models {
 		ids = append(ids, m.Name)
@@ -319,16 +419,19 @@ func findModel(ctx context.Context, conns []*connection, name string) (*modelRef
 }
 
 // newModelRef works out the model's metadata: the spec's defaults, the
-// first known entry matching its id, then config.yaml's overrides.
+// first known entry matching its id, the thinking-default quirk, then
+// config.yaml's overrides.
 func newModelRef(c *connection, model string) *modelRef {
 	ms := theSpec().Models
 	m := ms.Defaults
 	lower := strings.ToLower(model)
-	for _, k := range ms.Known {
-		if ok, _ := path.Match(k.Match, lower); ok {
-			m = mergeMeta(m, k)
-			break
-		}
+	k := knownModel(lower)
+	if k != nil {
+		m = mergeMeta(m, *k)
+	}
+	if (k == nil || k.ThinkingSwitch == nil) && thinksByDefault(lower) {
+		on := true
+		m.ThinkingSwitch = &on // quirks.json thinking-default: off must send enable_thinking: false
 	}
 	for _, mc := range c.Models {
 		if mc.Name == model {
@@ -404,6 +507,12 @@ func cmdModels(args []string, stdout, stderr io.Writer) error {
 		sort.Strings(ids)
 		for _, id := range ids {
 			fmt.Fprintf(stdout, "%s/%s\t%s\n", c.Name, id, from)
+			if n := modelNotes(id); n != "" {
+				fmt.Fprintf(stdout, "  %s\n", n)
+			}
+		}
+		if c.embedding != "" {
+			fmt.Fprintln(stdout, fillPairs(theSpec().Models.Texts["embedding_line"], "ref", c.Name+"/"+c.embedding, "from", from))
 		}
 	}
 	return nil

@@ -44,6 +44,8 @@ type approvalRequest struct {
 	Options []string `json:"options"` // once, session, project, deny
 
 	Agent string `json:"agent,omitempty"` // the subagent that asks (its job id and agent); "" the session's own
+
+	Purpose string `json:"purpose,omitempty"` // what the model said the call is for (purpose.json); "" none
 }
 
 // approver is answered by the REPL, ACP, the link — or, headless, by nobody.
@@ -73,6 +75,21 @@ type refusalLog struct {
 // approvalTimeout is how long a request waits for its answer.
 func approvalTimeout() time.Duration {
 	return time.Duration(theDefaults().Approval.TimeoutS) * time.Second
+}
+
+// patientApprover is a front end whose requests wait a time of their own
+// instead of approval.timeout_s (the link's scheduled runs: the schedule's
+// wait).
+type patientApprover interface{ waitLimit() time.Duration }
+
+// approvalLimit is how long a's requests wait.
+func approvalLimit(a approver) time.Duration {
+	if p, ok := a.(patientApprover); ok {
+		if d := p.waitLimit(); d > 0 {
+			return d
+		}
+	}
+	return approvalTimeout()
 }
 
 // approveWithin asks a, and counts no answer within limit as a denial

@@ -15,6 +15,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -28,6 +30,7 @@ type planReview struct {
 	Plan     *plan  `json:"plan"`
 	Markdown string `json:"markdown"`
 	Note     string `json:"note,omitempty"`
+	Path     string `json:"path,omitempty"` // the plan file written for the record, relative to the project; "" none
 }
 
 // planAnswer is the person's decision on a submitted plan.
@@ -248,9 +251,11 @@ func toolPlanSubmit(e *engine, ctx context.Context, t *toolSpec, raw json.RawMes
 		return errResult(t.text("none"))
 	}
 	if nobodyToAsk(e.planner) {
-		return errResult(t.text("nobody"))
+		return errResult(nobodyText(e.planner, t))
 	}
-	ans := e.planner.reviewPlan(ctx, planReview{Plan: clonePlan(e.sess.Plan), Markdown: renderPlan(e.sess.Plan), Note: a.Note})
+	rv := planReview{Plan: clonePlan(e.sess.Plan), Markdown: renderPlan(e.sess.Plan), Note: a.Note}
+	rv.Path = writePlanFile(e.perm.root, fillPairs(t.Texts["file"], "session", e.sess.ID), rv.Markdown)
+	ans := e.planner.reviewPlan(ctx, rv)
 	switch ans.Choice {
 	case "approve":
 		mode := ans.Mode
@@ -269,8 +274,61 @@ func toolPlanSubmit(e *engine, ctx context.Context, t *toolSpec, raw json.RawMes
 	return toolResult{Text: t.text("dismissed")}
 }
 
+// writePlanFile writes the submitted plan as markdown for the record (acp.md
+// _lembas/plan's path): rel under the project, rewritten at each submit.
+// It answers rel, or "" when it could not be written (the card goes
+// without a path; the plan itself is in the session).
+func writePlanFile(root, rel, markdown string) string {
+	if root == "" || rel == "" {
+		return ""
+	}
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	if os.MkdirAll(filepath.Dir(abs), 0o755) != nil || writeFileAtomic(abs, []byte(markdown+"\n"), 0o644) != nil {
+		return ""
+	}
+	return rel
+}
+
+// planWire is the plan as the link and ACP carry it (_meta.lembas.plan,
+// _lembas/plan, status): the seed's shape — version, title, summary,
+// findings, objectives, phases with their tasks, and steps (every task in
+// order, with its phase: what a client without phases draws) — and never
+// the record's own counters. nil is null.
+func planWire(p *plan) any {
+	if p == nil {
+		return nil
+	}
+	phases := []map[string]any{}
+	steps := []map[string]any{}
+	for _, ph := range p.Phases {
+		tasks := []map[string]any{}
+		for _, t := range ph.Tasks {
+			tasks = append(tasks, map[string]any{"id": t.ID, "text": t.Text, "status": t.Status})
+			steps = append(steps, map[string]any{"id": t.ID, "phase": ph.ID, "text": t.Text, "status": t.Status})
+		}
+		phases = append(phases, map[string]any{"id": ph.ID, "title": ph.Title, "tasks": tasks})
+	}
+	orEmpty := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	return map[string]any{"version": p.Version, "title": p.Title, "summary": p.Summary, "findings": orEmpty(p.Findings),
+		"objectives": orEmpty(p.Objectives), "phases": phases, "steps": steps}
+}
+
 // setPlan stores the model's change of the plan and tells the front ends.
+// Each change is a version of its own, so a client can tell a newer plan
+// from an older one that arrives late.
 func (e *engine) setPlan(p *plan) {
+	if p != nil {
+		v := 0
+		if e.sess.Plan != nil {
+			v = e.sess.Plan.Version
+		}
+		p.Version = v + 1
+	}
 	e.sess.Plan = p
 	e.send(event{Type: evPlan, Plan: clonePlan(p)})
 }

@@ -12,6 +12,7 @@ type plan struct {
 	Phases     []planPhase `json:"phases"`
 	NextPhase  int         `json:"next_phase"`
 	NextTask   int         `json:"next_task"`
+	Version    int         `json:"version,omitempty"` // one more at every change (setPlan); the wire's version
 }
 
 type planPhase struct {

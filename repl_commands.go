@@ -81,11 +81,15 @@ func (r *repl) askTrust(root string) (trusted, ok bool) {
 		}
 		switch unicode.ToLower(k) {
 		case 'y':
-			setTrust(root, true)
+			if err := setTrust(root, true); err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.say("notice", r.text("trust_yes"))
 			return true, true
 		case 'n':
-			setTrust(root, false)
+			if err := setTrust(root, false); err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.say("notice", r.text("trust_no"))
 			return false, true
 		case 4: // Ctrl-D
@@ -189,6 +193,24 @@ func (r *repl) terminalCommand(name, args string) {
 		if r.link.settings(args) { // repl_link.go: a personalization field
 			return
 		}
+		if args == "subagents" {
+			r.say("status", subagentSettingLine(e))
+			return
+		}
+		if k, v, ok := strings.Cut(args, " "); ok && k == "subagents" { // the Subagents (Min, Max) setting (team_setting.go)
+			mn, mx, err := parseSubagentSetting(v)
+			if err == nil {
+				var msg string
+				if msg, err = saveSubagentSetting(e, mn, mx); err == nil {
+					r.say("status", msg)
+				}
+			}
+			if err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
+			r.say("status", subagentSettingLine(e))
+			return
+		}
 		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
 			on, err := parseOnOff("reasoning", v) // config.go: "maybe" is an error, not off
 			if err != nil {
@@ -235,7 +257,9 @@ func (r *repl) terminalCommand(name, args string) {
 				r.say("error", r.text("error", "text", err.Error()))
 				return
 			}
-			noteDeleted(old) // link_deletes.go
+			if err := noteDeleted(old); err != nil { // link_deletes.go
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.say("status", r.text("session_deleted", "id", old))
 			return
 		}

@@ -6,7 +6,10 @@ package main
 // prompt). The wake is a channel the session loop selects on; nothing
 // polls.
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // hookJobs connects the session's jobs to the REPL: the line when one
 // ends, and the wake when the session is idle.
@@ -49,6 +52,19 @@ func (r *repl) jobsCommand() {
 // (/agents j2).
 func (r *repl) agentsCommand(args string) {
 	m := r.e.jobs()
+	if t := r.e.teamOf(); t != nil { // the team's tree (team.go): one line each, a member by its id
+		if id := strings.TrimSpace(args); id != "" {
+			if view, ok := t.memberView(id); ok {
+				r.mu.Lock()
+				r.writeLinesLocked(strings.TrimRight(view, "\n") + "\n")
+				r.mu.Unlock()
+				return
+			}
+		} else if rows := t.treeRows(time.Now()); len(rows) > 0 {
+			r.say("status", strings.Join(rows, "\n"))
+			return
+		}
+	}
 	if id := strings.TrimSpace(args); id != "" {
 		j := m.get(id)
 		if j == nil || j.sub == nil {

@@ -220,6 +220,9 @@ func (rl *replLink) startPersonalization(l *loginRecord) {
 			rl.r.say("notice", replLinkText("personalization_read_failed", "login", l.Name, "reason", err.Error()))
 			return
 		}
+		if n := unknownPreset(p, l.Name); n != "" {
+			rl.r.say("notice", n) // the instance's preset is not one of lembas's: none here
+		}
 		rl.mu.Lock()
 		if rl.personOf == l.Name {
 			rl.person = p
@@ -248,32 +251,11 @@ func (rl *replLink) applyPersonalization(l *loginRecord) {
 		p = rl.person
 		rl.mu.Unlock()
 	}
+	if p == nil {
+		p = localPersonalization() // no login's model, or its read failed: config.yaml's keys
+	}
 	sess := rl.r.e.sess
 	sess.System = withPersonalization(sess.System, p)
-}
-
-// withPersonalization is a system prompt with its personalization block
-// replaced by p's: the link's heading, then the custom personality and the
-// instructions. Disabled or unavailable is none; a preset personality is
-// none too, as on the link, for lembas knows no presets.
-func withPersonalization(system string, p *personalization) string {
-	head := "\n\n" + linkText("personalization_heading") + "\n\n"
-	if i := strings.Index(system, head); i >= 0 {
-		system = system[:i]
-	}
-	if p == nil || (p.Enabled != nil && !*p.Enabled) || (p.Available != nil && !*p.Available) {
-		return system
-	}
-	var parts []string
-	for _, t := range []string{p.PersonalityCustom, p.Instructions} {
-		if t = strings.TrimSpace(t); t != "" {
-			parts = append(parts, t)
-		}
-	}
-	if len(parts) == 0 {
-		return system
-	}
-	return system + head + strings.Join(parts, "\n\n")
 }
 
 // settings handles `/settings <field> TEXT` for a personalization field:

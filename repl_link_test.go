@@ -46,9 +46,21 @@ func init() {
 		var in struct {
 			System string           `json:"system"`
 			Person *personalization `json:"personalization"`
+			Config *string          `json:"config"` // config.yaml's text: its three keys are the person's own
+			Notice string           `json:"notice"` // where the personalization came from: the notice for its preset
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
+		}
+		if in.Config != nil {
+			c, err := parseConfig([]byte(*in.Config), "config.yaml")
+			if err != nil {
+				return map[string]any{"error": err.Error()}, nil
+			}
+			in.Person = &c.Personalization
+		}
+		if in.Notice != "" {
+			return map[string]any{"system": withPersonalization(in.System, in.Person), "notice": unknownPreset(in.Person, in.Notice)}, nil
 		}
 		return withPersonalization(in.System, in.Person), nil
 	}
@@ -210,7 +222,7 @@ func TestReplLinkUsageAndPersonalization(t *testing.T) {
 		t.Fatalf("%d model requests", len(got))
 	}
 	sys := func(i int) string { return got[i].messages()[0]["content"].(string) }
-	head := linkText("personalization_heading")
+	head := thePersonalitySpec().Heading
 	if s := sys(0); !strings.Contains(s, head+"\n\nCall me Sam.") {
 		t.Errorf("the account's personalization is not in the first request's system prompt:\n%s", s)
 	}
@@ -285,9 +297,9 @@ func FuzzShareLines(f *testing.F) {
 		a.Write(data)
 		a.Close()
 		<-done
-		serviceShares.mu.Lock()
-		_, kept := serviceShares.by[b]
-		serviceShares.mu.Unlock()
+		svc.shares.mu.Lock()
+		_, kept := svc.shares.by[b]
+		svc.shares.mu.Unlock()
 		if kept {
 			t.Fatal("a share outlived its connection")
 		}

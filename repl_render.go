@@ -384,6 +384,9 @@ func (r *repl) approveHere(ctx context.Context, req approvalRequest) approvalAns
 		b.WriteString(r.paint("card", "┌ "+subText("card", "name", req.Agent)) + "\n") // a subagent asks (subagents.go)
 	}
 	b.WriteString(r.paint("card", "┌ "+r.text("card_head", "tool", req.Tool, "risk", req.Risk, "reason", req.Reason)) + "\n")
+	if req.Purpose != "" {
+		b.WriteString(r.paint("card", "│ "+r.text("card_purpose", "purpose", req.Purpose)) + "\n")
+	}
 	for _, l := range r.cardBody(req) {
 		b.WriteString(l + "\n")
 	}

@@ -27,6 +27,9 @@ type replShare struct {
 	next int
 	wait map[string]chan *shareAnswer
 	web  chan shareWork // the web UI's prompts and deletes, for the REPL's loop (made with the REPL)
+
+	stop    chan struct{}  // closed when the share ends: a reader waiting to hand work over gives up
+	readers sync.WaitGroup // the connection's reader (readShare), which endShare waits for
 }
 
 // shareWork is what the web UI asks of a shared session: a prompt to run,
@@ -57,7 +60,12 @@ func (r *repl) share(args string) {
 			return
 		}
 		rs.c = c
-		go r.readShare(c)
+		rs.stop = make(chan struct{})
+		rs.readers.Add(1)
+		go func(stop chan struct{}) {
+			defer rs.readers.Done()
+			r.readShare(c, stop)
+		}(rs.stop)
 	}
 	if err := r.sendShareLocked(false); err != nil {
 		rs.closeLocked()
@@ -67,12 +75,13 @@ func (r *repl) share(args string) {
 	r.say("status", replLinkText("share_on", "session", r.e.sess.ID))
 }
 
-// endShare ends a share as the REPL ends.
+// endShare ends a share as the REPL ends, and waits for its reader.
 func (r *repl) endShare() {
 	rs := &r.link.shareConn
 	rs.mu.Lock()
 	rs.closeLocked()
 	rs.mu.Unlock()
+	rs.readers.Wait()
 }
 
 // closeLocked ends the share: the service hears the connection's end
@@ -83,6 +92,10 @@ func (rs *replShare) closeLocked() {
 		rs.c.Close()
 		rs.c = nil
 	}
+	if rs.stop != nil {
+		close(rs.stop)
+		rs.stop = nil
+	}
 	for id, ch := range rs.wait {
 		close(ch)
 		delete(rs.wait, id)
@@ -91,7 +104,7 @@ func (rs *replShare) closeLocked() {
 
 // readShare takes the service's answer lines until the connection ends. A
 // service that went away ends the share, and says so.
-func (r *repl) readShare(c net.Conn) {
+func (r *repl) readShare(c net.Conn, stop chan struct{}) {
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 0, 4096), theLinkSpec().WS.MaxMessageBytes)
 	rs := &r.link.shareConn
@@ -123,7 +136,13 @@ func (r *repl) readShare(c net.Conn) {
 					"_meta": map[string]any{"lembas": map[string]any{"turnId": l.Prompt.TurnID, "error": replLinkText("share_web_full", "n", cap(rs.web))}}}))
 			}
 		case "delete":
-			go func(id string) { rs.web <- shareWork{delete: id} }(l.ID)
+			// Handed over here, not from a goroutine of its own: one that
+			// waited on a REPL no longer reading would wait forever. The
+			// share's end (stop) releases this reader.
+			select {
+			case rs.web <- shareWork{delete: l.ID}:
+			case <-stop:
+			}
 		case "cancel":
 			r.mu.Lock()
 			cancel := r.cancel

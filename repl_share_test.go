@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -265,4 +267,42 @@ func TestReplShareWebWork(t *testing.T) {
 		t.Fatal("the deleted session is still in the store")
 	}
 	h.exit()
+}
+
+// TestReplShareReaderStops: the web UI's deletes are handed to the REPL's
+// loop by the share's own reader; when the REPL stops reading (its queue
+// full) and the share ends, that reader ends too and endShare waits for
+// it: no goroutine is left waiting on a REPL that is gone.
+func TestReplShareReaderStops(t *testing.T) {
+	r := &repl{link: &replLink{}}
+	rs := &r.link.shareConn
+	rs.web = make(chan shareWork, 1)
+	client, server := net.Pipe()
+	defer server.Close()
+	rs.mu.Lock()
+	rs.c = client
+	rs.stop = make(chan struct{})
+	rs.readers.Add(1)
+	go func(stop chan struct{}) {
+		defer rs.readers.Done()
+		r.readShare(client, stop)
+	}(rs.stop)
+	rs.mu.Unlock()
+	for i := 0; i < 3; i++ { // one fills the queue, one waits in the reader, one waits to be read
+		go fmt.Fprintf(server, "{\"type\":\"delete\",\"id\":\"ses_%d\"}\n", i)
+	}
+	for len(rs.web) < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	ended := make(chan struct{})
+	go func() { r.endShare(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(guard):
+		t.Fatal("endShare waited forever for the share's reader")
+	}
+	buf := make([]byte, 1<<20)
+	if st := string(buf[:runtime.Stack(buf, true)]); strings.Contains(st, "readShare") {
+		t.Errorf("a goroutine of the share is left:\n%s", st)
+	}
 }

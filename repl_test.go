@@ -168,6 +168,22 @@ func (h *replHarness) expect(want string) string {
 // screen is what a terminal shows after the REPL's output so far.
 func (h *replHarness) screen() *vtScreen { return screenOf(h.out.String(), 100) }
 
+// atPrompt waits (on a terminal) until the input row is the bare prompt:
+// the turn is over, not only its last line printed — a key pressed while
+// the progress line still shows belongs to the running turn.
+func (h *replHarness) atPrompt() {
+	h.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for strings.TrimSpace(h.screen().cursorRow()) != "›" {
+		select {
+		case <-h.out.notify:
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			h.t.Fatalf("the prompt never came back; the input row is %q", h.screen().cursorRow())
+		}
+	}
+}
+
 // turnDone waits for the line that ends a turn.
 func (h *replHarness) turnDone() {
 	h.t.Helper()

@@ -29,6 +29,7 @@ type sessionOpts struct {
 
 	mcpServers []json.RawMessage // ACP session/new's, beside config.yaml's and the project's (mcp_config.go)
 	linkOpened bool              // the link's client opened the session: the instance's library scopes its calls by it
+	agents     []int             // the link's agents {min, max}: the Subagents setting for this session (team_setting.go)
 }
 
 // newSessionEngine sets up a session to work in — new, the newest of the
@@ -77,6 +78,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		model = sess.Model
 	}
 	offer := sessionOffer(sess, root, mode, headless, st) // needs no model: decided while the lookup runs
+	teamOfferFor(sess, offer, f.agents)                   // the link's Subagents setting (team_setting.go)
 	var ref *modelRef
 	if early != nil {
 		ref, err = early.wait()
@@ -149,6 +151,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}
+	teamSessionStart(e, f.agents, warn) // the lead block and the team's notes (team_setting.go)
 	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn)
 	return e, func() { e.stopJobs(); tb.mcp.close(); st.close() }, nil
 }

@@ -3,6 +3,7 @@ package main
 // lembas sessions: list, show, delete and prune the stored sessions.
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -53,9 +54,8 @@ func cmdSessions(args []string, stdout, stderr io.Writer) error {
 		if err := st.remove(args[1]); err != nil {
 			return err
 		}
-		noteDeleted(args[1]) // link_deletes.go: the instance hears of it on the next link
 		fmt.Fprintf(stdout, "deleted %s\n", args[1])
-		return nil
+		return noteDeleted(args[1]) // link_deletes.go: the instance hears of it on the next link
 	case "prune":
 		fs := flag.NewFlagSet("prune", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -67,11 +67,14 @@ func cmdSessions(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		var kept []error
 		for _, id := range gone {
-			noteDeleted(id) // link_deletes.go
+			if err := noteDeleted(id); err != nil { // link_deletes.go
+				kept = append(kept, err)
+			}
 		}
 		fmt.Fprintf(stdout, "pruned %d session(s)\n", len(gone))
-		return nil
+		return errors.Join(kept...)
 	}
 	return usageError{fmt.Sprintf("unknown sessions subcommand %q\n%s", args[0], sessionsUsage)}
 }

@@ -66,7 +66,7 @@ func shareLinesOut(lines []string) (any, error) {
 				return nil, fmt.Errorf("the service closed the connection")
 			}
 			if l.ID == "end" {
-				shared := serviceShares.conn("s1") != nil
+				shared := svc.shares.conn("s1") != nil
 				a.Close()
 				<-done
 				if out == nil {

@@ -89,6 +89,7 @@ type session struct {
 	Parent   string          `json:"parent,omitempty"` // a subagent's transcript: the session that gave the task (subagents.go)
 	Agent    string          `json:"agent,omitempty"`  // a subagent's transcript: its job id and agent
 	Offer    *offerDecision  `json:"offer,omitempty"`  // the conditions its tools were offered under (tools_offer.go)
+	Team     *teamRecord     `json:"team,omitempty"`   // a team member's transcript: its place in the tree, findings and report (team.go)
 }
 
 // requestRecord is one model request: its usage (cached input tokens
@@ -203,7 +204,12 @@ func (s *store) rewrite(sess *session) error {
 		return fmt.Errorf("saving session %s: %w", sess.ID, err)
 	}
 	if err := os.Remove(s.oldPath(sess.ID)); err == nil {
-		syncDir(s.dir)
+		// The old file's removal not surviving a power cut leaves both
+		// formats on disk, which loading already reads (the journal wins):
+		// said, not failed, since the save itself is durable.
+		if err := syncDir(s.dir); err != nil {
+			s.warn(fmt.Sprintf("saving session %s: %v", sess.ID, err))
+		}
 	}
 	if _, ok := s.locks[sess.ID]; ok {
 		s.shadows[sess.ID] = sh
@@ -400,8 +406,10 @@ func (s *store) lock(id string) error {
 		f.Close()
 		return fmt.Errorf("session %s is open in another lembas process (pid %s); close it there first", id, strings.TrimSpace(string(holder)))
 	}
-	f.Truncate(0)
-	f.WriteAt([]byte(fmt.Sprint(os.Getpid())), 0)
+	// The pid in the file only names the holder in another process's
+	// message; the lock is the flock, so a failed write of it is safe.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprint(os.Getpid())), 0)
 	s.locks[id] = f
 	return nil
 }
@@ -411,8 +419,10 @@ func (s *store) unlock(id string) {
 	defer s.mu.Unlock()
 	delete(s.shadows, id) // once unlocked, another process may write
 	if f, ok := s.locks[id]; ok {
-		unlockFile(f)
-		f.Close()
+		// Closing the file drops the lock whatever unlockFile answered,
+		// and nothing was written through it: both errors are safe to drop.
+		_ = unlockFile(f)
+		_ = f.Close()
 		delete(s.locks, id)
 	}
 }
@@ -528,8 +538,14 @@ func (s *store) remove(id string) error {
 			return err
 		}
 	}
-	os.Remove(filepath.Join(s.dir, id+".lock"))
-	os.RemoveAll(s.snapDir(id))
+	// The lock file stays. Unlinking it while held is the classic race: a
+	// process that opened it before the unlink takes the lock on the
+	// orphaned inode once this one lets go, while a third opens a new file
+	// at the name and locks that, so two hold "the" lock. A kept file costs
+	// a few bytes per deleted session, and ids are never reused.
+	if err := os.RemoveAll(s.snapDir(id)); err != nil {
+		s.warn(fmt.Sprintf("removing the snapshots of session %s: %v; remove %s by hand", id, err, s.snapDir(id)))
+	}
 	return nil
 }
 

@@ -67,6 +67,9 @@ func subText(key string, kv ...any) string {
 	return loopText(theSpec().Loop.Subagents.Texts, key, kv...)
 }
 func subRefusal(key string, kv ...any) string {
+	if t, ok := theSpec().Models.Capacity.Texts[key]; ok {
+		return fillPairs(t, kv...) // the capacity refusals are models/schema.json's (3.3.0)
+	}
 	return loopText(theSpec().Loop.Subagents.Refusals, key, kv...)
 }
 
@@ -205,6 +208,11 @@ func subagentModelRefusal(c modelCheck) string {
 func (e *engine) personSaid() []string {
 	root := e.rootEngine()
 	var said []string
+	if t := root.teamOf(); t != nil {
+		t.mu.Lock()
+		said = append(said, t.said...) // an agent chat's earlier words (the link's said, capability agents)
+		t.mu.Unlock()
+	}
 	for _, t := range root.sess.Turns {
 		if t.By == "" {
 			said = append(said, t.Prompt)
@@ -550,14 +558,17 @@ func toolReport(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage
 }
 
 // subApprover puts a subagent's approvals to the parent's front end, with
-// the subagent named on the card.
+// the subagent named on the card — the one that asks: up a team's tree the
+// card keeps the nearest name.
 type subApprover struct {
 	inner approver
 	agent string
 }
 
 func (s subApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
-	req.Agent = s.agent
+	if req.Agent == "" { // the asking subagent, not a sub-manager it passes through
+		req.Agent = s.agent
+	}
 	if s.inner == nil {
 		return headlessApprover{}.approve(ctx, req)
 	}
@@ -667,6 +678,10 @@ func showSubagents(w io.Writer, st *store, id string) error {
 		}
 		fmt.Fprintln(w, "\n"+subText("show_head", "agent", kid.Agent, "session", kid.ID, "status", status, "title", kid.Title))
 		showSession(w, kid)
+		showTeamRecord(w, kid)                               // a team member's state, findings and report (team.go)
+		if err := showSubagents(w, st, kid.ID); err != nil { // a sub-manager's members
+			return err
+		}
 	}
 	return nil
 }

@@ -168,7 +168,13 @@ func TestSubagentWriteAsksThePerson(t *testing.T) {
 // TestSubagentRefusals: a wider mode, the model the person did not name,
 // and the capacity rules, each refused with its text from harness/.
 func TestSubagentRefusals(t *testing.T) {
-	rf := theSpec().Loop.Subagents.Refusals
+	rf := map[string]string{}
+	for k, v := range theSpec().Loop.Subagents.Refusals {
+		rf[k] = v
+	}
+	for k, v := range theSpec().Models.Capacity.Texts { // the capacity refusals (models/schema.json)
+		rf[k] = v
+	}
 	cases := []struct {
 		name  string
 		args  map[string]any

@@ -14,10 +14,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,6 +92,20 @@ type toolbox struct {
 	// privateWeb says whether an allow rule names a host, so webfetch may
 	// reach a loopback or private address there (web.go); nil: never.
 	privateWeb func(host string) bool
+
+	// log takes what only a developer needs (a panic's stack); nil: the
+	// process's standard logger (stderr).
+	log func(string)
+}
+
+// logf writes one line for a developer: to the session's log when the
+// front end gave one, else stderr.
+func (tb *toolbox) logf(msg string) {
+	if tb != nil && tb.log != nil {
+		tb.log(msg)
+		return
+	}
+	log.Print(msg)
 }
 
 // newToolbox offers every tool the CLI has in an agent session: scope shared
@@ -232,6 +248,7 @@ func (tb *toolbox) run(ctx context.Context, t *toolSpec, args json.RawMessage) (
 	errs := tb.spec.Loop.ToolErrors
 	defer func() {
 		if p := recover(); p != nil {
+			tb.logf(fmt.Sprintf("tool %s panicked: %v\n%s", t.Name, p, debug.Stack()))
 			res = toolResult{Text: loopText(errs, "panic", "name", t.Name, "error", p), IsError: true, Status: "failed"}
 		}
 	}()
@@ -251,6 +268,25 @@ func (tb *toolbox) run(ctx context.Context, t *toolSpec, args json.RawMessage) (
 		}
 	}
 	return res
+}
+
+// callPurpose is the purpose a call's arguments give (purpose.json), for a
+// tool that takes one: one line, cut to purpose.json's max_chars; "" when
+// the tool takes none or the model gave none. The tool never sees it.
+func callPurpose(t *toolSpec, raw json.RawMessage) string {
+	if t == nil || !t.Purpose {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	if s, ok := v.(string); ok { // double-encoded, as checkArgs reads it
+		json.Unmarshal([]byte(s), &v)
+	}
+	obj, _ := v.(map[string]any)
+	s, _ := obj["purpose"].(string)
+	return cutRunes(strings.Join(strings.Fields(s), " "), theSpec().Purpose.MaxChars)
 }
 
 // checkArgs validates arguments against the tool's schema (the subset our
@@ -302,8 +338,12 @@ func checkValue(schema map[string]any, v any, at string) (any, error) {
 		props, _ := schema["properties"].(map[string]any)
 		if req, ok := schema["required"].([]any); ok {
 			for _, r := range req {
-				if _, ok := obj[r.(string)]; !ok {
-					return nil, fmt.Errorf("%s is missing", join(at, r.(string)))
+				name, isName := r.(string) // an outside schema may hold anything (checkToolSchema refuses it)
+				if !isName {
+					continue
+				}
+				if _, ok := obj[name]; !ok {
+					return nil, fmt.Errorf("%s is missing", join(at, name))
 				}
 			}
 		}
@@ -403,7 +443,9 @@ func describeSchema(schema map[string]any) string {
 		req := map[string]bool{}
 		if r, ok := schema["required"].([]any); ok {
 			for _, x := range r {
-				req[x.(string)] = true
+				if name, ok := x.(string); ok { // outside schemas: checkToolSchema refuses others
+					req[name] = true
+				}
 			}
 		}
 		var keys []string
@@ -431,6 +473,124 @@ func describeSchema(schema map[string]any) string {
 		return "[" + describeSchema(items) + "]"
 	}
 	return typ
+}
+
+// checkToolSchema says what is wrong with a tool's input schema from
+// outside (an MCP server's tools/list), in the terms the code reads it by
+// (checkValue, describeSchema): an object schema, whose properties is an
+// object of schemas, whose required is a list of strings, whose items is a
+// schema, and whose type is a string or a list of strings. nil when fine.
+// depth bounds the walk (a schema is data; nesting past it is refused).
+func checkToolSchema(raw json.RawMessage, depth int) error {
+	var v any
+	if len(raw) == 0 {
+		return nil // no schema: the tool takes any arguments
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("the input schema is not JSON: %v", err)
+	}
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("the input schema is a JSON %s, not an object", jsonTypeName(v))
+	}
+	if t, ok := m["type"].(string); ok && t != "object" {
+		return fmt.Errorf("the input schema's type is %q; a tool's arguments are an object", cutForError(t, 40))
+	}
+	return checkSchemaNode(m, "inputSchema", depth)
+}
+
+func checkSchemaNode(m map[string]any, at string, depth int) error {
+	if depth <= 0 {
+		return fmt.Errorf("%s is nested too deep", at)
+	}
+	if t, ok := m["type"]; ok {
+		switch x := t.(type) {
+		case string:
+		case []any:
+			for i, e := range x {
+				if _, ok := e.(string); !ok {
+					return fmt.Errorf("%s.type[%d] is a %s, not a string", at, i, jsonTypeName(e))
+				}
+			}
+		default:
+			return fmt.Errorf("%s.type is a %s, not a string", at, jsonTypeName(t))
+		}
+	}
+	if r, ok := m["required"]; ok {
+		list, ok := r.([]any)
+		if !ok {
+			return fmt.Errorf("%s.required is a %s, not a list of names", at, jsonTypeName(r))
+		}
+		for i, e := range list {
+			if _, ok := e.(string); !ok {
+				return fmt.Errorf("%s.required[%d] is a %s, not a name", at, i, jsonTypeName(e))
+			}
+		}
+	}
+	if p, ok := m["properties"]; ok {
+		props, ok := p.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s.properties is a %s, not an object", at, jsonTypeName(p))
+		}
+		keys := make([]string, 0, len(props))
+		for k := range props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ps, ok := props[k].(map[string]any)
+			if !ok {
+				if _, isBool := props[k].(bool); isBool {
+					continue // true/false schemas are JSON Schema too: no shape to check
+				}
+				return fmt.Errorf("%s.properties.%s is a %s, not a schema", at, cutForError(k, 40), jsonTypeName(props[k]))
+			}
+			if err := checkSchemaNode(ps, at+".properties."+cutForError(k, 40), depth-1); err != nil {
+				return err
+			}
+		}
+	}
+	if it, ok := m["items"]; ok {
+		switch x := it.(type) {
+		case map[string]any:
+			if err := checkSchemaNode(x, at+".items", depth-1); err != nil {
+				return err
+			}
+		case bool, []any: // JSON Schema's boolean and tuple forms: read as no item schema
+		default:
+			return fmt.Errorf("%s.items is a %s, not a schema", at, jsonTypeName(it))
+		}
+	}
+	if ap, ok := m["additionalProperties"]; ok {
+		switch ap.(type) {
+		case bool, map[string]any:
+		default:
+			return fmt.Errorf("%s.additionalProperties is a %s, not true, false or a schema", at, jsonTypeName(ap))
+		}
+	}
+	return nil
+}
+
+// jsonTypeName names a decoded JSON value's type as a person reads it.
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // userShell is the shell commands run in: $SHELL where it exists, else

@@ -94,11 +94,17 @@ func (e *toolHost) requirementsMet(t *toolSpec) bool {
 				return false
 			}
 		default:
-			return false
+			if f := requirementChecks[r]; f == nil || !f(e) {
+				return false
+			}
 		}
 	}
 	return true
 }
+
+// requirementChecks are requirements a higher floor answers (team: the
+// Subagents setting and a model that can serve, team_setting.go).
+var requirementChecks = map[string]func(h *toolHost) bool{}
 
 // toolRecall shows a stored result whole, paged by lines.
 func toolRecall(e *toolHost, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
