@@ -6,13 +6,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 )
 
 // attachedBlock is a file or folder attached to a prompt
 // (harness/commands.json attach texts): <file path="p" ...>…</file>.
-var attachedBlock = regexp.MustCompile(`(?s)<(file|directory) path="([^"]*)"(?: lines="([^"]*)")?>\n.*?\n</(?:file|directory)>`)
+var attachedBlock = lazyRE(`(?s)<(file|directory) path="([^"]*)"(?: lines="([^"]*)")?>\n.*?\n</(?:file|directory)>`)
 
 // promptForPerson is a stored prompt as the person wrote it: without the
 // <session-note> lembas put in front of it, and each attached file or
