@@ -164,3 +164,24 @@ func TestReplResumeRecap(t *testing.T) {
 	}
 	h.exit()
 }
+
+// TestReplContinueKeepsMode: -c goes on in the mode the session was left
+// in (/mode auto), unless --mode says otherwise.
+func TestReplContinueKeepsMode(t *testing.T) {
+	fm := newFakeModel(t)
+	replEnv(t, fm)
+	proj := copyProject(t, "basic")
+	setTrust(proj, true)
+	st := newStore(stateDir(), nil)
+	sess := storedTwoTurns(t, st, proj)
+	sess.Mode = "auto"
+	st.lock(sess.ID)
+	st.save(sess)
+	st.unlock(sess.ID)
+	h := startReplIn(t, fm, proj, true)
+	h.expect("auto mode")
+	if got := h.r.e.perm.mode; got != "auto" {
+		t.Errorf("-c after /mode auto runs in %s mode", got)
+	}
+	h.exit()
+}

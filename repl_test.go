@@ -85,7 +85,7 @@ func startRepl(t *testing.T, fm *fakeModel, mode string, tty bool, trusted *bool
 // startReplIn runs a REPL in proj, with the environment as it is; cont is -c.
 func startReplIn(t *testing.T, fm *fakeModel, proj string, cont bool) *replHarness {
 	t.Helper()
-	return startReplAt(t, fm, "manual", false, proj, cont)
+	return startReplAt(t, fm, "", false, proj, cont) // the mode config.yaml (or the session, with -c) gives
 }
 
 func startReplAt(t *testing.T, fm *fakeModel, mode string, tty bool, proj string, cont bool) *replHarness {
