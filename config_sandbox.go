@@ -5,19 +5,21 @@ package main
 
 import "strings"
 
-// sandboxConfig is config.yaml's sandbox: section; nil fields take the
+// sandboxConfig is config.yaml's sandbox: section; empty fields take the
 // harness defaults.
 type sandboxConfig struct {
-	Network  *bool    // network: false cuts the network
+	Network  string   // on, off, proxy ("": the harness default)
+	Allow    []string // network.allow: hosts commands may reach through the proxy
 	Required *bool    // required: true refuses to run commands with no sandbox
-	Writable []string // writable: replaces the default build caches
-	HasList  bool     // writable: was given (even empty: no caches)
+	Writable []string // writable: folders commands write for real (a build cache among them)
+	HasList  bool     // writable: was given (even empty)
+	Env      []string // env: variable names kept in commands' environment
 }
 
 // sandbox reads config.yaml's sandbox: section.
 func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
 	var c sandboxConfig
-	m, err := d.entries(n, "sandbox", "network", "required", "writable")
+	m, err := d.entries(n, "sandbox", "network", "required", "writable", "env")
 	if err != nil {
 		return c, err
 	}
@@ -25,7 +27,7 @@ func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
 		v := m.items[i]
 		switch k.val.(string) {
 		case "network":
-			c.Network, err = d.flag(v, "sandbox.network")
+			c.Network, c.Allow, err = d.sandboxNetwork(v)
 		case "required":
 			c.Required, err = d.flag(v, "sandbox.required")
 		case "writable":
@@ -36,10 +38,51 @@ func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
 					err = d.errf(v.items[j], "sandbox.writable.%d: %q is not absolute; use /path, ~/path or $VARIABLE/path", j, w)
 				}
 			}
+		case "env":
+			c.Env, err = d.texts(v, "sandbox.env", "[GITHUB_TOKEN]")
 		}
 		if err != nil {
 			return c, err
 		}
 	}
 	return c, nil
+}
+
+// sandboxNetwork reads sandbox.network: on (or true), off (or false),
+// proxy, or a map {allow: [hosts]} — the proxy with those hosts besides the
+// registries.
+func (d configDecoder) sandboxNetwork(v *yamlNode) (string, []string, error) {
+	if v.kind == yamlScalar {
+		switch x := v.val.(type) {
+		case nil:
+			return "", nil, nil
+		case bool:
+			if x {
+				return "on", nil, nil
+			}
+			return "off", nil, nil
+		case string:
+			if x == "on" || x == "off" || x == "proxy" {
+				return x, nil, nil
+			}
+		}
+		return "", nil, d.errf(v, "sandbox.network: expected on, off, proxy or {allow: [host, …]}, found %s", describeNode(v))
+	}
+	m, err := d.entries(v, "sandbox.network", "allow")
+	if err != nil {
+		return "", nil, err
+	}
+	var allow []string
+	for i := range m.keys {
+		allow, err = d.texts(m.items[i], "sandbox.network.allow", "[example.com, *.example.org]")
+		if err != nil {
+			return "", nil, err
+		}
+		for j, h := range allow {
+			if h == "" || strings.ContainsAny(h, "/ :") {
+				return "", nil, d.errf(m.items[i].items[j], "sandbox.network.allow.%d: %q is not a host name; use example.com or *.example.com", j, h)
+			}
+		}
+	}
+	return "proxy", allow, nil
 }

@@ -499,6 +499,7 @@ func (e *engine) runBash(tb *toolbox, ctx context.Context, t *toolSpec, line str
 // writes to the call's buffer (and live tail); once adopted, to its job.
 type shellProc struct {
 	cmd   *exec.Cmd
+	proc  procHandle // the started command (a child, or the world's)
 	done  chan error
 	mu    sync.Mutex
 	fg    io.Writer // the waiting call's buffer; nil once a job
@@ -535,10 +536,12 @@ func startShellProc(ctx context.Context, shell, line, dir string, fg io.Writer, 
 	cmd.Stdout = p
 	cmd.Stderr = p
 	cmd.WaitDelay = grace + time.Second
-	if err := startCommand(ctx, cmd); err != nil {
+	proc, err := startCommand(ctx, cmd)
+	if err != nil {
 		return nil, err
 	}
-	go func() { p.done <- cmd.Wait() }()
+	p.proc = proc
+	go func() { p.done <- proc.wait() }()
 	return p, nil
 }
 
@@ -549,7 +552,9 @@ func (p *shellProc) adopt(j *job) {
 	p.mu.Lock()
 	p.fg, p.job = nil, j
 	p.mu.Unlock()
-	p.guard = guardGroup(p.cmd)
+	if _, ok := p.proc.(execProc); ok {
+		p.guard = guardGroup(p.cmd) // a world's commands die with the world, and it with lembas
+	}
 	j.emitJob()
 	stopped := make(chan struct{})
 	exited := make(chan struct{})
@@ -557,21 +562,21 @@ func (p *shellProc) adopt(j *job) {
 	j.stop = func() {
 		once.Do(func() {
 			close(stopped)
-			terminateGroup(p.cmd)
+			p.proc.terminate()
 			timer := time.NewTimer(grace)
 			defer timer.Stop()
 			select {
 			case <-exited:
 			case <-timer.C:
 			}
-			killGroup(p.cmd) // what ignored the signal, or is left in the group
+			p.proc.kill() // what ignored the signal, or is left in the group
 		})
 		<-j.doneCh()
 	}
 	go func() {
 		err := <-p.done // the only reader once adopted
 		close(exited)
-		killGroup(p.cmd) // what it left behind in its group
+		p.proc.kill() // what it left behind in its group
 		p.guard.release()
 		select {
 		case <-stopped:
@@ -624,10 +629,8 @@ func jobExitCode(err error) (int, bool) {
 	if err == nil {
 		return 0, true
 	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), ee.ExitCode() >= 0
-	}
-	return -1, false
+	code, ok := exitCodeOf(err)
+	return code, ok && code >= 0
 }
 
 // jobTool looks up a call's job or answers the tool's unknown text.
@@ -840,7 +843,7 @@ func bashWithJobs(e *engine, tb *toolbox, ctx context.Context, t *toolSpec, line
 		how = "timeout"
 	}
 	if how != "" {
-		stopGroup(p.cmd, grace, p.done)
+		stopGroup(p.proc, grace, p.done)
 		werr = <-p.done
 	}
 	text := strings.TrimRight(buf.String(), "\n")

@@ -190,9 +190,22 @@ func readPIDs(t *testing.T, sc *bufio.Scanner, n int) []int {
 }
 
 // procAlive says whether a process exists and is not a zombie.
+//
+// A pid a command reported may be its world's (its own pid namespace):
+// a process whose innermost pid it is answers first, and a host process of
+// that number counts only if it is not a kernel thread (whose small pids a
+// world's pids often share).
 func procAlive(pid int) bool {
 	if pid <= 1 {
 		return false
+	}
+	if runtime.GOOS == "linux" {
+		if alive, found := worldPidAlive(pid); found {
+			return alive
+		}
+		if c, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && len(c) == 0 {
+			return false // a kernel thread: not a command's process
+		}
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -395,6 +408,7 @@ func TestPrintStopsLeftoverJobs(t *testing.T) {
 	skipNoUnix(t)
 	f := newFakeModel(t)
 	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "sleep 300 & echo $! > pid; wait", "background": true}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "until test -s pid; do sleep 0.05; done"}}), // the job's shell has run its echo
 		callsReply(fakeCall{"job_list", map[string]any{}}),
 		textReply("Left it running."))
 	proj := copyProject(t, "basic")
@@ -426,4 +440,36 @@ func TestPrintStopsLeftoverJobs(t *testing.T) {
 	if got := strings.Join(jobEvents, " "); got != "j1:running" {
 		t.Errorf("stream-json job events %q, want j1:running (a job stopped at exit is not told)", got)
 	}
+}
+
+// worldPidAlive looks for a process in a child pid namespace whose
+// innermost pid is pid (NSpid's last field); found says one was seen.
+func worldPidAlive(pid int) (alive, found bool) {
+	ents, _ := os.ReadDir("/proc")
+	want := strconv.Itoa(pid)
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var state string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "State:") {
+				state = strings.TrimSpace(strings.TrimPrefix(line, "State:"))
+			}
+			if strings.HasPrefix(line, "NSpid:") {
+				f := strings.Fields(strings.TrimPrefix(line, "NSpid:"))
+				if len(f) >= 2 && f[len(f)-1] == want {
+					found = true
+					if !strings.HasPrefix(state, "Z") {
+						return true, true
+					}
+				}
+			}
+		}
+	}
+	return false, found
 }

@@ -14,9 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"hash"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,31 +164,28 @@ func runWatch(ctx context.Context, dir, mode, command string, timeout time.Durat
 	cmd.Stdout, cmd.Stderr = out, out // one pipe: the bytes in the order written
 	grace := time.Duration(theSpec().Tools["bash"].limit("kill_grace_ms")) * time.Millisecond
 	cmd.WaitDelay = grace + time.Second
-	if err := startCommand(ctx, cmd); err != nil {
+	proc, err := startCommand(ctx, cmd) // in the mode's sandbox, the world where there is one (sandbox.go)
+	if err != nil {
 		return nil, &rpcError{Code: rpcInternalError, Message: loopText(theSchedSpec().Refusals, "watch_failed", "error", err)}
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- proc.wait() }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var err error
 	select {
 	case err = <-done:
 	case <-timer.C:
-		stopGroup(cmd, grace, done)
+		stopGroup(proc, grace, done)
 		<-done
 		return nil, &rpcError{Code: rpcInternalError, Message: loopText(theSchedSpec().Refusals, "watch_timed_out",
 			"seconds", int(timeout/time.Second), "max", w.TimeoutMaxS)}
 	case <-ctx.Done():
-		stopGroup(cmd, grace, done)
+		stopGroup(proc, grace, done)
 		<-done
 		return nil, &rpcError{Code: rpcInternalError, Message: "the service is stopping; the watch command was stopped"}
 	}
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	code, coded := exitCodeOf(err)
+	if !coded {
 		return nil, &rpcError{Code: rpcInternalError, Message: loopText(theSchedSpec().Refusals, "watch_failed", "error", err)}
 	}
 	out.mu.Lock()

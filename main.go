@@ -32,6 +32,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	case sandboxHelperArg:
 		return sandboxHelper(args[1:]) // the Linux sandbox's helper (sandbox_linux.go)
+	case worldHelperArg:
+		return worldInit(args[1:]) // a session's world (sandbox_world_linux.go)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {

@@ -114,6 +114,7 @@ type mcpServerConfig struct {
 	OAuth          mcpOAuthConfig  // oauth: a pre-registered client, a client ID metadata document, scopes (mcp_auth.go)
 	Interactive    bool            // a person can be shown a login address (not -p)
 	Warn           func(string)    // tells the person before the session's notices are hooked up (the REPL's stderr)
+	Sandbox        *sandbox        // a stdio server runs in the session's sandbox (its world on Linux); nil: bare
 
 	missing []string // environment variables that ${VAR} named and are unset
 }

@@ -136,7 +136,7 @@ func fakeMCPAnswer(mode string, msg map[string]any, notify func(any)) (answer an
 			b, _ := json.Marshal(meta)
 			return text(string(b)), false
 		case "child":
-			cmd := exec.Command("sleep", "300")
+			cmd := exec.Command("sleep", fakeChildSleep) // found by its argument where its pid is a namespace's
 			cmd.Start()
 			return text(strconv.Itoa(cmd.Process.Pid)), false
 		case fakeLongTool:

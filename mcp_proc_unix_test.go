@@ -41,3 +41,22 @@ func fakeServerPids(t *testing.T, log string) []int {
 	}
 	return pids
 }
+
+// fakeChildSleep is the argument of the fake server's child's sleep.
+const fakeChildSleep = "299.25"
+
+// sleepAlive says whether a `sleep arg` process is running (not a zombie),
+// as seen from here whatever namespace it is in.
+func sleepAlive(arg string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == "sleep\x00"+arg+"\x00" && mcpAlive(pid) {
+			return true
+		}
+	}
+	return false
+}

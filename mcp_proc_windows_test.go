@@ -7,3 +7,7 @@ import "testing"
 func mcpAlive(pid int) bool { return false }
 
 func fakeServerPids(t *testing.T, log string) []int { return nil }
+
+const fakeChildSleep = "299.25"
+
+func sleepAlive(arg string) bool { return false }

@@ -23,6 +23,7 @@ type mcpStdio struct {
 	*lineReader
 	*lineWriter
 	cmd   *exec.Cmd
+	proc  procHandle // the started server (a child, or in the session's world)
 	stdin io.WriteCloser
 	out   *os.File // our end of its stdout
 	spec  *mcpSpec
@@ -40,6 +41,9 @@ type mcpStdio struct {
 func startMCPStdio(cfg mcpServerConfig, sp *mcpSpec) (*mcpStdio, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Env = os.Environ()
+	if cfg.Sandbox != nil {
+		cmd.Env, _ = cfg.Sandbox.scrubEnv(cmd.Env) // the entry's own env is added after, as given
+	}
 	for k, v := range cfg.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -64,7 +68,13 @@ func startMCPStdio(cfg mcpServerConfig, sp *mcpSpec) (*mcpStdio, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	var proc procHandle
+	if cfg.Sandbox != nil {
+		proc, err = cfg.Sandbox.startServer(cmd) // sandbox_world.go
+	} else if err = cmd.Start(); err == nil {
+		proc = execProc{cmd}
+	}
+	if err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
 			f.Close()
 		}
@@ -74,10 +84,10 @@ func startMCPStdio(cfg mcpServerConfig, sp *mcpSpec) (*mcpStdio, error) {
 	outW.Close()
 	errW.Close()
 	s := &mcpStdio{lineReader: newLineReader(outR, int(sp.num("max_message_bytes"))), lineWriter: &lineWriter{w: inW},
-		cmd: cmd, stdin: inW, out: outR, spec: sp, done: make(chan any), errDone: make(chan any)}
+		cmd: cmd, proc: proc, stdin: inW, out: outR, spec: sp, done: make(chan any), errDone: make(chan any)}
 	go s.readStderr(errR)
 	go func() {
-		err := cmd.Wait()
+		err := proc.wait()
 		s.mu.Lock()
 		s.waitErr = err
 		s.mu.Unlock()
@@ -161,15 +171,15 @@ func (s *mcpStdio) close() {
 		select {
 		case <-s.done:
 		case <-time.After(s.spec.ms("stdin_grace_ms")):
-			terminateGroup(s.cmd)
+			s.proc.terminate()
 			select {
 			case <-s.done:
 			case <-time.After(s.spec.ms("term_grace_ms")):
-				killGroup(s.cmd)
+				s.proc.kill()
 				<-s.done
 			}
 		}
-		killGroup(s.cmd)
+		s.proc.kill()
 		s.out.Close()
 	})
 }

@@ -342,7 +342,7 @@ func mcpRuleKey(key string) bool {
 // clientOpened: the link's client opened the session, so the instance's
 // library (the login's server) scopes its calls by the session's id.
 // interactive: a person is there to be shown a login address (not -p).
-func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, clientOpened, interactive bool, warn func(string)) *mcpSet {
+func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, clientOpened, interactive bool, warn func(string), sb *sandbox) *mcpSet {
 	say := func(s string) {
 		if warn != nil {
 			warn(s)
@@ -371,6 +371,9 @@ func startSessionMCP(cfg *config, root string, acp []json.RawMessage, vision, cl
 			cfgs[i].SessionScope = true
 		}
 		cfgs[i].Interactive, cfgs[i].Warn = interactive, warn
+		if cfgs[i].Source != theMCP().Library.Source {
+			cfgs[i].Sandbox = sb // lembas's own library server keeps its own state
+		}
 	}
 	m := startMCP(cfgs, vision, nil)
 	m.held = held

@@ -26,7 +26,7 @@ func TestStopSignalsRunCleanup(t *testing.T) {
 			t.Run(sig.String()+mode, func(t *testing.T) {
 				f := newFakeModel(t)
 				f.push(callsReply(fakeCall{"bash", map[string]any{"command": "sleep 300 & echo $! > pid; wait", "background": true}}),
-					callsReply(fakeCall{"bash", map[string]any{"command": "test -s pid && touch ready; sleep 300"}}),
+					callsReply(fakeCall{"bash", map[string]any{"command": "until test -s pid; do sleep 0.05; done; touch ready; sleep 300"}}),
 					textReply("done"))
 				proj := copyProject(t, "basic")
 				cmd := exec.Command(lembasBin(t), "--mode", "auto", mode, "start a sleeper, then wait")

@@ -41,13 +41,30 @@ const sandboxHelperArg = "__sandbox"
 
 // sandboxSpec is harness/sandbox.json.
 type sandboxSpec struct {
-	About         string            `json:"about"`
-	Network       bool              `json:"network"`
-	Required      bool              `json:"required"`
-	Caches        []string          `json:"caches"`
-	Temp          []string          `json:"temp"`
-	Devices       []string          `json:"devices"`
-	Protect       []string          `json:"protect"`
+	About    string   `json:"about"`
+	Network  string   `json:"network"` // on, off, proxy
+	Required bool     `json:"required"`
+	Caches   []string `json:"caches"`
+	Temp     []string `json:"temp"`
+	Devices  []string `json:"devices"`
+	Protect  []string `json:"protect"`
+	Pin      []string `json:"pin"`
+	Mask     []string `json:"mask"`
+	Env      struct {
+		DropSubstrings []string `json:"drop_substrings"`
+		Drop           []string `json:"drop"`
+	} `json:"env"`
+	CacheEnv map[string]string `json:"cache_env"`
+	Limits   struct {
+		Processes uint64 `json:"processes"`
+		FileBytes uint64 `json:"file_bytes"`
+	} `json:"limits"`
+	WorldIdleS int `json:"world_idle_s"`
+	Proxy      struct {
+		Port           int      `json:"port"`
+		Allow          []string `json:"allow"`
+		MaxHeaderBytes int      `json:"max_header_bytes"`
+	} `json:"proxy"`
 	DenialMarkers []string          `json:"denial_markers"`
 	ExitSetup     int               `json:"exit_setup"`
 	Texts         map[string]string `json:"texts"`
@@ -84,12 +101,17 @@ var sandboxHelperExe string
 // sandboxProbeHook replaces the probe in tests (a kernel without Landlock).
 var sandboxProbeHook func() sandboxProbe
 
+// sandboxNoWorld makes sessions take the per-command sandbox (Landlock and
+// seccomp alone, and the helper's namespace) in tests of that fallback.
+var sandboxNoWorld bool
+
 // sandboxPolicy is what one command may do; on Linux it is handed to the
 // helper as JSON.
 type sandboxPolicy struct {
 	Write   []string `json:"write"`             // writable roots: folders or files, resolved, existing
 	Devices []string `json:"devices"`           // device files and folders: written and ioctl'd
 	Network bool     `json:"network"`           // false: no TCP, no non-Unix sockets, no io_uring
+	Signals bool     `json:"signals,omitempty"` // Landlock ABI 6: no signals outside the command (no pid namespace)
 	Protect []string `json:"protect,omitempty"` // bound read-only (namespaces) or denied (seatbelt)
 	NS      bool     `json:"ns,omitempty"`      // run in a user+mount namespace
 	ABI     int      `json:"abi,omitempty"`
@@ -108,6 +130,16 @@ type sandbox struct {
 	nsWhy  string
 	toldMu sync.Mutex
 	told   bool // the model has been told there is no sandbox
+
+	partsMu sync.Mutex
+	parts   map[string]policyParts // by mode, while the git folder's stamp holds
+	stamp   string
+
+	worldMu  sync.Mutex
+	world    worldRunner // the session's world (Linux), started on first use
+	worldErr error       // why there is none (then the per-command sandbox)
+	session  string      // the session's own folder on the host (temp, caches, the proxy's socket)
+	proxy    *sandboxProxy
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
@@ -148,12 +180,16 @@ func (s *sandbox) namespaces() (bool, string) {
 	return s.ns, s.nsWhy
 }
 
-func (s *sandbox) network() bool {
-	if s.cfg.Network != nil {
-		return *s.cfg.Network
+// networkMode is on, off or proxy (only the allowed hosts).
+func (s *sandbox) networkMode() string {
+	if s.cfg.Network != "" {
+		return s.cfg.Network
 	}
 	return theSandboxSpec().Network
 }
+
+// network says whether a command may open network sockets at all.
+func (s *sandbox) network() bool { return s.networkMode() != "off" }
 
 func (s *sandbox) required() bool {
 	if s.cfg.Required != nil {
@@ -233,22 +269,26 @@ func gitDirs(root string) (gitDir, common string, ok bool) {
 // policyParts is a policy before the paths are checked on disk: what the
 // conformance cases compare, since it does not depend on the machine.
 type policyParts struct {
-	Write   []string `json:"write"`
-	Devices []string `json:"devices"`
-	Protect []string `json:"protect"`
-	Network bool     `json:"network"`
+	Write   []string `json:"write"`   // written for real: the project, its git folders, config's writable
+	Temp    []string `json:"temp"`    // the temp folders (private to the session in the world)
+	Caches  []string `json:"caches"`  // build caches: copy-on-write in the world, read-only without one
+	Devices []string `json:"devices"` // written and ioctl'd
+	Protect []string `json:"protect"` // git's code-running files: read-only
+	Pin     []string `json:"pin"`     // git's objects and refs: not removable whole
+	Mask    []string `json:"mask"`    // credentials: empty in the world
+	Network string   `json:"network"` // on, off, proxy
 }
 
-// policyFor lays out a command's policy for a mode: in plan mode nothing
-// is writable but the devices — not the project, not its git folders, not
-// the temp folders or caches (a project under /tmp stays read-only).
+// policyFor lays out a command's policy for a mode: in plan mode the
+// project (and its git folders) is not writable.
 func (s *sandbox) policyFor(mode string, getenv func(string) string, home string) policyParts {
 	sp := theSandboxSpec()
 	var p policyParts
-	p.Network = s.network()
+	p.Network = s.networkMode()
+	gd, common, isGit := gitDirs(s.root)
 	if mode != "plan" {
 		p.Write = append(p.Write, s.root)
-		if gd, common, ok := gitDirs(s.root); ok {
+		if isGit {
 			for _, d := range []string{gd, common} {
 				if !within(s.root, d) {
 					p.Write = append(p.Write, d)
@@ -256,49 +296,128 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 			}
 		}
 	}
-	if mode == "plan" {
-		// Read-only wherever the project lives: a project under /tmp (or
-		// a cache folder) is not written through the temp roots either.
-		// Only the devices stay writable (/dev/null and the like).
-		p.Devices = append(p.Devices, sp.Devices...)
-		return p
+	for _, e := range s.cfg.Writable {
+		if r, ok := expandRoot(e, getenv, home); ok {
+			p.Write = append(p.Write, r)
+		}
 	}
 	for _, e := range sp.Temp {
 		if r, ok := expandRoot(e, getenv, home); ok {
-			p.Write = append(p.Write, r)
+			p.Temp = append(p.Temp, r)
 		}
 	}
-	caches := sp.Caches
-	if s.cfg.HasList {
-		caches = s.cfg.Writable
-	}
-	for _, e := range caches {
-		if r, ok := expandRoot(e, getenv, home); ok {
-			p.Write = append(p.Write, r)
+	for _, e := range sp.Caches {
+		if r, ok := expandRoot(e, getenv, home); ok && !underAnyRoot(r, p.Write) {
+			p.Caches = append(p.Caches, r)
 		}
 	}
 	p.Devices = append(p.Devices, sp.Devices...)
-	if _, common, ok := gitDirs(s.root); ok && mode != "plan" {
-		for _, e := range sp.Protect {
-			p.Protect = append(p.Protect, filepath.Join(common, strings.TrimPrefix(e, ".git/")))
+	if isGit && mode != "plan" {
+		p.Protect = gitPaths(sp.Protect, gd, common)
+		p.Pin = gitPaths(sp.Pin, gd, common)
+	}
+	for _, e := range sp.Mask {
+		if r, ok := expandRoot(e, getenv, home); ok {
+			p.Mask = append(p.Mask, r)
 		}
 	}
-	p.Write = uniq(p.Write)
+	p.Write, p.Temp, p.Caches, p.Mask = uniq(p.Write), uniq(p.Temp), uniq(p.Caches), uniq(p.Mask)
 	return p
+}
+
+// partsCached is policyFor with the process's environment, kept per mode
+// while the project's .git (its kind, size and time) is as it was: a
+// command should not pay for globbing the git folder every time.
+func (s *sandbox) partsCached(mode string) policyParts {
+	stamp := "none"
+	if fi, err := os.Lstat(filepath.Join(s.root, ".git")); err == nil {
+		stamp = fmt.Sprint(fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+	}
+	s.partsMu.Lock()
+	defer s.partsMu.Unlock()
+	if stamp != s.stamp || s.parts == nil {
+		s.parts, s.stamp = map[string]policyParts{}, stamp
+	}
+	p, ok := s.parts[mode]
+	if !ok {
+		p = s.policyFor(mode, os.Getenv, homeDir())
+		s.parts[mode] = p
+	}
+	return p
+}
+
+// underAnyRoot says whether p is one of roots or inside one.
+func underAnyRoot(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitPaths expands protect or pin entries: <git> is the git folder, <common>
+// its common folder, and a * one name that exists (the git folder of a
+// linked worktree is never matched: it is the project's own).
+func gitPaths(entries []string, gd, common string) []string {
+	var out []string
+	for _, e := range entries {
+		p := strings.NewReplacer("<git>", gd, "<common>", common).Replace(e)
+		if !strings.Contains(p, "*") {
+			out = append(out, filepath.Clean(p))
+			continue
+		}
+		matches, _ := filepath.Glob(p)
+		sort.Strings(matches)
+		for _, m := range matches {
+			if m != gd && !within(m, gd) {
+				out = append(out, m)
+			}
+		}
+	}
+	return uniq(out)
 }
 
 // policy is the policy one command runs under, with every root resolved
 // (Landlock and Seatbelt see resolved paths) and the missing ones left out
-// and returned, so `sandbox check` can name them.
+// and returned, so `sandbox check` can name them. In the world the caches
+// (copy-on-write there) and its empty folders are writable too.
 func (s *sandbox) policy(mode string) (sandboxPolicy, []string) {
-	parts := s.policyFor(mode, os.Getenv, homeDir())
+	return s.policyIn(mode, false)
+}
+
+func (s *sandbox) policyIn(mode string, inWorld bool) (sandboxPolicy, []string) {
+	return s.policyOf(s.policyFor(mode, os.Getenv, homeDir()), inWorld)
+}
+
+// worldPolicy is a command's policy in the world, without a look at the
+// disk: the init's Landlock resolves each root itself (a link to its
+// target) and leaves out what is missing, so lembas's side of a command
+// stays a few microseconds.
+func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
+	pol := sandboxPolicy{Network: parts.Network != "off", ABI: s.probed().ABI}
+	pol.Write = append(append(append(pol.Write, parts.Write...), parts.Temp...), parts.Caches...)
+	pol.Write = append(pol.Write, fmt.Sprintf("/run/user/%d", os.Getuid()))
+	pol.Devices = parts.Devices
+	pol.Protect = parts.Protect // named in a denial; the world binds them
+	return pol
+}
+
+func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []string) {
 	pr := s.probed()
-	pol := sandboxPolicy{Network: parts.Network, ABI: pr.ABI}
-	if len(parts.Protect) > 0 {
+	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld}
+	if len(parts.Protect) > 0 && !inWorld {
 		pol.NS, _ = s.namespaces()
 	}
 	var missing []string
-	for _, r := range parts.Write {
+	roots := append(append([]string{}, parts.Write...), parts.Temp...)
+	if inWorld {
+		roots = append(roots, parts.Caches...)
+		if ru := fmt.Sprintf("/run/user/%d", os.Getuid()); pathExists(ru) {
+			roots = append(roots, ru)
+		}
+	}
+	for _, r := range roots {
 		if _, err := os.Stat(r); err != nil {
 			missing = append(missing, r)
 			continue
@@ -343,10 +462,12 @@ type sandboxRun struct {
 	sb     *sandbox
 	pol    sandboxPolicy
 	kind   string
-	bare   bool   // runs outside the sandbox (approved, or none here)
-	note   string // said to the model after the result
+	bare   bool        // runs outside the sandbox (approved, or none here)
+	world  worldRunner // runs in the session's world
+	note   string      // said to the model after the result
 	plan   bool
 	before gitSnapshot
+	hosts  int // the proxy's refusals before the command, to name the new ones
 }
 
 type sandboxRunKey struct{}
@@ -357,8 +478,12 @@ type sandboxRunKey struct{}
 // as it is.
 func sandboxed(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
 	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
-	if r == nil || r.bare {
+	if r == nil {
 		return cmd
+	}
+	cmd.Env = r.sb.commandEnv(cmd.Env, r) // secrets dropped, even with no sandbox (sandbox_env.go)
+	if r.bare || r.world != nil {
+		return cmd // the world takes the command as it is
 	}
 	if err := sandboxCommand(cmd, r.pol); err != nil {
 		cmd.Err = fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
@@ -366,14 +491,27 @@ func sandboxed(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
 	return cmd
 }
 
-// startCommand is the hook in runShell that starts a command: inside the
-// sandbox the context carries, else plainly.
-func startCommand(ctx context.Context, cmd *exec.Cmd) error {
+// startCommand is the hook in runShell that starts a command: in the
+// session's world, inside the sandbox the context carries, else plainly.
+func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
-	if r == nil || r.bare || cmd.Err != nil {
-		return cmd.Start()
+	var err error
+	switch {
+	case r == nil || r.bare || cmd.Err != nil:
+		err = cmd.Start()
+	case r.world != nil:
+		p, err := r.world.start(cmd, r.pol)
+		if err != nil {
+			return nil, fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
+		}
+		return p, nil
+	default:
+		err = sandboxStart(cmd, r.pol)
 	}
-	return sandboxStart(cmd, r.pol)
+	if err != nil {
+		return nil, err
+	}
+	return execProc{cmd}, nil
 }
 
 // startsOnOwnThread says whether startCommand will start the command from
@@ -382,7 +520,7 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) error {
 // at once.
 func startsOnOwnThread(ctx context.Context) bool {
 	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
-	return r != nil && !r.bare && !r.pol.NS && runtime.GOOS == "linux"
+	return r != nil && !r.bare && r.world == nil && !r.pol.NS && runtime.GOOS == "linux"
 }
 
 // unsandboxedArg reads a bash call's unsandboxed reason.
@@ -440,8 +578,19 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 		sb.toldMu.Unlock()
 	}
 	r.kind = p.Kind
-	r.pol, _ = sb.policy(call.mode)
-	r.before = takeGitSnapshot(r.pol.Protect)
+	if !r.bare {
+		r.world = sb.theWorld()
+	}
+	parts := sb.partsCached(call.mode)
+	if r.world != nil {
+		r.pol = sb.worldPolicy(parts)
+	} else {
+		r.pol, _ = sb.policyOf(parts, false)
+	}
+	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world))
+	if sb.proxy != nil {
+		r.hosts = sb.proxy.refusedCount()
+	}
 	return context.WithValue(ctx, sandboxRunKey{}, r), r, ""
 }
 
@@ -465,6 +614,11 @@ func (r *sandboxRun) finish(out string, code int) string {
 	if !r.bare && code == theSandboxSpec().ExitSetup && strings.Contains(out, "lembas sandbox:") {
 		return strings.Join(notes, "\n") // the helper said why already
 	}
+	if r.sb != nil && r.sb.proxy != nil {
+		if hosts := r.sb.proxy.refusedSince(r.hosts); len(hosts) > 0 {
+			notes = append(notes, sandboxText("host_refused", "hosts", strings.Join(hosts, ", ")))
+		}
+	}
 	if !r.bare && code != 0 {
 		if what := denialLine(out); what != "" {
 			if r.plan {
@@ -473,8 +627,11 @@ func (r *sandboxRun) finish(out string, code int) string {
 				notes = append(notes, sandboxText("denied_git", "what", what, "paths", names))
 			} else {
 				net := ""
-				if !r.pol.Network {
+				switch r.sb.networkMode() {
+				case "off":
 					net = sandboxText("network_off")
+				case "proxy":
+					net = sandboxText("network_proxy")
 				}
 				notes = append(notes, sandboxText("denied", "what", what, "kind", r.kind, "roots", showRoots(r.pol.Write), "network", net))
 			}
@@ -686,16 +843,19 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) error {
 		return usageError{err.Error()}
 	}
 	sb := newSandbox(cfg.Sandbox, root)
+	defer sb.close()
 	fmt.Fprint(stdout, sb.report(mode))
 	return nil
 }
 
-// report is `sandbox check`'s text.
+// report is `sandbox check`'s text: what is enforced on this machine, as
+// found by starting the world (or failing to), not what is configured.
 func (s *sandbox) report(mode string) string {
 	c := theSandboxSpec().Check
 	p := s.probed()
 	var b strings.Builder
 	line := func(key string, kv ...any) { b.WriteString(fillPairs(c[key], kv...) + "\n") }
+	var w worldRunner
 	if p.Kind == "" {
 		line("none", "why", p.Why)
 	} else {
@@ -706,22 +866,103 @@ func (s *sandbox) report(mode string) string {
 				masked = fillPairs(c["masked"], "rights", p.Masked)
 			}
 			line("abi", "abi", p.ABI, "masked", masked)
-			how := c["ns_yes"]
-			if ok, why := s.namespaces(); !ok {
-				how = fillPairs(c["ns_no"], "why", why)
+			w = s.theWorld()
+			if w != nil {
+				net := ""
+				if s.networkMode() != "on" {
+					net = c["ns_net"]
+				}
+				line("namespaces", "how", fillPairs(c["ns_yes"], "net", net))
+			} else {
+				why := "turned off for this test"
+				if !sandboxNoWorld {
+					why = ""
+				}
+				if s.worldErr != nil {
+					why = s.worldErr.Error()
+				} else if _, w := s.namespaces(); w != "" {
+					why = w
+				}
+				line("namespaces", "how", fillPairs(c["ns_no"], "why", why))
 			}
-			line("namespaces", "how", how)
 		}
 	}
-	pol, missing := s.policy(mode)
-	line("read")
-	line("write", "roots", showRoots(append(append([]string{}, pol.Write...), pol.Devices...)))
-	if len(missing) > 0 {
-		line("skipped", "roots", showRoots(missing))
+	inWorld := w != nil
+	parts := s.policyFor(mode, os.Getenv, homeDir())
+	pol, missing := s.policyIn(mode, inWorld)
+	if p.Kind == "" {
+		line("unenforced")
+	} else {
+		line("read")
+		line("write", "roots", showRoots(append(append([]string{}, pol.Write...), pol.Devices...)))
+		if len(missing) > 0 {
+			line("skipped", "roots", showRoots(missing))
+		}
 	}
-	state := c["network_on"]
-	if !pol.Network {
+	if p.Kind != "" {
+		var caches []string
+		for _, r := range parts.Caches {
+			if pathExists(r) {
+				caches = append(caches, r)
+			}
+		}
+		if len(caches) > 0 && p.Kind == "landlock" {
+			how := c["caches_ro"]
+			if inWorld {
+				how = c["caches_overlay"]
+			}
+			line("caches", "roots", showRoots(caches), "how", how)
+		}
+		if inWorld {
+			var held []string
+			for _, m := range parts.Mask {
+				if pathExists(m) {
+					held = append(held, m)
+				}
+			}
+			if len(held) > 0 {
+				line("masks", "paths", showRoots(held))
+			}
+			if prot := w.protected(); len(prot) > 0 {
+				var pins []string
+				for _, p := range parts.Pin {
+					if pathExists(p) {
+						pins = append(pins, p)
+					}
+				}
+				line("git", "paths", showRoots(prot), "pins", showRoots(pins))
+			}
+			sp := theSandboxSpec()
+			if w.processBound() {
+				line("limits", "procs", sp.Limits.Processes, "bytes", sp.Limits.FileBytes)
+			} else {
+				line("limits_files", "bytes", sp.Limits.FileBytes)
+			}
+		} else if p.Kind == "landlock" {
+			line("masks_none")
+			if len(pol.Protect) > 0 {
+				line("git_snap", "paths", showRoots(pol.Protect))
+			}
+			line("limits_none")
+		}
+	}
+	if _, dropped := s.scrubEnv(os.Environ()); len(dropped) > 0 {
+		line("env", "names", strings.Join(dropped, ", "))
+	} else {
+		line("env_none")
+	}
+	var state string
+	switch {
+	case p.Kind == "":
+		state = c["network_unenforced"]
+	case s.networkMode() == "off":
 		state = c["network_off"]
+	case s.networkMode() == "proxy" && inWorld:
+		state = fillPairs(c["network_proxy"], "hosts", strings.Join(s.allowedHosts(), ", "))
+	case s.networkMode() == "proxy":
+		state = fillPairs(c["network_proxy_weak"], "hosts", strings.Join(s.allowedHosts(), ", "))
+	default:
+		state = c["network_on"]
 	}
 	line("network", "state", state)
 	line("required", "required", s.required())

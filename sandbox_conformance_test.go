@@ -17,21 +17,40 @@ import (
 func init() {
 	conformanceRunners["sandbox"] = func(input json.RawMessage) (any, error) {
 		var in struct {
-			Kind    string            `json:"kind"`
-			Mode    string            `json:"mode"`
-			Config  string            `json:"config"`
-			Env     map[string]string `json:"env"`
-			Home    string            `json:"home"`
-			Git     bool              `json:"git"`
-			Command string            `json:"command"`
-			Reason  string            `json:"reason"`
-			Output  string            `json:"output"`
-			Rules   permRules         `json:"rules"`
+			Kind    string          `json:"kind"`
+			Mode    string          `json:"mode"`
+			Config  string          `json:"config"`
+			Env     json.RawMessage `json:"env"` // policy: a map; env: a list
+			Host    string          `json:"host"`
+			Home    string          `json:"home"`
+			Git     bool            `json:"git"`
+			Command string          `json:"command"`
+			Reason  string          `json:"reason"`
+			Output  string          `json:"output"`
+			Rules   permRules       `json:"rules"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
 		}
+		var envMap map[string]string
+		var envList []string
+		if in.Kind == "env" {
+			json.Unmarshal(in.Env, &envList)
+		} else if len(in.Env) > 0 {
+			json.Unmarshal(in.Env, &envMap)
+		}
 		switch in.Kind {
+		case "env", "host":
+			c, err := parseConfig([]byte(in.Config), "config.yaml")
+			if err != nil {
+				return nil, err
+			}
+			sb := newSandbox(c.Sandbox, "/p")
+			if in.Kind == "host" {
+				return sb.allowedHost(in.Host), nil
+			}
+			kept, dropped := sb.scrubEnv(envList)
+			return map[string]any{"kept": kept, "dropped": dropped}, nil
 		case "config":
 			c, err := parseConfig([]byte(in.Config), "config.yaml")
 			if err != nil {
@@ -53,8 +72,8 @@ func init() {
 				root = evalExisting(dir)
 				os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755)
 			}
-			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return in.Env[k] }, in.Home)
-			for _, l := range []*[]string{&p.Write, &p.Protect} {
+			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return envMap[k] }, in.Home)
+			for _, l := range []*[]string{&p.Write, &p.Protect, &p.Pin} {
 				for i, s := range *l {
 					if in.Git && strings.HasPrefix(s, root) {
 						(*l)[i] = "<project>" + s[len(root):]
@@ -119,6 +138,32 @@ func FuzzDenialLine(f *testing.F) {
 		l := denialLine(out)
 		if strings.Contains(l, "\n") || len([]rune(l)) > 201 {
 			t.Fatalf("line %q", l)
+		}
+	})
+}
+
+// FuzzProxyHost: whatever host a command names to the proxy, only a listed
+// name or a name under a "*." entry is allowed — never an address, never
+// the bare name of a wildcard.
+func FuzzProxyHost(f *testing.F) {
+	for _, s := range []string{"proxy.golang.org", "127.0.0.1", "x.corp.example", "corp.example", "evilcorp.example", "[::1]", "a..corp.example", ""} {
+		f.Add(s)
+	}
+	sb := newSandbox(sandboxConfig{Allow: []string{"*.corp.example"}}, "/p")
+	f.Fuzz(func(t *testing.T, host string) {
+		if !sb.allowedHost(host) {
+			return
+		}
+		h := strings.ToLower(strings.TrimSuffix(host, "."))
+		listed := false
+		for _, a := range theSandboxSpec().Proxy.Allow {
+			listed = listed || a == h
+		}
+		if !listed && !strings.HasSuffix(h, ".corp.example") {
+			t.Fatalf("%q allowed", host)
+		}
+		if h == "corp.example" {
+			t.Fatalf("the bare name of a wildcard was allowed")
 		}
 	})
 }

@@ -271,8 +271,14 @@ func landlockRestrict(pol sandboxPolicy) error {
 	if !pol.Network && abi >= 4 {
 		attr.net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	}
-	if !pol.Network && abi >= 6 {
+	if abi >= 6 {
+		// No abstract Unix socket made outside the command (D-Bus, X11, a
+		// daemon's) can be reached; and without a pid namespace no signal
+		// can leave the command.
 		attr.scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+		if pol.Signals {
+			attr.scoped |= unix.LANDLOCK_SCOPE_SIGNAL
+		}
 	}
 	size := unsafe.Sizeof(attr)
 	if abi < 6 {

@@ -160,8 +160,8 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		return chooseModel(ctx, cfg, name, os.Getenv)
 	}
 	teamSessionStart(e, f.agents, warn) // the lead block and the team's notes (team_setting.go)
-	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn)
-	return e, func() { e.stopJobs(); tb.mcp.close(); st.close() }, nil
+	tb.mcp = startSessionMCP(cfg, root, f.mcpServers, ref.Meta.vision(), f.linkOpened, !headless, warn, tb.sandbox)
+	return e, func() { e.stopJobs(); tb.mcp.close(); tb.sandbox.close(); st.close() }, nil
 }
 
 // openSession is the session a front end works in: the one named

@@ -161,7 +161,7 @@ func TestInterruptCancels(t *testing.T) {
 		t.Skip("signals")
 	}
 	f := newFakeModel(t)
-	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "touch started; sleep 30 & echo $! > child; wait"}}))
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": "touch started; sleep 30.375 & echo $! > child; wait"}}))
 	proj := copyProject(t, "basic")
 	env := []string{"OPENAI_BASE_URL=" + f.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
 	cmd, out := startSlowTurn(t, env, proj)
@@ -181,7 +181,7 @@ func TestInterruptCancels(t *testing.T) {
 		t.Errorf("output %+v\n%s", ho, out.String())
 	}
 	pid, _ := os.ReadFile(filepath.Join(proj, "child"))
-	if p := strings.TrimSpace(string(pid)); p == "" || !goneWithin(p, 5*time.Second) {
+	if p := strings.TrimSpace(string(pid)); p == "" || !childGone(p, "30.375", 5*time.Second) {
 		t.Errorf("the command's child %q outlived the cancel", p)
 	}
 	show := runLembas(t, env, proj, "", "sessions", "show", ho.SessionID)

@@ -581,7 +581,7 @@ func (s subApprover) approve(ctx context.Context, req approvalRequest) approvalA
 func (tb *toolbox) forSubagent(readOnly, canTask bool) (*toolbox, error) {
 	sp := tb.spec
 	sub := &toolbox{root: tb.root, spec: sp, byName: map[string]*toolSpec{}, shell: tb.shell, vision: tb.vision,
-		fsys: tb.fsys, reads: map[string]fileStamp{}, snap: tb.snap}
+		fsys: tb.fsys, reads: map[string]fileStamp{}, snap: tb.snap, sandbox: tb.sandbox} // the session's world, shared
 	parentOffers := map[string]bool{}
 	for _, t := range tb.tools {
 		parentOffers[t.Name] = true

@@ -66,10 +66,11 @@ type teamMember struct {
 
 // teamRequest is a request a subagent made with team_request.
 type teamRequest struct {
-	id     string
-	m      *teamMember
-	option string
-	why    string
+	id      string
+	m       *teamMember
+	option  string
+	why     string
+	decided bool // answered; off the list once the decision is delivered
 }
 
 func teamRefusal(key string, kv ...any) string {

@@ -130,7 +130,9 @@ func teamScript(t *testing.T) map[string]func(int, fakeRequest) fakeReply {
 					"task": "LEAD-TASK: direct two members, one writes notes.txt, one reads src/app.txt"}})
 			case lastIsUserWith(req, "<team-request"):
 				return callsReply(fakeCall{"team_decide", map[string]any{"id": "r1", "allow": true, "note": "go ahead"}})
-			case lastIsUserWith(req, "<team-report id=\"s1\""):
+			case strings.Contains(allUser(req), "<team-report id=\"s1\""):
+				// The lead's report may come in the same message as a
+				// request (decided first) or after it: read the whole turn.
 				return textReply("MAIN-DONE: the team wrote notes.txt and read src/app.txt.")
 			}
 			return textReply("Waiting for the team.")
@@ -266,8 +268,10 @@ func TestTeamEndToEnd(t *testing.T) {
 			granted = granted || strings.Contains(res, "Granted write to s2: it now works in edit mode.")
 		}
 	}
-	if !granted || len(main) != 5 {
-		t.Errorf("the main agent made %d requests (want 5: add, decide, wait, wait, answer); granted: %v", len(main), granted)
+	// add, decide, the answer, and a wait or two between them as the
+	// members' marks happen to arrive.
+	if !granted || len(main) < 3 || len(main) > 5 {
+		t.Errorf("the main agent made %d requests (want 3 to 5: add, decide, waits, answer); granted: %v", len(main), granted)
 	}
 	// The session keeps the findings and transcripts: sessions show prints them.
 	show := runLembas(t, env, proj, "", "sessions", "show", sessionID)

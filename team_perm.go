@@ -70,17 +70,18 @@ func toolTeamDecide(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 func (t *teamState) decide(mainMode, id string, allow bool, note string, ts *toolSpec) (string, bool) {
 	t.mu.Lock()
 	var r *teamRequest
-	at := -1
-	for i, q := range t.requests {
-		if q.id == id || q.m.rec.ID == id || strings.EqualFold(q.m.rec.Name, id) {
-			r, at = q, i
+	for _, q := range t.requests {
+		if !q.decided && (q.id == id || q.m.rec.ID == id || strings.EqualFold(q.m.rec.Name, id)) {
+			r = q
 			break
 		}
 	}
 	if r == nil {
 		var open []string
 		for _, q := range t.requests {
-			open = append(open, q.id+" ("+q.m.rec.ID+" "+q.option+")")
+			if !q.decided {
+				open = append(open, q.id+" ("+q.m.rec.ID+" "+q.option+")")
+			}
 		}
 		list := strings.Join(open, ", ")
 		if list == "" {
@@ -89,12 +90,16 @@ func (t *teamState) decide(mainMode, id string, allow bool, note string, ts *too
 		t.mu.Unlock()
 		return ts.text("unknown", "id", id, "open", list), false
 	}
-	t.requests = append(t.requests[:at], t.requests[at+1:]...)
+	// Decided, but kept in the list until its decision is delivered: the
+	// asking member's turn holds while a request of its is listed
+	// (teamHold), so it cannot end in the moment between the two.
+	r.decided = true
+	defer t.dropRequest(r)
 	m := r.m
 	needs := theSpec().Loop.Team.RequestOptions[r.option]
 	if allow && !modeNoWider(needs, mainMode) {
 		t.mu.Unlock()
-		t.mark(m.run.e, teamMarkText("decision", "option", r.option, "allowed", "false", "note", note))
+		t.deliver(m, teamMarkText("decision", "option", r.option, "allowed", "false", "note", note))
 		return ts.text("past_main", "option", r.option, "needs", needs, "mode", mainMode), false
 	}
 	sub := m.rec.ID
@@ -112,12 +117,27 @@ func (t *teamState) decide(mainMode, id string, allow bool, note string, ts *too
 		m.run.e.perm.mode = mode
 	}
 	t.note(m)
-	t.mark(m.run.e, teamMarkText("decision", "option", r.option, "allowed", fmt.Sprint(allow), "note", note))
+	// Delivered, not only marked: a member whose turn ended while it waited
+	// (its last answer "waiting for the decision") works again with it.
+	t.deliver(m, teamMarkText("decision", "option", r.option, "allowed", fmt.Sprint(allow), "note", note))
 	t.emitTree()
 	if allow {
 		return ts.text("granted", "option", r.option, "sub", sub, "mode", mode), true
 	}
 	return ts.text("refused", "option", r.option, "sub", sub), true
+}
+
+// dropRequest takes a decided request off the list.
+func (t *teamState) dropRequest(r *teamRequest) {
+	t.mu.Lock()
+	for i, q := range t.requests {
+		if q == r {
+			t.requests = append(t.requests[:i], t.requests[i+1:]...)
+			break
+		}
+	}
+	t.touchLocked()
+	t.mu.Unlock()
 }
 
 func removeString(list []string, s string) []string {

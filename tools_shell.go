@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -177,15 +176,15 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.WaitDelay = grace + time.Second
-	if err := startCommand(ctx, cmd); err != nil { // in the sandbox (sandbox.go)
+	proc, err := startCommand(ctx, cmd) // in the sandbox (sandbox.go)
+	if err != nil {
 		return err.Error(), -1, "error"
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- proc.wait() }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	how := ""
-	var err error
 	select {
 	case err = <-done:
 	case <-timer.C:
@@ -194,15 +193,15 @@ func runShell(ctx context.Context, shell, line, dir string, timeout, grace time.
 		how = "cancelled"
 	}
 	if how != "" {
-		stopGroup(cmd, grace, done)
+		stopGroup(proc, grace, done)
 		err = <-done
 	}
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil && how == "" {
-		return buf.String() + "\n" + err.Error(), -1, "error"
+	code, coded := exitCodeOf(err)
+	if !coded {
+		if how == "" {
+			return buf.String() + "\n" + err.Error(), -1, "error"
+		}
+		code = 0
 	}
 	return buf.String(), code, how
 }
@@ -231,15 +230,15 @@ func shellCommand(shell, line, dir string) *exec.Cmd {
 
 // stopGroup ends a command's whole process group: a polite signal first,
 // then a kill if it has not ended within grace.
-func stopGroup(cmd *exec.Cmd, grace time.Duration, done chan error) {
-	terminateGroup(cmd)
+func stopGroup(p procHandle, grace time.Duration, done chan error) {
+	p.terminate()
 	select {
 	case err := <-done:
 		// Put it back for the caller.
 		go func() { done <- err }()
-		killGroup(cmd) // children that ignored the signal
+		p.kill() // children that ignored the signal
 	case <-time.After(grace):
-		killGroup(cmd)
+		p.kill()
 	}
 }
 

@@ -251,12 +251,12 @@ func TestBash(t *testing.T) {
 	}
 	// A timeout kills the whole group: the background child too.
 	pidFile := filepath.Join(tb.root, "child.pid")
-	r := call(t, tb, "bash", map[string]any{"command": "sleep 60 & echo $! > child.pid; wait", "timeout": 1})
+	r := call(t, tb, "bash", map[string]any{"command": "sleep 60.125 & echo $! > child.pid; wait", "timeout": 1})
 	if !r.IsError || !strings.Contains(r.Text, "timed out after 1 s") {
 		t.Errorf("timeout: %q", r.Text)
 	}
 	pid, _ := os.ReadFile(pidFile)
-	if !goneWithin(strings.TrimSpace(string(pid)), 5*time.Second) {
+	if !childGone(strings.TrimSpace(string(pid)), "60.125", 5*time.Second) {
 		t.Errorf("the child %s outlived the timeout", pid)
 	}
 	// Cancel kills too.
@@ -283,6 +283,21 @@ func alive(pid string) bool {
 
 // goneWithin waits for a killed process to finish dying: a kill is
 // delivered at once, but a loaded machine may take a moment to reap it.
+// childGone waits for a command's child to end: by its pid, or (on Linux,
+// where the command ran in the session's world and the pid is the pid
+// namespace's) by the argument of its sleep.
+func childGone(pid, sleepArg string, d time.Duration) bool {
+	if runtime.GOOS != "linux" {
+		return goneWithin(pid, d)
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if !sleepAlive(sleepArg) {
+			return true
+		}
+	}
+	return !sleepAlive(sleepArg)
+}
+
 func goneWithin(pid string, d time.Duration) bool {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if !alive(pid) {

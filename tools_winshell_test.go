@@ -96,7 +96,7 @@ func TestShellNamedWhenNotBash(t *testing.T) {
 	if r := call(t, tb, "bash", map[string]any{"command": "echo hi"}); strings.Contains(r.Text, "not bash") {
 		t.Errorf("sh's result: %s", r.Text)
 	}
-	fake := filepath.Join(t.TempDir(), "cmd")
+	fake := filepath.Join(tb.root, "cmd") // in the project: a world (Linux) shows the project, not the host's /tmp
 	os.WriteFile(fake, []byte("#!/bin/sh\n[ \"$1\" = /C ] || exit 9\nexec /bin/sh -c \"$2\"\n"), 0o755)
 	tb.shell = fake
 	if d := desc(); !strings.Contains(d, "This is cmd.exe, not bash") {

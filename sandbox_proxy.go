@@ -1,0 +1,213 @@
+package main
+
+// The proxy a session's commands reach the network through when
+// sandbox.network is proxy (the default): HTTP CONNECT for TLS and plain
+// HTTP with an absolute URL, to the hosts allowed — the package registries
+// (sandbox.json proxy.allow) and sandbox.network.allow — and to no other.
+// In the world it is the only way out (the world's loopback forwards to its
+// Unix socket); without a world it listens on the host's loopback and binds
+// only the programs that honour HTTP(S)_PROXY. A refused host is answered
+// 403 with a sentence, and named to the model after the command.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+type sandboxProxy struct {
+	sb      *sandbox
+	sock    string // the Unix socket (the world's way out)
+	port    int    // the loopback port (commands without a world)
+	ls      []net.Listener
+	mu      sync.Mutex
+	refused []string // hosts refused, in order, for the notes
+	conns   sync.WaitGroup
+}
+
+// startSandboxProxy listens on dir/proxy.sock and on 127.0.0.1.
+func startSandboxProxy(sb *sandbox, dir string) (*sandboxProxy, error) {
+	p := &sandboxProxy{sb: sb, sock: filepath.Join(dir, "proxy.sock")}
+	ul, err := net.Listen("unix", p.sock)
+	if err != nil {
+		return nil, fmt.Errorf("starting the network proxy: %v", err)
+	}
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("starting the network proxy: %v", err)
+	}
+	p.port = tl.Addr().(*net.TCPAddr).Port
+	p.ls = []net.Listener{ul, tl}
+	for _, l := range p.ls {
+		go p.serve(l)
+	}
+	return p, nil
+}
+
+func (p *sandboxProxy) close() {
+	for _, l := range p.ls {
+		l.Close()
+	}
+}
+
+func (p *sandboxProxy) serve(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go p.handle(c)
+	}
+}
+
+// allowedHost says whether commands may reach host (no port): a name in
+// the lists, or under a "*.name" entry. IP literals and loopback names are
+// never allowed unless listed exactly.
+func (sb *sandbox) allowedHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	lists := [][]string{theSandboxSpec().Proxy.Allow, sb.cfg.Allow}
+	for _, l := range lists {
+		for _, a := range l {
+			a = strings.ToLower(a)
+			if a == host {
+				return true
+			}
+			if strings.HasPrefix(a, "*.") && strings.HasSuffix(host, a[1:]) && net.ParseIP(host) == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// allowedHosts names the hosts for `sandbox check`.
+func (sb *sandbox) allowedHosts() []string {
+	return append(append([]string{}, theSandboxSpec().Proxy.Allow...), sb.cfg.Allow...)
+}
+
+func (p *sandboxProxy) refuse(c net.Conn, host string) {
+	p.mu.Lock()
+	p.refused = append(p.refused, host)
+	p.mu.Unlock()
+	body := sandboxText("proxy_refused_body", "host", host)
+	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+}
+
+func (p *sandboxProxy) refusedCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.refused)
+}
+
+// refusedSince names the hosts refused after the first n refusals.
+func (p *sandboxProxy) refusedSince(n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n > len(p.refused) {
+		return nil
+	}
+	return uniq(append([]string{}, p.refused[n:]...))
+}
+
+// handle serves one client connection: CONNECT host:port, or requests with
+// absolute http:// URLs, one after another.
+func (p *sandboxProxy) handle(c net.Conn) {
+	defer c.Close()
+	lim := &headLimit{r: c}
+	br := bufio.NewReaderSize(lim, 4096)
+	for {
+		c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		lim.n = int64(theSandboxSpec().Proxy.MaxHeaderBytes)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		lim.n = 1 << 62
+		c.SetReadDeadline(time.Time{})
+		if req.Method == http.MethodConnect {
+			host, port, err := net.SplitHostPort(req.Host)
+			if err != nil || port == "" {
+				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+				return
+			}
+			if !p.sb.allowedHost(host) {
+				p.refuse(c, host)
+				return
+			}
+			up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
+			if err != nil {
+				fmt.Fprintf(c, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\nlembas sandbox: %s: %v\n", req.Host, err)
+				return
+			}
+			defer up.Close()
+			io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+			if n := br.Buffered(); n > 0 {
+				b, _ := br.Peek(n)
+				up.Write(b)
+			}
+			go func() { io.Copy(up, c); closeWrite(up) }()
+			io.Copy(c, up)
+			return
+		}
+		if req.URL.Scheme != "http" || req.URL.Host == "" {
+			fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nlembas sandbox: a proxy request needs an absolute http:// URL or CONNECT\n")
+			return
+		}
+		host := req.URL.Hostname()
+		if !p.sb.allowedHost(host) {
+			p.refuse(c, host)
+			return
+		}
+		port := req.URL.Port()
+		if port == "" {
+			port = "80"
+		}
+		up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
+		if err != nil {
+			fmt.Fprintf(c, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\nlembas sandbox: %s: %v\n", req.URL.Host, err)
+			return
+		}
+		req.Header.Del("Proxy-Connection")
+		req.Header.Del("Proxy-Authorization")
+		req.Header.Set("Connection", "close")
+		req.RequestURI = ""
+		err = req.Write(up) // origin form, the body streamed
+		if err == nil {
+			io.Copy(c, up) // the response as it comes; the connection ends with it
+		}
+		up.Close()
+		return
+	}
+}
+
+// headLimit bounds what one request head may read from a connection; the
+// body that follows is read freely (n is lifted once the head is in).
+type headLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (h *headLimit) Read(b []byte) (int, error) {
+	if h.n <= 0 {
+		return 0, fmt.Errorf("a request head over the proxy's limit")
+	}
+	if int64(len(b)) > h.n {
+		b = b[:h.n]
+	}
+	n, err := h.r.Read(b)
+	h.n -= int64(n)
+	return n, err
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+}

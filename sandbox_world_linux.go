@@ -1,0 +1,995 @@
+//go:build linux
+
+package main
+
+// The world: one long-lived set of namespaces per session in which every
+// command the model asks for runs. lembas starts it once (the hidden
+// subcommand worldHelperArg, as pid 1 of new user, mount, pid and — unless
+// the network is on — network namespaces), it lays out its file system
+// once, and from then on it forks each command on request over a Unix
+// socket pair, so a command costs a thread and a fork, not a namespace.
+//
+//	lembas ── socketpair (SOCK_SEQPACKET) ──► init (pid 1 in the world)
+//	  run {argv, env, dir, policy} + fds 0,1,2 ─►  fresh thread: caps dropped,
+//	  ◄─ started {pid} / error                     no_new_privs, Landlock,
+//	  signal {id, sig} ─►  kill(-pgid)             seccomp; fork+exec (setsid)
+//	  ◄─ exit {id, status}                         reaps every child (pid 1)
+//
+// In the world the root is read-only (mount_setattr, recursively), and
+// writable again only where the plan says: the project and its git folders,
+// the session's private /tmp and /var/tmp (folders of the session on the
+// host, so they last while the session does), the build caches (an overlay
+// whose upper layer is the session's: the person's cache is never written),
+// /dev/shm and /run/user/<uid> (empty). Credential folders are an empty
+// read-only tmpfs and credential files /dev/null; git's code-running files
+// are bound read-only, and .git/objects and .git/refs are mount points
+// (they cannot be removed or renamed whole). /proc is the world's own. The
+// world dies with lembas: its socket's end closes (and Pdeathsig), and when
+// pid 1 ends the kernel kills every process in it, setsid or not.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// worldPlan is what the init lays out once; it is handed over on argv.
+type worldPlan struct {
+	Write   []string `json:"write"`             // bound writable again: the project, its git folders, config's writable
+	Overlay []string `json:"overlay"`           // build caches: copy-on-write into the session folder
+	Mask    []string `json:"mask"`              // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
+	Empty   []string `json:"empty"`             // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
+	Protect []string `json:"protect"`           // bound read-only (git's code-running files)
+	Pin     []string `json:"pin"`               // made mount points: cannot be removed or renamed whole
+	Session string   `json:"session"`           // the session folder on the host: tmp/, var-tmp/, cache/N/
+	Net     bool     `json:"net"`               // a network namespace of its own (loopback only)
+	Proxy   int      `json:"proxy,omitempty"`   // with Net: the loopback port forwarded to the proxy socket
+	Socket  string   `json:"socket,omitempty"`  // the proxy's socket on the host
+	NProc   uint64   `json:"nproc,omitempty"`   // RLIMIT_NPROC of every process in the world
+	FSize   uint64   `json:"fsize,omitempty"`   // RLIMIT_FSIZE, bytes
+	NoProc  bool     `json:"noproc,omitempty"`  // keep the host's /proc (tests of the fallback)
+	HostTmp bool     `json:"hosttmp,omitempty"` // /tmp and /var/tmp are the host's, writable (an MCP server's world)
+	Version string   `json:"version,omitempty"` // lembas's, so a stale binary is noticed
+}
+
+// worldMsg is one message on the control socket, either way.
+type worldMsg struct {
+	Op     string         `json:"op"` // run, signal; started, error, exit
+	ID     uint64         `json:"id"`
+	Path   string         `json:"path,omitempty"`
+	Argv   []string       `json:"argv,omitempty"`
+	Env    []string       `json:"env,omitempty"`
+	Dir    string         `json:"dir,omitempty"`
+	Policy *sandboxPolicy `json:"policy,omitempty"`
+	Sig    int            `json:"sig,omitempty"`
+	Pid    int            `json:"pid,omitempty"`
+	Status int            `json:"status,omitempty"` // a wait status
+	Error  string         `json:"error,omitempty"`
+	Limits string         `json:"limits,omitempty"` // ready: how processes are bounded (pid_max, rlimit)
+}
+
+// world is lembas's side of one session's world: the plan, and the running
+// init's connection (started on first use, again after it went idle).
+type world struct {
+	mu      sync.Mutex
+	plan    worldPlan
+	cur     *worldConn
+	next    uint64
+	idle    *time.Timer
+	idleFor time.Duration
+	err     error  // set for good when it cannot start
+	limits  string // how the init bounds processes: pid_max, rlimit
+}
+
+// worldConn is one running init.
+type worldConn struct {
+	fd     int // for shutdown
+	uc     *net.UnixConn
+	proc   *os.Process
+	sendMu sync.Mutex
+	waits  map[uint64]*worldProc // under world.mu
+	gone   chan struct{}         // closed when its reader ends
+}
+
+func newWorld(plan worldPlan, idle time.Duration) *world {
+	return &world{plan: plan, idleFor: idle}
+}
+
+// newWorldOS makes the session's world and starts it once, so that a
+// machine that refuses it is known before the first command runs.
+func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, error) {
+	if ok, why := s.namespaces(); !ok {
+		return nil, fmt.Errorf("%s", why)
+	}
+	plan := worldPlanFor(s, dir)
+	plan.Socket = sock
+	w := newWorld(plan, idle)
+	w.mu.Lock()
+	_, err := w.connLocked()
+	w.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *world) protected() []string { return w.plan.Protect }
+
+func (w *world) privateTmp() bool { return !w.plan.HostTmp }
+
+// newServerWorldOS is a world of its own for one stdio MCP server: as the
+// session's, but with the host's /tmp and /var/tmp (servers and their logs
+// live there), so that the session's world is not laid out again for it.
+func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
+	if ok, why := s.namespaces(); !ok {
+		return nil, fmt.Errorf("%s", why)
+	}
+	plan := worldPlanFor(s, dir)
+	plan.Socket, plan.HostTmp = sock, true
+	return newWorld(plan, 0), nil
+}
+
+// processBound says whether the world's processes are bounded for this
+// person: by pid_max, or by RLIMIT_NPROC when not root outside.
+func (w *world) processBound() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.limits == "pid_max" || w.limits == "rlimit" && os.Getuid() != 0
+}
+
+// connLocked is the running init, started if need be; w.mu is held.
+func (w *world) connLocked() (*worldConn, error) {
+	if w.cur != nil {
+		return w.cur, nil
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	exe, err := os.Executable()
+	if sandboxHelperExe != "" {
+		exe, err = sandboxHelperExe, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding lembas's own executable: %v", err)
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("making the world's socket: %v", err)
+	}
+	js, _ := json.Marshal(w.plan)
+	theirs := os.NewFile(uintptr(pair[1]), "world")
+	cmd := exec.Command(exe, worldHelperArg, string(js))
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.Stderr = os.Stderr
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Dir = "/"
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	namespaceAttr(a)
+	a.Cloneflags |= unix.CLONE_NEWPID
+	if w.plan.Net {
+		a.Cloneflags |= unix.CLONE_NEWNET
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+	}
+	cmd.SysProcAttr = a
+	// Pdeathsig follows the thread that started the child: start it from a
+	// thread that stays for as long as the world lives.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			runtime.UnlockOSThread()
+			return
+		}
+		started <- nil
+		cmd.Wait()
+	}()
+	err = <-started
+	theirs.Close()
+	if err != nil {
+		unix.Close(pair[0])
+		return nil, fmt.Errorf("starting the world: %v", err)
+	}
+	// The init says "ready" (or why not) once its file system is laid out.
+	buf := make([]byte, 64<<10)
+	n, _, _, _, rerr := unix.Recvmsg(pair[0], buf, nil, 0)
+	var m worldMsg
+	if rerr != nil || n == 0 || json.Unmarshal(buf[:n], &m) != nil || m.Op != "ready" {
+		cmd.Process.Kill()
+		unix.Close(pair[0])
+		why := m.Error
+		if why == "" {
+			why = "the world ended while it was being set up"
+		}
+		w.err = fmt.Errorf("%s", why)
+		return nil, w.err
+	}
+	w.limits = m.Limits
+	f := os.NewFile(uintptr(pair[0]), "world")
+	fc, err := net.FileConn(f) // through the netpoller: no thread sits blocked on it
+	f.Close()
+	if err != nil {
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("reading the world's socket: %v", err)
+	}
+	uc := fc.(*net.UnixConn)
+	raw, _ := uc.SyscallConn()
+	fd := -1
+	raw.Control(func(f uintptr) { fd = int(f) })
+	c := &worldConn{fd: fd, uc: uc, proc: cmd.Process, waits: map[uint64]*worldProc{}, gone: make(chan struct{})}
+	w.cur = c
+	go w.read(c)
+	return c, nil
+}
+
+// read delivers the init's messages to the commands waiting for them; when
+// the world ends, every command still waiting is told so.
+func (w *world) read(c *worldConn) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, _, _, _, err := c.uc.ReadMsgUnix(buf, nil)
+		if err != nil || n == 0 {
+			break
+		}
+		var m worldMsg
+		if json.Unmarshal(buf[:n], &m) != nil {
+			continue
+		}
+		w.mu.Lock()
+		p := c.waits[m.ID]
+		if m.Op != "started" && p != nil {
+			delete(c.waits, m.ID)
+		}
+		w.mu.Unlock()
+		if p != nil {
+			p.status <- m
+		}
+	}
+	w.mu.Lock()
+	if w.cur == c {
+		w.cur = nil
+	}
+	waits := c.waits
+	c.waits = map[uint64]*worldProc{}
+	w.mu.Unlock()
+	for _, p := range waits {
+		p.status <- worldMsg{Op: "error", Error: "the sandbox's world ended"}
+	}
+	c.proc.Kill()
+	c.uc.Close()
+	close(c.gone)
+}
+
+func (c *worldConn) send(m worldMsg, fds []int) error {
+	js, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	_, _, err = c.uc.WriteMsgUnix(js, oob, nil)
+	return err
+}
+
+// close ends the world (its processes with it) and waits for it.
+func (w *world) close() {
+	w.mu.Lock()
+	c := w.cur
+	w.cur = nil
+	if w.idle != nil {
+		w.idle.Stop()
+	}
+	w.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.uc.CloseWrite()
+	c.proc.Kill()
+	<-c.gone
+}
+
+// idleCheck lets an unused world go; the next command starts it again (its
+// folders stay).
+func (w *world) idleCheck() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c := w.cur; c != nil && len(c.waits) == 0 {
+		w.cur = nil
+		c.uc.CloseWrite() // the init reads its end and leaves, and its world with it
+	}
+}
+
+func (w *world) armIdleLocked() {
+	if w.cur == nil || len(w.cur.waits) > 0 || w.idleFor <= 0 {
+		return
+	}
+	if w.idle == nil {
+		w.idle = time.AfterFunc(w.idleFor, w.idleCheck)
+	} else {
+		w.idle.Reset(w.idleFor)
+	}
+}
+
+// worldProc is one command running in the world.
+type worldProc struct {
+	w      *world
+	c      *worldConn
+	id     uint64
+	pidIn  int
+	status chan worldMsg // the started (or error) message, then the exit
+	copies sync.WaitGroup
+	closes []*os.File // our ends of the output pipes
+	delay  time.Duration
+}
+
+// worldExit is a command's end when it did not exit 0: its wait status.
+type worldExit struct{ ws unix.WaitStatus }
+
+func (e *worldExit) Error() string {
+	if e.ws.Signaled() {
+		return "signal: " + e.ws.Signal().String()
+	}
+	return "exit status " + strconv.Itoa(e.ws.ExitStatus())
+}
+
+// code is the exit code as exec.ExitError gives it (-1 for a signal).
+func (e *worldExit) code() int {
+	if e.ws.Exited() {
+		return e.ws.ExitStatus()
+	}
+	return -1
+}
+
+// start runs cmd (built by shellCommand, its stdio set) in the world under
+// pol.
+func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
+	p := &worldProc{w: w, status: make(chan worldMsg, 2), delay: cmd.WaitDelay}
+	var fds [3]*os.File
+	var mine []*os.File // the child's ends, closed here once sent
+	fail := func(err error) (procHandle, error) {
+		for _, f := range mine {
+			f.Close()
+		}
+		for _, f := range p.closes {
+			f.Close()
+		}
+		p.copies.Wait()
+		return nil, err
+	}
+	// Stdin: nil is /dev/null, as exec.Cmd gives it.
+	switch in := cmd.Stdin.(type) {
+	case nil:
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return fail(err)
+		}
+		fds[0], mine = f, append(mine, f)
+	case *os.File:
+		fds[0] = in
+	default:
+		return fail(errors.New("the world takes a file or nothing as stdin"))
+	}
+	for i, o := range []io.Writer{cmd.Stdout, cmd.Stderr} {
+		if i == 1 && cmd.Stderr == cmd.Stdout {
+			fds[2] = fds[1]
+			break
+		}
+		switch o := o.(type) {
+		case nil:
+			f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			if err != nil {
+				return fail(err)
+			}
+			fds[i+1], mine = f, append(mine, f)
+		case *os.File:
+			fds[i+1] = o
+		default:
+			r, wr, err := os.Pipe()
+			if err != nil {
+				return fail(err)
+			}
+			fds[i+1], mine = wr, append(mine, wr)
+			p.closes = append(p.closes, r)
+			p.copies.Add(1)
+			go func() {
+				defer p.copies.Done()
+				io.Copy(o, r)
+			}()
+		}
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	dir := cmd.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	w.mu.Lock()
+	c, err := w.connLocked()
+	if err != nil {
+		w.mu.Unlock()
+		return fail(err)
+	}
+	if w.idle != nil {
+		w.idle.Stop()
+	}
+	w.next++
+	p.id, p.c = w.next, c
+	c.waits[p.id] = p
+	w.mu.Unlock()
+	m := worldMsg{Op: "run", ID: p.id, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: dir, Policy: &pol}
+	err = c.send(m, []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd())})
+	for _, f := range mine {
+		f.Close()
+	}
+	mine = nil
+	if err != nil {
+		w.forget(p)
+		return fail(fmt.Errorf("handing the command to the world: %v", err))
+	}
+	// The init starts commands in the order they come, so a signal sent
+	// after this finds the command; whether it started (and its pid) comes
+	// with its end, which saves a round trip on every command.
+	return p, nil
+}
+
+func (w *world) forget(p *worldProc) {
+	w.mu.Lock()
+	delete(p.c.waits, p.id)
+	w.armIdleLocked()
+	w.mu.Unlock()
+}
+
+// wait waits for the command's end and its output (at most its WaitDelay
+// past the end, for what a child left running holds open).
+func (p *worldProc) wait() error {
+	m := <-p.status
+	if m.Op == "started" {
+		p.pidIn = m.Pid
+		m = <-p.status
+	}
+	p.w.mu.Lock()
+	p.w.armIdleLocked()
+	p.w.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.copies.Wait(); close(done) }()
+	if p.delay > 0 {
+		t := time.NewTimer(p.delay)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	} else {
+		<-done
+	}
+	for _, f := range p.closes {
+		f.Close()
+	}
+	<-done
+	if m.Op != "exit" {
+		return fmt.Errorf("%s", m.Error)
+	}
+	if ws := unix.WaitStatus(m.Status); ws.Exited() && ws.ExitStatus() == 0 {
+		return nil
+	}
+	return &worldExit{unix.WaitStatus(m.Status)}
+}
+
+func (p *worldProc) signal(sig syscall.Signal) {
+	p.c.send(worldMsg{Op: "signal", ID: p.id, Sig: int(sig)}, nil)
+}
+
+func (p *worldProc) terminate() { p.signal(syscall.SIGTERM) }
+func (p *worldProc) kill()      { p.signal(syscall.SIGKILL) }
+func (p *worldProc) pid() int   { return p.pidIn }
+
+// ---- inside the world ----
+
+// worldInit is the hidden subcommand: lembas __world PLAN, fd 3 the socket.
+func worldInit(args []string) int {
+	const sock = 3
+	say := func(m worldMsg) {
+		js, _ := json.Marshal(m)
+		unix.Sendmsg(sock, js, nil, nil, 0)
+	}
+	if len(args) != 1 {
+		say(worldMsg{Op: "error", Error: "usage: lembas " + worldHelperArg + " PLAN"})
+		return theSandboxSpec().ExitSetup
+	}
+	var plan worldPlan
+	if err := json.Unmarshal([]byte(args[0]), &plan); err != nil {
+		say(worldMsg{Op: "error", Error: "reading the world's plan: " + err.Error()})
+		return theSandboxSpec().ExitSetup
+	}
+	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	sessFD, err := unix.Open(plan.Session, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = plan.layout()
+	}
+	if err == nil && plan.Net {
+		err = loopbackUp()
+	}
+	limits := ""
+	if err == nil {
+		limits, err = plan.limits()
+	}
+	if err != nil {
+		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
+		return theSandboxSpec().ExitSetup
+	}
+	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
+		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)))
+	}
+	in := &initState{sock: sock, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
+	go in.reap()
+	say(worldMsg{Op: "ready", Limits: limits})
+	buf := make([]byte, 1<<20)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0 // lembas is gone: pid 1 ends, and the kernel ends the rest
+		}
+		var fds []int
+		if oobn > 0 {
+			if cms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+				for _, c := range cms {
+					if f, err := unix.ParseUnixRights(&c); err == nil {
+						fds = append(fds, f...)
+					}
+				}
+			}
+		}
+		var m worldMsg
+		if err := json.Unmarshal(buf[:n], &m); err != nil {
+			closeAll(fds)
+			continue
+		}
+		switch m.Op {
+		case "run":
+			in.run(m, fds)
+		case "signal":
+			closeAll(fds)
+			in.signal(m.ID, syscall.Signal(m.Sig))
+		default:
+			closeAll(fds)
+		}
+	}
+}
+
+func closeAll(fds []int) {
+	for _, f := range fds {
+		unix.Close(f)
+	}
+}
+
+// initState is the init's record of the commands it started.
+type initState struct {
+	sock  int
+	kick  chan struct{}
+	warm  *warmThread // the next command's thread, made ready (run's alone)
+	sendM sync.Mutex
+	mu    sync.Mutex
+	procs map[int]uint64 // pid → id
+	ids   map[uint64]int // id → pid
+}
+
+func (in *initState) say(m worldMsg) {
+	js, _ := json.Marshal(m)
+	in.sendM.Lock()
+	unix.Sendmsg(in.sock, js, nil, nil, 0)
+	in.sendM.Unlock()
+}
+
+// run starts one command from a thread of its own, restricted for good and
+// then thrown away, so no other goroutine of the init runs restricted. The
+// thread for the next command is made ready (caps dropped, Landlock and
+// seccomp on) as soon as one has forked, so a command waits for neither.
+func (in *initState) run(m worldMsg, fds []int) {
+	if len(fds) != 3 || m.Policy == nil || len(m.Argv) == 0 {
+		closeAll(fds)
+		in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
+		return
+	}
+	key, _ := json.Marshal(m.Policy)
+	t := in.warm
+	in.warm = nil
+	if t == nil || t.key != string(key) {
+		if t != nil {
+			close(t.reqs) // its thread ends unused
+		}
+		t = in.prepare(string(key), *m.Policy)
+	}
+	done := make(chan struct{})
+	t.reqs <- warmReq{m: m, fds: fds, done: done}
+	<-done
+	in.warm = in.prepare(string(key), *m.Policy)
+}
+
+// warmThread is a thread restricted for a policy, waiting for a command.
+type warmThread struct {
+	key  string
+	reqs chan warmReq
+}
+
+type warmReq struct {
+	m    worldMsg
+	fds  []int
+	done chan struct{}
+}
+
+func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
+	t := &warmThread{key: key, reqs: make(chan warmReq, 1)}
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
+		err := dropCaps()
+		if err == nil {
+			err = restrictThread(pol)
+		}
+		req, ok := <-t.reqs
+		if !ok {
+			return
+		}
+		defer close(req.done)
+		defer closeAll(req.fds)
+		m := req.m
+		if err != nil {
+			in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
+			return
+		}
+		fds := req.fds
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		pid, err := syscall.ForkExec(m.Path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: m.Env,
+			Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: &syscall.SysProcAttr{Setpgid: true}})
+		if err != nil {
+			in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
+			return
+		}
+		select {
+		case in.kick <- struct{}{}: // the reaper may be waiting for a child to exist
+		default:
+		}
+		// Recorded before the reaper can look: it reaps without the lock,
+		// but looks the pid up with it.
+		in.say(worldMsg{Op: "started", ID: m.ID, Pid: pid})
+		in.procs[pid], in.ids[m.ID] = m.ID, pid
+	}()
+	return t
+}
+
+// signal sends sig to a command's process group (its session: the
+// command is a session leader).
+func (in *initState) signal(id uint64, sig syscall.Signal) {
+	in.mu.Lock()
+	pid, ok := in.ids[id]
+	in.mu.Unlock()
+	if ok {
+		syscall.Kill(-pid, sig)
+	}
+}
+
+// reap waits for every child — the commands and whatever they left to pid
+// 1 — blocked in wait4 on a thread of its own (the kernel wakes it as a
+// child ends, with no signal to pass through the runtime); with no child
+// it waits for run to start one.
+func (in *initState) reap() {
+	for {
+		{
+			var ws unix.WaitStatus
+			pid, err := unix.Wait4(-1, &ws, 0, nil)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || pid <= 0 {
+				<-in.kick
+				continue
+			}
+			in.mu.Lock()
+			id, ok := in.procs[pid]
+			if ok { // else an orphan the world inherited
+				delete(in.procs, pid)
+				delete(in.ids, id)
+			}
+			in.mu.Unlock()
+			if ok {
+				in.say(worldMsg{Op: "exit", ID: id, Status: int(ws)})
+			}
+		}
+	}
+}
+
+// limits sets the world's resource limits. Processes: the pid namespace's
+// own pid_max (Linux 6.14+), which bounds every process in the world, root
+// or not; and RLIMIT_NPROC, which counts the world's processes inside its
+// user namespace (the person's others do not count) but does not bind a
+// person who is root outside. It says which took: "pid_max", "rlimit".
+func (plan worldPlan) limits() (string, error) {
+	how := ""
+	if plan.NProc > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: plan.NProc, Max: plan.NProc}); err != nil {
+			return "", fmt.Errorf("limiting processes: %v", err)
+		}
+		how = "rlimit"
+		n := plan.NProc
+		if n < 301 {
+			n = 301 // the kernel's least pid_max
+		}
+		if !plan.NoProc && os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.FormatUint(n, 10)), 0) == nil {
+			how = "pid_max"
+		}
+	}
+	if plan.FSize > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: plan.FSize, Max: plan.FSize}); err != nil {
+			return "", fmt.Errorf("limiting file size: %v", err)
+		}
+	}
+	return how, nil
+}
+
+// layout lays out the world's file system; see the file's comment.
+func (plan worldPlan) layout() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private: %v", err)
+	}
+	clone := func(p string) (int, error) {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return -1, fmt.Errorf("copying the mount of %s: %v", p, err)
+		}
+		return fd, nil
+	}
+	type placed struct {
+		fd     int
+		target string
+	}
+	var later []placed
+	// The session's temp folders, and the writable roots, taken while
+	// they are still writable and in view.
+	write := append([]string{}, plan.Write...)
+	for _, t := range [][2]string{{"tmp", "/tmp"}, {"var-tmp", "/var/tmp"}} {
+		if plan.HostTmp {
+			if _, err := os.Stat(t[1]); err == nil {
+				write = append(write, t[1])
+			}
+			continue
+		}
+		src := filepath.Join(plan.Session, t[0])
+		if err := os.MkdirAll(src, 0o700); err != nil {
+			return err
+		}
+		if _, err := os.Stat(t[1]); err != nil {
+			continue
+		}
+		fd, err := clone(src)
+		if err != nil {
+			return err
+		}
+		later = append(later, placed{fd, t[1]})
+	}
+	sort.Slice(write, func(i, j int) bool { return len(write[i]) < len(write[j]) })
+	for _, p := range write {
+		fd, err := clone(p)
+		if err != nil {
+			return err
+		}
+		later = append(later, placed{fd, p})
+	}
+	// Build caches: an overlay whose upper layer is the session's.
+	var overlays []string
+	for i, c := range plan.Overlay {
+		up, work := filepath.Join(plan.Session, "cache", strconv.Itoa(i), "u"), filepath.Join(plan.Session, "cache", strconv.Itoa(i), "w")
+		if err := os.MkdirAll(up, 0o700); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(work, 0o700); err != nil {
+			return err
+		}
+		opts := "lowerdir=" + overlayEscape(c) + ",upperdir=" + overlayEscape(up) + ",workdir=" + overlayEscape(work)
+		if err := unix.Mount("overlay", c, "overlay", 0, opts); err != nil {
+			return fmt.Errorf("overlaying the cache %s: %v", c, err)
+		}
+		overlays = append(overlays, c)
+	}
+	// Everything read-only, then the writable parts back.
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
+		return fmt.Errorf("making the root read-only: %v", err)
+	}
+	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	for _, c := range overlays {
+		if err := unix.MountSetattr(unix.AT_FDCWD, c, 0, rw); err != nil {
+			return fmt.Errorf("making the cache %s writable: %v", c, err)
+		}
+	}
+	for _, pl := range later {
+		if _, err := os.Stat(pl.target); err != nil {
+			if err := os.MkdirAll(pl.target, 0o755); err != nil { // under the private /tmp
+				return fmt.Errorf("making the mount point %s: %v", pl.target, err)
+			}
+		}
+		if err := unix.MoveMount(pl.fd, "", unix.AT_FDCWD, pl.target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("placing %s: %v", pl.target, err)
+		}
+		unix.Close(pl.fd)
+	}
+	for _, e := range plan.Empty {
+		if _, err := os.Stat(e); err != nil {
+			continue
+		}
+		if err := unix.Mount("tmpfs", e, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+			return fmt.Errorf("emptying %s: %v", e, err)
+		}
+	}
+	if !plan.NoProc {
+		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("mounting the world's /proc: %v", err)
+		}
+	}
+	// git: code-running files read-only; objects and refs pinned.
+	for _, p := range plan.Pin {
+		if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("pinning %s: %v", p, err)
+		}
+	}
+	for _, p := range plan.Protect {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding %s: %v", p, err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, ro); err != nil {
+			return fmt.Errorf("making %s read-only: %v", p, err)
+		}
+	}
+	// Credentials last, so they are empty inside writable roots too.
+	for _, p := range plan.Mask {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0755")
+		} else {
+			err = unix.Mount(os.DevNull, p, "", unix.MS_BIND, "")
+			if err == nil {
+				err = unix.MountSetattr(unix.AT_FDCWD, p, 0, ro)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("emptying %s: %v", p, err)
+		}
+	}
+	return nil
+}
+
+// overlayEscape escapes a path for overlay's options (commas, colons and
+// backslashes are its separators).
+func overlayEscape(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`)
+	return r.Replace(p)
+}
+
+// loopbackUp brings up lo in the world's own network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("bringing up loopback: %v", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("reading loopback's flags: %v", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bringing up loopback: %v", err)
+	}
+	return nil
+}
+
+// forwardProxy listens on the world's loopback and carries each connection
+// to the proxy lembas runs outside, through its Unix socket.
+func forwardProxy(port int, sock string) {
+	var ls []net.Listener
+	for _, a := range []string{"127.0.0.1", "[::1]"} {
+		if l, err := net.Listen("tcp", a+":"+strconv.Itoa(port)); err == nil {
+			ls = append(ls, l)
+		}
+	}
+	for _, l := range ls {
+		go func(l net.Listener) {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					u, err := net.Dial("unix", sock)
+					if err != nil {
+						return
+					}
+					defer u.Close()
+					go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite() }()
+					io.Copy(c, u)
+				}()
+			}
+		}(l)
+	}
+	select {}
+}
+
+// worldPlanFor lays out a session's world from its widest policy (a
+// command in plan mode is narrowed by Landlock, per command).
+func worldPlanFor(s *sandbox, session string) worldPlan {
+	sp := theSandboxSpec()
+	parts := s.policyFor("auto", os.Getenv, homeDir())
+	plan := worldPlan{Session: session, Net: parts.Network != "on", NProc: sp.Limits.Processes, FSize: sp.Limits.FileBytes, Version: version}
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	for _, p := range parts.Write {
+		if exists(p) {
+			plan.Write = append(plan.Write, evalExisting(p))
+		}
+	}
+	for _, c := range parts.Caches {
+		if exists(c) && !underAny(evalExisting(c), []string{"/tmp", "/var/tmp"}) {
+			plan.Overlay = append(plan.Overlay, evalExisting(c))
+		}
+	}
+	plan.Overlay = uniq(plan.Overlay)
+	for _, p := range parts.Protect {
+		if exists(p) {
+			plan.Protect = append(plan.Protect, p)
+		}
+	}
+	for _, p := range parts.Pin {
+		if exists(p) {
+			plan.Pin = append(plan.Pin, p)
+		}
+	}
+	for _, m := range parts.Mask {
+		if exists(m) {
+			plan.Mask = append(plan.Mask, m)
+		}
+	}
+	plan.Empty = []string{"/dev/shm", "/run/user/" + strconv.Itoa(os.Getuid())}
+	if parts.Network == "proxy" {
+		plan.Proxy = sp.Proxy.Port
+	}
+	return plan
+}
+
+// underAny says whether p is one of roots or inside one.
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(r, p) {
+			return true
+		}
+	}
+	return false
+}
