@@ -216,6 +216,9 @@ func TestEndToEndHeadlessRefusal(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("stream-json line is not JSON: %q", line)
 		}
+		if ev.Type == evProgress && len(types) > 0 && types[len(types)-1] == evDone {
+			t.Errorf("stream-json printed progress %q after done", ev.Progress.Phase)
+		}
 		if ev.Type == evProgress {
 			phases = append(phases, ev.Progress.Phase) // progress.go
 		} else if ev.Type != evText && ev.Type != evReasoning {
@@ -230,6 +233,16 @@ func TestEndToEndHeadlessRefusal(t *testing.T) {
 	}
 	if got := strings.Join(phases, " "); got != "waiting_for_model writing" { // the refused call never ran
 		t.Errorf("progress phases %s", got)
+	}
+	// A turn stopped at its step limit: done is the last event, no
+	// "stopped" progress after it.
+	f.push(callsReply(fakeCall{"read", map[string]any{"path": "src/app.txt"}}))
+	r = runLembas(t, env, proj, "", "--output-format", "stream-json", "--max-steps", "1", "-p", "read it")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var last event
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if last.Type != evDone || last.StopReason != "max_turn_requests" {
+		t.Errorf("the stream's last event is %+v, not done (max_turn_requests); it printed:\n%s", last, r.stdout)
 	}
 	// Text format: only the final answer on stdout.
 	f.push(textReply("Just this."))

@@ -124,11 +124,16 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	e.ask = headlessApprover{log: refused}
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdout)
+	done := false
 	e.emit = func(ev event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch f.format {
 		case "stream-json":
+			if done && ev.Type == evProgress {
+				return // the turn is over: done is the stream's last word on it
+			}
+			done = done || ev.Type == evDone
 			enc.Encode(ev)
 		case "text":
 			if ev.Type == evNotice || ev.Type == evRetry {

@@ -672,6 +672,7 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 		return err
 	}
 	defer cleanup()
+	defer func() { e.st.dropEmpty(e.sess) }() // quit without a turn: nothing is kept
 	cfg, _ := loadConfig()
 	r := newRepl(ctx, e, f, cfg, rio)
 	defer r.endOnSignals()() // SIGTERM, SIGHUP (signals.go)

@@ -7,12 +7,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // start greets, asks about trust for a new folder, and shows the last
@@ -113,12 +115,15 @@ func (r *repl) showResume() {
 		live = live[len(live)-n:]
 	}
 	for _, t := range live {
-		r.say("prompt", r.text("resume_turn", "prompt", t.Prompt))
+		r.say("prompt", r.text("resume_turn", "prompt", promptForPerson(t.Prompt))) // attachments in one line each (store_show.go)
 		if t.Answer != "" {
 			r.mu.Lock()
 			r.streamLocked("text", t.Answer)
 			r.endLineLocked()
 			r.mu.Unlock()
+		}
+		if t.Status == "cancelled" || t.Status == "interrupted" || t.Status == "failed" {
+			r.say("notice", r.text("resume_ended", "status", t.Status))
 		}
 	}
 }
@@ -207,7 +212,11 @@ func (r *repl) terminalCommand(name, args string) {
 			return
 		}
 		if k, v, ok := strings.Cut(args, " "); ok && k == "reasoning" {
-			on := strings.TrimSpace(v) == "on"
+			on, err := parseOnOff("reasoning", v) // config.go: "maybe" is an error, not off
+			if err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+				return
+			}
 			r.settings.Reasoning = &on
 			saveReplSettings(r.settings)
 		}
@@ -238,10 +247,13 @@ func (r *repl) terminalCommand(name, args string) {
 		r.switchSession("")
 	case "delete":
 		id := args
+		if !r.confirmDelete(id) {
+			return
+		}
 		if id == "" || id == e.sess.ID {
-			old := e.sess.ID
+			old, empty := e.sess.ID, len(e.sess.Turns) == 0
 			r.switchSession("")
-			if err := e.st.remove(old); err != nil {
+			if err := e.st.remove(old); err != nil && !empty { // an empty one is gone already
 				r.say("error", r.text("error", "text", err.Error()))
 				return
 			}
@@ -257,6 +269,46 @@ func (r *repl) terminalCommand(name, args string) {
 		}
 		r.say("status", r.text("session_deleted", "id", id))
 	}
+}
+
+// confirmDelete asks before /delete removes a session for good (id ""
+// is the current one); one key, y deletes.
+func (r *repl) confirmDelete(id string) bool {
+	e := r.e
+	turns := len(e.sess.Turns)
+	if id == "" || id == e.sess.ID {
+		id = e.sess.ID
+	} else if s, err := e.st.read(id); err == nil {
+		turns = len(s.Turns)
+	} else {
+		r.say("error", r.text("error", "text", err.Error()))
+		return false
+	}
+	ask := r.text("delete_confirm", "id", id, "turns", turns,
+		"turn_word", plural(turns, r.text("turn_one"), r.text("turn_many")))
+	var k rune
+	ok := true
+	if r.ed == nil {
+		// Plain lines, no turn running: the next line comes to the main
+		// loop, which waits here.
+		io.WriteString(r.out, ask)
+		var line string
+		if line, ok = <-r.lines; !ok {
+			r.quit()
+		}
+		k, _ = utf8.DecodeRuneInString(strings.TrimSpace(line))
+	} else {
+		in := r.listen()
+		r.write(ask)
+		k, ok = r.readKey(r.ctx, in, ask)
+		r.unlisten(in)
+		r.write("\n")
+	}
+	if !ok || k != 'y' && k != 'Y' {
+		r.say("status", r.text("delete_kept", "id", id))
+		return false
+	}
+	return true
 }
 
 func onOff(b bool) string {
@@ -401,12 +453,14 @@ func (r *repl) switchSession(id string) {
 		r.say("error", r.text("error", "text", err.Error()))
 		return
 	}
-	old := e.sess.ID
+	old, oldSess := e.sess.ID, e.sess
 	e.resetJobs() // the old session's jobs end with it
 	e.sess = sess
 	sess.Model, sess.Mode = e.ref.String(), e.perm.mode
 	e.st.save(sess)
-	e.st.unlock(old)
+	if !e.st.dropEmpty(oldSess) { // a session left without a turn is not kept
+		e.st.unlock(old)
+	}
 	if id == "" {
 		r.say("status", r.text("session_new", "id", sess.ID))
 		return

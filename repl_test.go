@@ -79,9 +79,20 @@ func startRepl(t *testing.T, fm *fakeModel, mode string, tty bool, trusted *bool
 	if trusted != nil {
 		setTrust(proj, *trusted)
 	}
+	return startReplAt(t, fm, mode, tty, proj, false)
+}
+
+// startReplIn runs a REPL in proj, with the environment as it is; cont is -c.
+func startReplIn(t *testing.T, fm *fakeModel, proj string, cont bool) *replHarness {
+	t.Helper()
+	return startReplAt(t, fm, "", false, proj, cont) // the mode config.yaml (or the session, with -c) gives
+}
+
+func startReplAt(t *testing.T, fm *fakeModel, mode string, tty bool, proj string, cont bool) *replHarness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	f := &runFlags{sessionOpts: sessionOpts{mode: mode, cwd: proj}}
+	f := &runFlags{sessionOpts: sessionOpts{mode: mode, cwd: proj, cont: cont}}
 	e, cleanup, err := newSessionEngine(ctx, &f.sessionOpts, false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -502,6 +513,10 @@ func TestReplCommands(t *testing.T) {
 	h.expect("theme: plain")
 	h.typ("/settings reasoning off")
 	h.expect("reasoning: off")
+	h.typ("/settings reasoning maybe")
+	h.expect(`reasoning: expected on or off, found "maybe"`)
+	h.typ("/settings reasoning on")
+	h.expect("reasoning: on")
 	h.typ("/title My work")
 	h.expect("title: My work")
 	fm.push(textReply("Path noted."))

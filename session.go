@@ -73,6 +73,14 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	if sess.Project != "" {
 		root = sess.Project
 	}
+	if f.mode == "" && f.cont && !headless && sess.Mode != "" {
+		// The REPL's -c goes on in the mode the session was left in
+		// (/mode auto is kept); --mode still chooses, and -p's mode is
+		// always the one its command line or config.yaml names.
+		if m, err := normMode(sess.Mode); err == nil {
+			mode = m
+		}
+	}
 	model := f.model
 	if model == "" && sess.Model != "" && (f.cont || f.sessionID != "") && os.Getenv("LEMBAS_MODEL") == "" {
 		model = sess.Model

@@ -502,11 +502,23 @@ func (s *store) latest(project string) (*session, error) {
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].updated.After(cands[j].updated) })
 	for _, c := range cands {
-		if sess, err := s.read(c.id); err == nil && sess.Parent == "" {
+		// A session with no turn (started and left) is not a conversation
+		// to go on with: -c takes the last one that has one.
+		if sess, err := s.read(c.id); err == nil && sess.Parent == "" && len(sess.Turns) > 0 {
 			return sess, nil
 		}
 	}
 	return nil, fmt.Errorf("no session of %s yet; run without -c to start one", project)
+}
+
+// dropEmpty removes a session this process leaves without a turn in it
+// (a REPL started and quit, /new, /delete): such a session is never kept.
+// It reports whether the session was removed.
+func (s *store) dropEmpty(sess *session) bool {
+	if sess == nil || len(sess.Turns) > 0 || sess.Parent != "" {
+		return false
+	}
+	return s.remove(sess.ID) == nil
 }
 
 func (s *store) remove(id string) error {

@@ -516,6 +516,7 @@ func TestLatestPeeks(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Messages = append(s.Messages, message{Role: "user", Content: strings.Repeat("m", 100*i), Time: time.Now()})
+		s.Turns = append(s.Turns, turn{N: 1, Status: "done"}) // -c passes over a session with no turn
 		st.save(s)
 		ids = append(ids, s.ID)
 		p, u, ok := peekJournal(st.path(s.ID))
