@@ -254,7 +254,10 @@ func (f *fakeHTTPMCP) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	sid := f.session
-	if r.Header.Get("Mcp-Session-Id") != "" && f.forget {
+	// Only a POST meets the forgotten session: the listening GET, opened
+	// in the background after initialize, may come at any moment, and
+	// taking the 404 there left the call it was meant for unretried.
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" && f.forget {
 		f.forget = false
 		f.session = ""
 		f.mu.Unlock()
