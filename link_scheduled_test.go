@@ -99,6 +99,11 @@ func TestScheduledRun(t *testing.T) {
 		t.Fatalf("session/new %v", r)
 	}
 	sid := res["sessionId"].(string)
+	// The schedule's Min/Max are the session's Subagents setting, as an
+	// agent chat's are.
+	if tr := obj(l.result("_lembas/team", map[string]any{"sessionId": sid})["team"]); tr["max"] != float64(2) {
+		t.Errorf("the schedule's agents did not reach the tree: %v", tr)
+	}
 	lm := res["_meta"].(map[string]any)["lembas"].(map[string]any)
 	if lm["mode"] != "edit" || obj(lm["scheduled"])["mode"] != "edit" || obj(lm["scheduled"])["asked"] != "auto" {
 		t.Errorf("Auto under max_mode edit: %v", lm)

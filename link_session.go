@@ -418,6 +418,8 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 	f := &sessionOpts{cwd: dir, mode: mode, model: svc.login.Name + "/" + p.Meta.LembasModel, effort: p.Meta.Effort, linkOpened: true}
 	if a := p.Meta.Lembas.Agents; a != nil {
 		f.agents = []int{a.Min, a.Max} // the team tools' offer is decided with the chat's setting
+	} else if run != nil && run.Agents != nil {
+		f.agents = []int{run.Agents.Min, run.Agents.Max} // a scheduled run: the schedule's Min/Max, as an agent chat's
 	}
 	e, cleanup, err := newSessionEngine(svc.agent.ctx, f, false, svc.log)
 	if err != nil {
