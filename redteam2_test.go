@@ -24,8 +24,14 @@ import (
 // readRedteam is bound to testdata/redteam, so the format is read again
 // here rather than changing a function the first corpus owns.
 func readRedteam2(t testing.TB, name string) []redteamEntry {
+	return readRedteamIn(t, "redteam2", name, "")
+}
+
+// readRedteamIn reads testdata/<dir>/<name>; each entry's place is where
+// plus the file's name and line.
+func readRedteamIn(t testing.TB, dir, name, where string) []redteamEntry {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "redteam2", name))
+	raw, err := os.ReadFile(filepath.Join("testdata", dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +57,7 @@ func readRedteam2(t testing.TB, name string) []redteamEntry {
 			}
 			l = s
 		}
-		out = append(out, redteamEntry{text: l, class: class, where: fmt.Sprintf("%s:%d", name, i+1)})
+		out = append(out, redteamEntry{text: l, class: class, where: fmt.Sprintf("%s%s:%d", where, name, i+1)})
 	}
 	return out
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,39 +17,10 @@ import (
 // files are judged with no OS sandbox in force: their ask lines must not
 // run unasked in auto and are refused headless; their allow lines run.
 
-// readRedteam3 reads a file of testdata/redteam3 in readRedteam's format
-// ("# class: name" headers, "+|" continuations, "q:" Go-quoted lines).
+// readRedteam3 reads a file of testdata/redteam3 as the second corpus's
+// files are read (readRedteamIn).
 func readRedteam3(t testing.TB, name string) []redteamEntry {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "redteam3", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []redteamEntry
-	class := ""
-	for i, l := range strings.Split(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\n") {
-		switch {
-		case strings.HasPrefix(l, "# class:"):
-			class = strings.TrimSpace(l[len("# class:"):])
-			continue
-		case strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#"):
-			continue
-		case strings.HasPrefix(l, "+|"):
-			if len(out) == 0 {
-				t.Fatalf("%s:%d: a continuation with no line before it", name, i+1)
-			}
-			out[len(out)-1].text += "\n" + l[2:]
-			continue
-		case strings.HasPrefix(l, "q:"):
-			s, err := strconv.Unquote(l[2:])
-			if err != nil {
-				t.Fatalf("%s:%d: %v", name, i+1, err)
-			}
-			l = s
-		}
-		out = append(out, redteamEntry{text: l, class: class, where: fmt.Sprintf("redteam3/%s:%d", name, i+1)})
-	}
-	return out
+	return readRedteamIn(t, "redteam3", name, "redteam3/")
 }
 
 func TestRedteam3Corpus(t *testing.T) {
