@@ -210,20 +210,9 @@ func cmdMCPApprove(args []string, stdout, stderr io.Writer) error {
 	if name == "" {
 		return usageError{"mcp approve: give the server's NAME\n" + sp.text("approve_usage")}
 	}
-	cfg, err := loadConfig()
+	cfgs, root, err := mcpServersIn(dir, stderr)
 	if err != nil {
 		return err
-	}
-	root, err := projectRoot(dir)
-	if err != nil {
-		return usageError{fmt.Sprintf("--cwd %s: %v", dir, err)}
-	}
-	cfgs, warnings, err := mcpServersFor(cfg, root, nil, os.Getenv)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(stderr, "lembas: "+w)
 	}
 	var names []string
 	for _, c := range cfgs {

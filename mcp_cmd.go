@@ -32,20 +32,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	} else if len(args) != 1 {
 		return usageError{"use: lembas mcp list [--cwd DIR]"}
 	}
-	cfg, err := loadConfig()
+	cfgs, root, err := mcpServersIn(dir, stderr)
 	if err != nil {
 		return err
-	}
-	root, err := projectRoot(dir)
-	if err != nil {
-		return usageError{fmt.Sprintf("--cwd %s: %v", dir, err)}
-	}
-	cfgs, warnings, err := mcpServersFor(cfg, root, nil, os.Getenv)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(stderr, "lembas: "+w)
 	}
 	cfgs, _, notes := gateMCP(cfgs, root) // not approved: not started (mcp_approve.go)
 	for _, n := range notes {

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -461,4 +462,25 @@ func mcpFromLogin(cfg *config, logins []*loginRecord) (mcpServerConfig, bool) {
 	return mcpServerConfig{Name: sp.Server, Source: sp.Source, Enabled: true,
 		URL:     strings.TrimRight(with.URL, "/") + sp.Path,
 		Headers: map[string]string{"Authorization": "Bearer " + with.Token}}, true
+}
+
+// mcpServersIn is the servers a session in dir would start — config.yaml's
+// and the project's — for the mcp commands, each warning said on stderr.
+func mcpServersIn(dir string, stderr io.Writer) ([]mcpServerConfig, string, error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := projectRoot(dir)
+	if err != nil {
+		return nil, "", usageError{fmt.Sprintf("--cwd %s: %v", dir, err)}
+	}
+	cfgs, warnings, err := mcpServersFor(cfg, root, nil, os.Getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "lembas: "+w)
+	}
+	return cfgs, root, nil
 }
