@@ -25,9 +25,10 @@ import (
 // realStep is one tool call the model makes and what its result must hold
 // (every want, case-insensitively; an error is asserted by its words).
 type realStep struct {
-	tool string
-	args any
-	want []string
+	tool    string
+	args    any
+	want    []string
+	refused bool // lembas refuses the call (nobody can approve it under -p): the run exits exitNotDone
 }
 
 // runRealLembas writes config.yaml with the given mcp: entries, queues one
@@ -53,7 +54,13 @@ func runRealLembas(t *testing.T, proj, mcpYAML string, steps []realStep) (result
 	fm.push(textReply("done"))
 	var out, errb bytes.Buffer
 	code := run([]string{"--mode", "auto", "--cwd", proj, "-p", "use the tools"}, strings.NewReader(""), &out, &errb)
-	if code != 0 || !strings.Contains(out.String(), "done") {
+	want := exitOK
+	for _, st := range steps {
+		if st.refused {
+			want = exitNotDone
+		}
+	}
+	if code != want || !strings.Contains(out.String(), "done") {
 		t.Errorf("lembas -p exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
 	}
 	reqs := fm.got()
@@ -125,7 +132,7 @@ func TestMCPRealServers(t *testing.T) {
 			{tool: "mcp__fs__read_text_file", args: map[string]any{"path": filepath.Join(allowed, "new.txt")}, want: []string{"written by lembas"}},
 			{tool: "mcp__fs__list_directory", args: map[string]any{"path": allowed}, want: []string{"[FILE] hello.txt", "[FILE] new.txt"}},
 			{tool: "mcp__fs__read_text_file", args: map[string]any{"path": secret}, want: []string{"access denied"}},
-			{tool: "mcp__fs__read_text_file", args: map[string]any{"path": outside}, want: []string{"outside the project"}},
+			{tool: "mcp__fs__read_text_file", args: map[string]any{"path": outside}, want: []string{"outside the project"}, refused: true},
 		}
 		results, _, _ := runRealLembas(t, proj, yaml, steps)
 		checkSteps(t, "fs", steps, results)

@@ -311,6 +311,11 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 			p.Caches = append(p.Caches, r)
 		}
 	}
+	if mode == "plan" {
+		// Plan mode writes nothing of the project wherever it lives: a temp
+		// folder or cache that holds the project is not writable then.
+		p.Temp, p.Caches = outsideOf(p.Temp, s.root), outsideOf(p.Caches, s.root)
+	}
 	p.Devices = append(p.Devices, sp.Devices...)
 	if isGit && mode != "plan" {
 		p.Protect = gitPaths(sp.Protect, gd, common)
@@ -323,6 +328,17 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 	}
 	p.Write, p.Temp, p.Caches, p.Mask = uniq(p.Write), uniq(p.Temp), uniq(p.Caches), uniq(p.Mask)
 	return p
+}
+
+// outsideOf is the roots that do not hold dir.
+func outsideOf(roots []string, dir string) []string {
+	var out []string
+	for _, r := range roots {
+		if !within(r, dir) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // partsCached is policyFor with the process's environment, kept per mode

@@ -24,6 +24,7 @@ func init() {
 			Host    string          `json:"host"`
 			Home    string          `json:"home"`
 			Git     bool            `json:"git"`
+			Root    string          `json:"root"` // policy: the project's folder (default /p)
 			Command string          `json:"command"`
 			Reason  string          `json:"reason"`
 			Output  string          `json:"output"`
@@ -63,6 +64,9 @@ func init() {
 				return nil, err
 			}
 			root := "/p"
+			if in.Root != "" {
+				root = in.Root
+			}
 			if in.Git {
 				dir, err := os.MkdirTemp("", "lembas-conf-")
 				if err != nil {

@@ -596,3 +596,22 @@ func TestSandboxJobs(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxPlanReadOnlyUnderTmp: a project that lives in a temp folder is
+// read-only in plan mode too (issue 21: /tmp was a writable root in every
+// mode, so plan mode wrote such a project).
+func TestSandboxPlanReadOnlyUnderTmp(t *testing.T) {
+	needLandlock(t)
+	proj := evalExisting(t.TempDir())
+	if !within("/tmp", proj) {
+		t.Skipf("the test's temp folder %s is not under /tmp", proj)
+	}
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	r := sandboxBash(t, tb, "plan", "echo x > p.txt")
+	if _, err := os.Stat(filepath.Join(proj, "p.txt")); err == nil || !r.IsError {
+		t.Fatalf("plan mode wrote a project under /tmp: %q", r.Text)
+	}
+	if r := sandboxBash(t, tb, "auto", "echo x > q.txt"); r.IsError {
+		t.Errorf("auto mode cannot write the project under /tmp: %q", r.Text)
+	}
+}
