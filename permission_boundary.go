@@ -1142,29 +1142,7 @@ func (b *boundarySpec) widensRule(c shellCmd) string {
 
 // sedWrites says whether a sed script writes a file (w, W, or the s
 // command's w flag).
-func sedWrites(code string) bool {
-	for _, part := range strings.FieldsFunc(code, func(r rune) bool { return r == ';' || r == '\n' }) {
-		p := strings.TrimLeft(part, " \t0123456789,$!{}/")
-		if strings.HasPrefix(p, "w ") || strings.HasPrefix(p, "W ") {
-			return true
-		}
-		if strings.HasPrefix(p, "s") && len(p) > 1 {
-			d := p[1]
-			fields, k := 0, 2
-			for ; k < len(p) && fields < 2; k++ {
-				if p[k] == '\\' {
-					k++
-				} else if p[k] == d {
-					fields++
-				}
-			}
-			if fields == 2 && strings.ContainsRune(strings.TrimSpace(p[k:]), 'w') {
-				return true
-			}
-		}
-	}
-	return false
-}
+func sedWrites(code string) bool { return sedScriptHas(code, []string{"w", "W"}, 'w') }
 
 // keyWords are the words of a command that name a key it makes or a
 // public key it reads (openssl req -keyout k, ssh-keygen -lf k.pub): not

@@ -332,11 +332,19 @@ func (h *hardlineSpec) sedExec(c shellCmd) *hardlineHit {
 
 // sedRunsCode says whether a sed script holds an e command or an s
 // command with the e flag.
-func sedRunsCode(code string) bool {
+func sedRunsCode(code string) bool { return sedScriptHas(code, []string{"e"}, 'e') }
+
+// sedScriptHas says whether a sed script holds one of the commands cmds
+// (alone or with an argument) or an s command with the flag: the one walk
+// of a script that both the code it runs and the files it writes are read
+// by.
+func sedScriptHas(code string, cmds []string, flag rune) bool {
 	for _, part := range strings.FieldsFunc(code, func(r rune) bool { return r == ';' || r == '\n' }) {
 		p := strings.TrimLeft(part, " \t0123456789,$!{}/")
-		if p == "e" || strings.HasPrefix(p, "e ") {
-			return true
+		for _, c := range cmds {
+			if p == c || strings.HasPrefix(p, c+" ") {
+				return true
+			}
 		}
 		if strings.HasPrefix(p, "s") && len(p) > 1 {
 			d := p[1]
@@ -348,7 +356,7 @@ func sedRunsCode(code string) bool {
 					fields++
 				}
 			}
-			if fields == 2 && strings.ContainsRune(strings.TrimSpace(p[k:]), 'e') {
+			if fields == 2 && strings.ContainsRune(strings.TrimSpace(p[k:]), flag) {
 				return true
 			}
 		}
