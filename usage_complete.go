@@ -186,23 +186,9 @@ func bashCompletion(c *cliSpec) string {
 			fmt.Fprintf(&b, "\t%s) return ;;\n", pat)
 		}
 	}
-	for _, cmd := range visible(c) {
-		for _, f := range cmd.Flags {
-			if f.Value != "" {
-				valueArm(cmd.Name+":--"+f.Long, f)
-			}
-		}
-	}
-	for _, f := range c.Flags {
-		if f.Value != "" {
-			valueArm("*:--"+f.Long, f)
-		}
-	}
+	eachValueFlag(c, valueArm)
 	b.WriteString("\tesac\n")
-	var names []string
-	for _, cmd := range visible(c) {
-		names = append(names, cmd.Name)
-	}
+	names := commandNames(c)
 	fmt.Fprintf(&b, "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n\t\tcase \"$cur\" in\n\t\t-*) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n\t\t*) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n\t\tesac\n\t\treturn\n\tfi\n",
 		strings.Join(flagWords(c.Flags), " "), strings.Join(names, " "))
 	b.WriteString("\tcase \"$cmd\" in\n")
@@ -270,23 +256,9 @@ func zshCompletion(c *cliSpec) string {
 			fmt.Fprintf(&b, "\t%s) return ;;\n", pat)
 		}
 	}
-	for _, cmd := range visible(c) {
-		for _, f := range cmd.Flags {
-			if f.Value != "" {
-				valueArm(cmd.Name+":--"+f.Long, f)
-			}
-		}
-	}
-	for _, f := range c.Flags {
-		if f.Value != "" {
-			valueArm("*:--"+f.Long, f)
-		}
-	}
+	eachValueFlag(c, valueArm)
 	b.WriteString("\tesac\n")
-	var names []string
-	for _, cmd := range visible(c) {
-		names = append(names, cmd.Name)
-	}
+	names := commandNames(c)
 	fmt.Fprintf(&b, "\tif (( CURRENT == 2 )); then\n\t\tif [[ $cur == -* ]]; then compadd -- %s; else compadd -- %s; fi\n\t\treturn\n\tfi\n",
 		zshQuote(flagWords(c.Flags)), zshQuote(names))
 	b.WriteString("\tcase \"$cmd\" in\n")
@@ -391,4 +363,31 @@ func fishCompletion(c *cliSpec) string {
 		}
 	}
 	return b.String()
+}
+
+// eachValueFlag calls arm for every flag that takes a value, as the shells'
+// case patterns name it: a command's own flags ("name:--flag") first, then
+// the main ones ("*:--flag").
+func eachValueFlag(c *cliSpec, arm func(pat string, f cliFlag)) {
+	for _, cmd := range visible(c) {
+		for _, f := range cmd.Flags {
+			if f.Value != "" {
+				arm(cmd.Name+":--"+f.Long, f)
+			}
+		}
+	}
+	for _, f := range c.Flags {
+		if f.Value != "" {
+			arm("*:--"+f.Long, f)
+		}
+	}
+}
+
+// commandNames are the subcommands a completion offers.
+func commandNames(c *cliSpec) []string {
+	var names []string
+	for _, cmd := range visible(c) {
+		names = append(names, cmd.Name)
+	}
+	return names
 }
