@@ -462,17 +462,10 @@ type acpPermissionAnswer struct {
 // new mode allows runs without asking. No answer within the approval
 // timeout, an answer of cancelled, or the turn's cancel is a denial.
 func (s *acpSession) approve(ctx context.Context, req approvalRequest) approvalAnswer {
-	changed := s.applyMode()
-	t := s.e.tb.lookup(req.Tool)
-	args := approvalArgs(req)
-	if changed && t != nil && s.e.perm.decide(t, args).Verdict == "allow" {
+	allowed, _, tc := s.beginApproval(req)
+	if allowed {
 		return approvalAnswer{Choice: "once"}
 	}
-	id := req.CallID
-	if id == "" {
-		id = fmt.Sprintf("ask_%d", time.Now().UnixNano())
-	}
-	tc := s.announce(id, req.Tool, args)
 	// ctx carries the approval timeout (approveWithin, the one place it is
 	// kept): when it runs out the request is abandoned and counts as denied.
 	var ans acpPermissionAnswer
@@ -486,6 +479,24 @@ func (s *acpSession) approve(ctx context.Context, req approvalRequest) approvalA
 
 // approvalArgs gives back a call's arguments from an approval request,
 // which carries a shell call as its command line.
+// beginApproval applies a mode change made since the turn began — a call
+// the new mode allows needs no card (allowed) — and otherwise announces the
+// call, giving its id and the tool call announced, for ACP's card and a
+// scheduled run's alike.
+func (s *acpSession) beginApproval(req approvalRequest) (allowed bool, id string, tc map[string]any) {
+	changed := s.applyMode()
+	t := s.e.tb.lookup(req.Tool)
+	args := approvalArgs(req)
+	if changed && t != nil && s.e.perm.decide(t, args).Verdict == "allow" {
+		return true, "", nil
+	}
+	id = req.CallID
+	if id == "" {
+		id = fmt.Sprintf("ask_%d", time.Now().UnixNano())
+	}
+	return false, id, s.announce(id, req.Tool, args)
+}
+
 func approvalArgs(req approvalRequest) json.RawMessage {
 	if req.Tool == "bash" {
 		b, _ := json.Marshal(map[string]string{"command": req.Input})

@@ -321,17 +321,10 @@ func (a *schedApprover) waitLimit() time.Duration {
 // approve is called by approveWithin, whose context ends at the wait.
 func (a *schedApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
 	s, svc := a.ls.s, a.ls.svc
-	changed := s.applyMode()
-	t := s.e.tb.lookup(req.Tool)
-	args := approvalArgs(req)
-	if changed && t != nil && s.e.perm.decide(t, args).Verdict == "allow" {
+	allowed, id, tc := s.beginApproval(req)
+	if allowed {
 		return approvalAnswer{Choice: "once"}
 	}
-	id := req.CallID
-	if id == "" {
-		id = fmt.Sprintf("ask_%d", time.Now().UnixNano())
-	}
-	tc := s.announce(id, req.Tool, args)
 	params := permissionParams(s.id, req, tc)
 	params["_meta"].(map[string]any)["lembas"].(map[string]any)["scheduled"] = map[string]any{
 		"schedule": a.run.Schedule, "run": a.run.Run, "wait": a.run.ApprovalWait}
