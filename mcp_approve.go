@@ -165,7 +165,8 @@ func (m *mcpSet) approveHeld(ctx context.Context, a approver, root string, say f
 		req := approvalRequest{Tool: "mcp", Input: mcpCommandLine(c), Risk: "execute",
 			Reason:  theMCP().text("approval_reason", "name", c.Name, "source", mcpSourceName(c)),
 			Rule:    "mcp approval " + mcpSourceName(c) + " " + c.Name,
-			Options: []string{"once", "project", "deny"}}
+			Options: []string{"once", "project", "deny"},
+			Scopes:  map[string]string{"project": permText("scope_mcp_server", "command", "`"+mcpCommandLine(c)+"`")}}
 		ans := approveWithin(ctx, a, req, approvalTimeout())
 		switch ans.Choice {
 		case "project":

@@ -390,6 +390,14 @@ func (r *repl) approveHere(ctx context.Context, req approvalRequest) approvalAns
 	for _, l := range r.cardBody(req) {
 		b.WriteString(l + "\n")
 	}
+	// What each always answer would allow, in words, before its key.
+	for _, o := range []struct{ opt, key string }{{"session", "card_scope_session"}, {"project", "card_scope_project"}} {
+		if sc := req.Scopes[o.opt]; sc != "" && offered[o.opt] {
+			for _, l := range strings.Split(wrapWords(r.text(o.key, "scope", sc), r.width-2), "\n") {
+				b.WriteString(r.paint("card", "│ "+l) + "\n")
+			}
+		}
+	}
 	b.WriteString(r.paint("card_keys", "└ "+keyLine) + "\n")
 	r.write(b.String())
 	r.col = 0
