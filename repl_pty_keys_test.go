@@ -148,7 +148,7 @@ func TestReplKeysUnderPTY(t *testing.T) {
 	p.turnDone()
 	p.waitRow("›", -1)
 	reqs := fm.got()
-	if n := len(reqs); n != 2 {
+	if n := len(reqs); n != 2 { // the cancelled turn's and the next one's
 		t.Errorf("%d model requests, want 2: a queued line was sent after the cancel", n)
 	}
 	for _, rq := range reqs {
@@ -159,6 +159,33 @@ func TestReplKeysUnderPTY(t *testing.T) {
 	if strings.Contains(p.screen().text(), "this session: ") {
 		t.Errorf("the queued /usage ran after the cancel:\n%s", p.screen().text())
 	}
+
+	// An always answer says its scope on the card; /permissions lists it
+	// with an id, and revoke takes it back.
+	fm.push(callsReply(fakeCall{"bash", map[string]any{"command": "touch made.txt"}}), textReply("Made it."))
+	p.typ("make a file\r")
+	p.expect("│ p always here: any `touch …` command, in later sessions here too")
+	p.expect("n deny · e edit")
+	p.typ("p")
+	p.expect("allowed from now on in this project")
+	p.expect("Made it.")
+	p.turnDone()
+	p.waitRow("›", -1)
+	p.typ("/permissions\r")
+	p.expect("a1  always here   bash: touch *")
+	p.expect("revoke ID")
+	p.typ("/permissions revoke a7\r")
+	p.expect("no permission a7 here")
+	p.typ("/permissions revoke a1\r")
+	p.expect("revoked a1: bash: touch *")
+	p.typ("/permissions revoke --all\r")
+	p.expect("y revokes, any other key keeps them")
+	p.typ("n")
+	p.expect("nothing revoked")
+	p.waitRow("›", -1)
+	p.typ("/permissions\r")
+	p.expect("Nothing is allowed in")
+	p.waitRow("›", -1)
 
 	// Wide characters take two columns: the cursor lands after 日本語 at
 	// column 8, Left steps over one character, and x lands before 語.
