@@ -74,8 +74,8 @@ func mustParseYAML(data []byte) *yamlNode {
 // VALUE as literal text, quoted in the file when it must be.
 func configTypedKey(segs []string) bool {
 	switch {
-	case len(segs) == 1:
-		return segs[0] == "connections" || segs[0] == "permissions"
+	case len(segs) == 1: // idle_timeout is seconds (model.go)
+		return segs[0] == "connections" || segs[0] == "permissions" || segs[0] == "idle_timeout"
 	case segs[0] == "remote" && len(segs) == 2:
 		switch segs[1] { // remote.scheduled true, remote.roots [~/a]; max_mode and unknown keys are text
 		case "enabled", "require_trust", "terminal", "terminal_integration", "scheduled", "approval_timeout", "roots":
