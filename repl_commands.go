@@ -76,7 +76,8 @@ func (r *repl) askTrust(root string) (trusted, ok bool) {
 		var k rune
 		select {
 		case k = <-in.keys:
-		case <-r.quitCh:
+		case <-r.quitCh: // Ctrl-C: quit, and say nothing was kept
+			r.say("notice", r.text("trust_quit"))
 			return false, false
 		}
 		switch unicode.ToLower(k) {

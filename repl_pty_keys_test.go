@@ -87,6 +87,7 @@ func TestReplKeysUnderPTY(t *testing.T) {
 	p.expect("Do you trust")
 	p.waitRow("trust it? [y/n]", 16)
 	p.typ("\x03")
+	p.expect("not answered: nothing remembered")
 	p.waitExit()
 	if _, err := os.Stat(filepath.Join(state, "lembas", "trust.json")); err == nil {
 		data, _ := os.ReadFile(filepath.Join(state, "lembas", "trust.json"))
