@@ -93,3 +93,22 @@ func TestVTScreenWide(t *testing.T) {
 		t.Errorf("wide wrap: %q", got)
 	}
 }
+
+// A streamed answer wraps by columns: ten wide characters fill a row of
+// twenty, and the eleventh starts the next row.
+func TestStreamWrapsWide(t *testing.T) {
+	var out strings.Builder
+	r := &repl{out: &out, width: 20}
+	r.mu.Lock()
+	r.streamLocked("text", "日本語の文章を書いています。これは長い")
+	r.streamLocked("text", " ok\n")
+	r.mu.Unlock()
+	for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		if stringWidth(l) > 20 {
+			t.Errorf("a row of %d columns: %q", stringWidth(l), l)
+		}
+	}
+	if got := out.String(); !strings.HasPrefix(got, "日本語の文章を書いて\n") {
+		t.Errorf("streamed:\n%s", got)
+	}
+}
