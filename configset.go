@@ -24,6 +24,15 @@ func configSet(path, key, value string) error {
 	if err != nil {
 		return err
 	}
+	if len(segs) > 1 && (segs[0] == "model" || segs[0] == "mode") {
+		// model and mode are text; a key under one is most likely a
+		// top-level key written under it (model.idle_timeout).
+		hint := ""
+		if contains(theConfigKeys().TopKeys, segs[1]) {
+			hint = fmt.Sprintf("; %s is a key of its own: lembas config set %s VALUE", segs[1], strings.Join(segs[1:], "."))
+		}
+		return usageError{fmt.Sprintf("config set: %s: %s is a text setting with no keys under it (lembas config set %s VALUE)%s", key, segs[0], segs[0], hint)}
+	}
 	// Two sets at once must not lose one: read, change and write under a
 	// lock beside the file, so each set starts from the other's result.
 	unlock, err := lockBeside(path)
