@@ -532,6 +532,9 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 	meta := map[string]any{"reason": req.Reason}
 	if always {
 		meta["always"] = req.Tool
+		if sc := req.Scopes["session"]; sc != "" {
+			meta["always_scope"] = sc // what "Allow for this session" would allow, in words
+		}
 	}
 	if req.Purpose != "" {
 		meta["purpose"] = req.Purpose // what the model said the call is for (purpose.json)
