@@ -435,8 +435,8 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
 		"sessionId": ls.s.id,
-		"modes":     modeState(e.perm.mode),
-		"_meta": map[string]any{"lembas": map[string]any{"model": p.Meta.LembasModel, "mode": e.perm.mode,
+		"modes":     modeState(e.perm.mode()),
+		"_meta": map[string]any{"lembas": map[string]any{"model": p.Meta.LembasModel, "mode": e.perm.mode(),
 			"effort": nilIfEmpty(p.Meta.Effort), "instance": true}},
 	}
 	after = func() {

@@ -334,7 +334,7 @@ func (r *repl) prompt(line string) {
 		r.say("error", r.text("error", "text", err.Error()))
 		return
 	}
-	if exp.Mode != "" && exp.Mode != r.e.perm.mode {
+	if exp.Mode != "" && exp.Mode != r.e.perm.mode() {
 		r.setMode(exp.Mode)
 	}
 	switch exp.Action {

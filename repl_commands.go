@@ -37,12 +37,12 @@ func (r *repl) start() {
 	if !known && len(r.e.sess.Messages) == 0 {
 		// The prompt was made before the answer; a new session's is made
 		// again, so an untrusted folder's instruction file is not in it.
-		if sys, err := systemPrompt(root, r.e.perm.mode, r.e.tb.shell, r.e.sess.Plan); err == nil {
+		if sys, err := systemPrompt(root, r.e.perm.mode(), r.e.tb.shell, r.e.sess.Plan); err == nil {
 			r.e.sess.System = sys
 			r.e.st.save(r.e.sess)
 		}
 	}
-	r.say("status", r.text("banner", "version", version, "model", r.e.ref.String(), "mode", r.e.perm.mode, "project", filepath.Base(root)))
+	r.say("status", r.text("banner", "version", version, "model", r.e.ref.String(), "mode", r.e.perm.mode(), "project", filepath.Base(root)))
 	if r.f.cont || r.f.sessionID != "" {
 		r.showResume()
 	}
@@ -173,7 +173,7 @@ func (r *repl) terminalCommand(name, args string) {
 			r.setMode(m)
 			return
 		}
-		r.say("status", r.text("mode_now", "mode", e.perm.mode, "text", r.spec.Modes.Texts[e.perm.mode]))
+		r.say("status", r.text("mode_now", "mode", e.perm.mode(), "text", r.spec.Modes.Texts[e.perm.mode()]))
 	case "title":
 		if args != "" {
 			e.sess.Title = args
@@ -221,7 +221,7 @@ func (r *repl) terminalCommand(name, args string) {
 			saveReplSettings(r.settings)
 		}
 		r.say("status", r.text("settings", "path", replSettingsPath(), "theme", r.themeName(), "reasoning", onOff(r.settings.reasoningShown()),
-			"mode", e.perm.mode, "model", e.ref.String()))
+			"mode", e.perm.mode(), "model", e.ref.String()))
 	case "theme":
 		if args != "" {
 			if _, ok := theThemes().Themes[args]; !ok {
@@ -362,7 +362,7 @@ func (r *repl) help() {
 // step (the system prompt, made once, still names the old one).
 func (r *repl) setMode(m string) {
 	e := r.e
-	e.perm.mode = m
+	e.perm.setMode(m)
 	e.sess.Mode = m
 	e.st.save(e.sess)
 	note := r.text("mode_note", "mode", m, "text", strings.TrimSpace(r.spec.Prompts["modes/"+m+".md"]))
@@ -436,8 +436,8 @@ func (r *repl) switchSession(id string) {
 	if id == "" {
 		sess, err = e.st.create(e.perm.root)
 		if err == nil {
-			sess.System, err = systemPrompt(e.perm.root, e.perm.mode, e.tb.shell, nil)
-			sess.NoteMode = e.perm.mode
+			sess.System, err = systemPrompt(e.perm.root, e.perm.mode(), e.tb.shell, nil)
+			sess.NoteMode = e.perm.mode()
 		}
 	} else {
 		if id == e.sess.ID {
@@ -456,7 +456,7 @@ func (r *repl) switchSession(id string) {
 	old, oldSess := e.sess.ID, e.sess
 	e.resetJobs() // the old session's jobs end with it
 	e.sess = sess
-	sess.Model, sess.Mode = e.ref.String(), e.perm.mode
+	sess.Model, sess.Mode = e.ref.String(), e.perm.mode()
 	e.st.save(sess)
 	if !e.st.dropEmpty(oldSess) { // a session left without a turn is not kept
 		e.st.unlock(old)

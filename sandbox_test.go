@@ -23,7 +23,11 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == worldHelperArg {
 		os.Exit(worldInit(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir) // lembasBin's build (e2e_test.go)
+	}
+	os.Exit(code)
 }
 
 var updateSandbox = flag.Bool("update-sandbox", false, "rewrite testdata/sandbox goldens")

@@ -211,7 +211,7 @@ func (t *teamState) treeLocked() *teamTree {
 	root := t.root
 	tr := &teamTree{Min: t.min, Max: t.max}
 	rootPhase, rootSince := root.phaseNow()
-	tr.Agents = append(tr.Agents, teamNode{ID: teamText("main"), Name: teamText("main"), Mode: root.perm.mode, Model: root.ref.String(),
+	tr.Agents = append(tr.Agents, teamNode{ID: teamText("main"), Name: teamText("main"), Mode: root.perm.mode(), Model: root.ref.String(),
 		State: "working", Phase: rootPhase, Since: rootSince, Session: root.sess.ID})
 	for _, m := range t.members {
 		since := m.added
@@ -426,14 +426,14 @@ func (t *teamState) addMember(e *engine, ctx context.Context, ts *toolSpec, a ad
 		return teamRefusal("full", "size", size, "max", t.max), nil, false
 	}
 	t.mu.Unlock()
-	mode := parent.perm.mode
+	mode := parent.perm.mode()
 	if strings.TrimSpace(a.Mode) != "" {
 		m, err := normMode(a.Mode)
 		if err != nil {
 			return subRefusal("unknown_mode", "asked", a.Mode), nil, false
 		}
-		if !modeNoWider(m, parent.perm.mode) {
-			return teamRefusal("wider_mode", "mode", parent.perm.mode, "asked", m), nil, false
+		if !modeNoWider(m, parent.perm.mode()) {
+			return teamRefusal("wider_mode", "mode", parent.perm.mode(), "asked", m), nil, false
 		}
 		mode = m
 	}

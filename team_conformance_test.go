@@ -192,7 +192,7 @@ func runTeamCase(input json.RawMessage) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, "mode "+s.Mode+": "+ag.perm.mode)
+			out = append(out, "mode "+s.Mode+": "+ag.perm.mode())
 		case s.System != "":
 			ag, err := engineOf(s.System)
 			if err != nil {

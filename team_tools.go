@@ -238,7 +238,7 @@ func toolTeamWhoami(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 	defer t.mu.Unlock()
 	m := t.byEngine[e]
 	if m == nil {
-		return toolResult{Text: ts.text("main", "mode", e.perm.mode, "model", e.ref.String(), "size", t.sizeLocked(), "max", t.max)}
+		return toolResult{Text: ts.text("main", "mode", e.perm.mode(), "model", e.ref.String(), "size", t.sizeLocked(), "max", t.max)}
 	}
 	req := strings.Join(m.rec.Request, ", ")
 	if req == "" {
@@ -253,7 +253,7 @@ func toolTeamWhoami(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 		pos = "member"
 	}
 	return toolResult{Text: ts.text("member", "id", m.rec.ID, "name", m.rec.Name, "position", pos, "lead", lead, "parent", m.rec.Parent,
-		"mode", e.perm.mode, "request", req, "model", m.rec.Model, "task", m.rec.Task)}
+		"mode", e.perm.mode(), "request", req, "model", m.rec.Model, "task", m.rec.Task)}
 }
 
 func toolTeamFinish(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMessage) toolResult {
@@ -382,7 +382,7 @@ func toolTeamReplace(e *engine, ctx context.Context, ts *toolSpec, raw json.RawM
 	}
 	req := append(append([]string(nil), rec.Request...), rec.Granted...)
 	mode := rec.Mode
-	if !modeNoWider(mode, parent.perm.mode) {
+	if !modeNoWider(mode, parent.perm.mode()) {
 		mode = ""
 	}
 	text, m, ok := t.addMember(e, ctx, theSpec().Tools["team_add"], addArgs{Name: name, Position: rec.Position, Task: task,
