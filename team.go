@@ -44,6 +44,9 @@ type teamState struct {
 	min, max int
 	said     []string      // the person's earlier words in an agent chat (the link's said)
 	changed  chan struct{} // closed and replaced at every change (teamHold waits on it)
+	// run starts a member's loop; nil is `go m.loop(t)` (a conformance
+	// case leaves the loop to its steps and sets its own).
+	run func(t *teamState, m *teamMember)
 }
 
 // teamMember is one subagent of the tree.
@@ -62,6 +65,7 @@ type teamMember struct {
 	stopBy    string // who stopped it, and why
 	pending   string // the prompt of its next run (a task, a message)
 	running   bool   // its loop goroutine is running
+	reporting bool   // it ended and its report is not yet marked to its parent
 }
 
 // teamRequest is a request a subagent made with team_request.
@@ -308,7 +312,11 @@ func (e *engine) teamHold(ctx context.Context) bool {
 		}
 		live := 0
 		for _, m := range t.members {
-			if m.parent == e && teamLive(m.rec.State) {
+			// A member whose loop still runs or whose report is still on
+			// its way counts: its state leaves working before end() marks
+			// the report, and a manager that looked in between ended its
+			// turn without it (the lead's report lost, 1 run in 60).
+			if m.parent == e && (teamLive(m.rec.State) || m.running || m.reporting) {
 				live++
 			}
 		}
@@ -628,16 +636,15 @@ func (t *teamState) startWaiting() []*teamMember {
 	t.mu.Unlock()
 	for _, m := range go_ {
 		t.save(m)
-		teamRun(t, m)
+		if t.run != nil {
+			t.run(t, m)
+		} else {
+			go m.loop(t)
+		}
 	}
 	return go_
 }
 
-// teamRun starts a member's loop (a conformance case leaves it to the
-// case's steps: teamRun is replaced there).
-var teamRun func(t *teamState, m *teamMember)
-
-func init() { teamRun = func(t *teamState, m *teamMember) { go m.loop(t) } }
 
 // watch counts a member's context: one request's input past the share of
 // its model's window, or its token budget spent, is out of context — it
@@ -769,6 +776,7 @@ func (t *teamState) end(m *teamMember) {
 	if pm := t.byEngine[m.parent]; pm != nil && pm.stopBy != "" {
 		parentGone = true // stopped with its subtree: the report stays with it
 	}
+	m.reporting = !parentGone
 	t.mu.Unlock()
 	t.save(m)
 	if rec.Report != "" {
@@ -786,8 +794,12 @@ func (t *teamState) end(m *teamMember) {
 	r.mu.Unlock()
 	r.job.finish(st, 0, false)
 	if !parentGone {
-		t.mark(m.parent, teamMarkText("report", "id", rec.ID, "name", rec.Name, "status", rec.State, "report", rec.Report))
+		m.parent.markJob(teamMarkText("report", "id", rec.ID, "name", rec.Name, "status", rec.State, "report", rec.Report))
 	}
+	t.mu.Lock()
+	m.reporting = false
+	t.touchLocked() // wakes a manager in teamHold: the mark is there
+	t.mu.Unlock()
 	t.startWaiting()
 	t.emitTree()
 }
