@@ -645,7 +645,6 @@ func (t *teamState) startWaiting() []*teamMember {
 	return go_
 }
 
-
 // watch counts a member's context: one request's input past the share of
 // its model's window, or its token budget spent, is out of context — it
 // is paused (its run cancelled) for its one final turn.
