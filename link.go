@@ -305,13 +305,16 @@ type linkService struct {
 	libraryCap    bool           // capability library on this link (link_library.go)
 	prototypesCap bool           // the client asked for prototypes (link_prototypes.go)
 	sched         schedLinkState // scheduled approvals waiting for a link (link_scheduled.go)
+	// newTerm makes a link's terminal handler: newTerminalHandler, the one
+	// the build registered (terminal.go), or nil where it has none.
+	newTerm func(notify func(method string, params any) error, limits func() terminalLimits) terminalHandler
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.
 func newLinkService(login *loginRecord, log func(string)) *linkService {
 	sp := theLinkSpec()
 	svc := &linkService{sp: sp, login: login, log: log, http: &http.Client{Timeout: 30 * time.Second},
-		pipe: newLinkPipe(), turns: newTurnBook(), linkSess: map[string]*linkSession{}, sleep: sleepCtx,
+		pipe: newLinkPipe(), turns: newTurnBook(), linkSess: map[string]*linkSession{}, sleep: sleepCtx, newTerm: newTerminalHandler,
 		pingEvery: time.Duration(sp.WS.PingS) * time.Second, deadAfter: time.Duration(sp.WS.DeadS) * time.Second}
 	svc.agent = newACPAgent(context.Background(), svc.pipe, svc.pipe, log)
 	svc.conn = svc.agent.conn

@@ -99,12 +99,10 @@ type linkIDParams struct {
 // plus progress when the engine emits that event kind.
 func (svc *linkService) capabilities(lim remoteLimits) []string {
 	caps := append([]string{}, svc.sp.Capabilities...)
-	if newTerminalHandler != nil && lim.Terminal {
+	if svc.newTerm != nil && lim.Terminal {
 		caps = append(caps, "terminal", "shell")
 	}
-	if engineEmitsProgress {
-		caps = append(caps, "progress")
-	}
+	caps = append(caps, "progress") // the 3.4.0 progress event (progress.go)
 	caps = append(caps, teamLinkCaps...)                // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
@@ -128,10 +126,6 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	}
 	return out
 }
-
-// engineEmitsProgress is the one line to flip when the engine emits the
-// 3.4.0 progress event (the jobs work adds it).
-var engineEmitsProgress = true
 
 func (svc *linkService) hasCap(lim remoteLimits, c string) bool {
 	for _, x := range svc.capabilities(lim) {

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -44,8 +43,9 @@ type sessionTurns struct {
 
 // turnBook holds the records of every session the process has seen.
 type turnBook struct {
-	mu    sync.Mutex
-	books map[string]*sessionTurns
+	mu     sync.Mutex
+	books  map[string]*sessionTurns
+	writes int64 // turns files written (each an fsync'd atomic rewrite): what a turn costs an SD card
 }
 
 func newTurnBook() *turnBook { return &turnBook{books: map[string]*sessionTurns{}} }
@@ -236,12 +236,15 @@ func (b *turnBook) saveLocked(st *sessionTurns) {
 	data, _ := json.Marshal(turnFile{Session: st.id, Turns: list})
 	os.MkdirAll(turnsDir(), 0o700)
 	writeFileAtomic(turnsPath(st.id), data, 0o600)
-	turnFileWrites.Add(1)
+	b.writes++
 }
 
-// turnFileWrites counts the turns files written (each an fsync'd atomic
-// rewrite), so a test can hold a turn to what it costs an SD card.
-var turnFileWrites atomic.Int64
+// fileWrites is how many turns files this book has written.
+func (b *turnBook) fileWrites() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.writes
+}
 
 // pruneTurnFiles removes turns files untouched for turns.prune_days.
 // It also removes what a kill in the middle of an atomic write left in the
