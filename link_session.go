@@ -102,7 +102,7 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	if svc.newTerm != nil && lim.Terminal {
 		caps = append(caps, "terminal", "shell")
 	}
-	caps = append(caps, "progress") // the 3.4.0 progress event (progress.go)
+	caps = append(caps, "progress")                     // the 3.4.0 progress event (progress.go)
 	caps = append(caps, teamLinkCaps...)                // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
