@@ -420,7 +420,12 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}
 	if run != nil {
-		markScheduled(e.sess.ID, *run)
+		if err := markScheduled(e.sess.ID, *run); err != nil {
+			// Opened again without its mark, the session would not be
+			// scheduled any more: it is not opened at all.
+			cleanup()
+			return nil, nil, &rpcError{Code: rpcInternalError, Message: err.Error() + "; free the disk or fix the state folder's permissions, then run it again"}
+		}
 	}
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library, prototypes: p.Meta.Lembas.Prototypes})
@@ -1165,7 +1170,11 @@ func (svc *linkService) deleteSession(raw json.RawMessage, lim remoteLimits) (an
 	if err := st.remove(id); err != nil && rerr == nil {
 		return nil, err
 	}
-	os.RemoveAll(filepath.Join(stateDir(), "attachments", id))
+	if err := os.RemoveAll(filepath.Join(stateDir(), "attachments", id)); err != nil {
+		// The session is deleted; what it was sent stays as bytes the
+		// person may want gone: said, not failed.
+		svc.log("deleting session " + id + "'s attachments: " + err.Error())
+	}
 	svc.turns.forget(id)
 	forgetGiven(id, svc.log)
 	forgetScheduled(id)

@@ -46,6 +46,9 @@ type turnBook struct {
 	mu     sync.Mutex
 	books  map[string]*sessionTurns
 	writes int64 // turns files written (each an fsync'd atomic rewrite): what a turn costs an SD card
+
+	log     func(string) // where a failed write is said (the service's log); nil says nothing
+	saidErr string       // the last write fault said
 }
 
 func newTurnBook() *turnBook { return &turnBook{books: map[string]*sessionTurns{}} }
@@ -209,6 +212,8 @@ func (b *turnBook) forget(session string) {
 	b.mu.Lock()
 	delete(b.books, session)
 	b.mu.Unlock()
+	// A turns file a failed remove leaves answers no prompt again: its
+	// session is gone, and pruneTurnFiles removes it in time.
 	os.Remove(turnsPath(session))
 }
 
@@ -233,9 +238,21 @@ func (b *turnBook) saveLocked(st *sessionTurns) {
 		}
 		list = list[len(list)-keep:]
 	}
-	data, _ := json.Marshal(turnFile{Session: st.id, Turns: list})
-	os.MkdirAll(turnsDir(), 0o700)
-	writeFileAtomic(turnsPath(st.id), data, 0o600)
+	data, _ := json.Marshal(turnFile{Session: st.id, Turns: list}) // strings, ints, times and raw JSON we made: it always encodes
+	err := os.MkdirAll(turnsDir(), 0o700)
+	if err == nil {
+		err = writeFileAtomic(turnsPath(st.id), data, 0o600)
+	}
+	if err != nil {
+		// Not fatal (the turn still runs once in this process), but a
+		// restart could repeat it: said once per fault, in the log.
+		if msg := err.Error(); msg != b.saidErr && b.log != nil {
+			b.log("keeping the turns of session " + st.id + " (so a restart does not run one twice): " + msg)
+		}
+		b.saidErr = err.Error()
+		return
+	}
+	b.saidErr = ""
 	b.writes++
 }
 

@@ -47,6 +47,7 @@ type teamState struct {
 	// run starts a member's loop; nil is `go m.loop(t)` (a conformance
 	// case leaves the loop to its steps and sets its own).
 	run func(t *teamState, m *teamMember)
+	saidErr string // the last save fault told to the person (told once)
 }
 
 // teamMember is one subagent of the tree.
@@ -255,12 +256,26 @@ func (t *teamState) saveMemberLocked(m *teamMember) {
 }
 
 // save is called where the member's own engine is not running (before its
-// loop starts, at its end) or from its own tool calls.
-func (t *teamState) save(m *teamMember) {
+// loop starts, at its end) or from its own tool calls. A failed save is
+// told to the person once per fault (the record stays in memory, and the
+// next save writes it whole) and returned for a tool to tell its model.
+func (t *teamState) save(m *teamMember) error {
 	t.mu.Lock()
 	t.saveMemberLocked(m)
+	id := m.rec.ID
 	t.mu.Unlock()
-	m.run.e.st.save(m.run.e.sess)
+	err := m.run.e.st.save(m.run.e.sess)
+	if err != nil {
+		text := teamText("save_failed", "id", id, "error", err)
+		t.mu.Lock()
+		said := t.saidErr == err.Error()
+		t.saidErr = err.Error()
+		t.mu.Unlock()
+		if !said {
+			t.root.send(event{Type: evNotice, Text: text})
+		}
+	}
+	return err
 }
 
 // note keeps a change another agent made (a grant, a new task) in the
@@ -274,7 +289,7 @@ func (t *teamState) note(m *teamMember) {
 	rec.Findings = append([]string(nil), m.rec.Findings...)
 	t.mu.Unlock()
 	if !running {
-		t.save(m)
+		t.save(m) // a fault is told by save, and the next save writes the record whole
 		return
 	}
 	st := m.run.e.st
@@ -613,7 +628,7 @@ func (t *teamState) dress(m *teamMember) error {
 	}
 	j := m.run.job
 	j.stop = func() { t.stopOne(m, "", false) }
-	t.save(m)
+	t.save(m) // a fault is told by save, and the next save writes the record whole
 	return nil
 }
 
@@ -635,7 +650,7 @@ func (t *teamState) startWaiting() []*teamMember {
 	t.touchLocked()
 	t.mu.Unlock()
 	for _, m := range go_ {
-		t.save(m)
+		t.save(m) // a fault is told by save, and the next save writes the record whole
 		if t.run != nil {
 			t.run(t, m)
 		} else {
@@ -777,9 +792,9 @@ func (t *teamState) end(m *teamMember) {
 	}
 	m.reporting = !parentGone
 	t.mu.Unlock()
-	t.save(m)
+	t.save(m) // a fault is told by save; the report still reaches the parent below
 	if rec.Report != "" {
-		r.job.Write([]byte(rec.Report + "\n"))
+		r.job.Write([]byte(rec.Report + "\n")) // the job's output buffer, in memory: it never fails
 	}
 	st := "done"
 	switch rec.State {

@@ -280,7 +280,11 @@ func toolTeamFinish(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 	m.rec.Report = strings.TrimSpace(a.Report)
 	parent := m.rec.Parent
 	t.mu.Unlock()
-	t.save(m)
+	if err := t.save(m); err != nil {
+		// The report stays in memory and reaches the parent at the end;
+		// the model hears its record is not on disk.
+		return toolResult{Text: ts.text("done", "parent", parent) + "\n" + teamText("not_saved", "error", err)}
+	}
 	return toolResult{Text: ts.text("done", "parent", parent)}
 }
 
@@ -300,8 +304,11 @@ func toolTeamFindings(e *engine, ctx context.Context, ts *toolSpec, raw json.Raw
 		m.rec.Findings = append(m.rec.Findings, add)
 		n := len(m.rec.Findings)
 		t.mu.Unlock()
-		t.save(m) // on disk before the model hears it is saved
+		err := t.save(m) // on disk before the model hears it is saved
 		t.emitTree()
+		if err != nil {
+			return errResult(teamText("not_saved", "error", err))
+		}
 		return toolResult{Text: ts.text("saved", "n", n)}
 	}
 	if strings.TrimSpace(a.ID) == "" {
