@@ -46,7 +46,7 @@ type teamState struct {
 	changed  chan struct{} // closed and replaced at every change (teamHold waits on it)
 	// run starts a member's loop; nil is `go m.loop(t)` (a conformance
 	// case leaves the loop to its steps and sets its own).
-	run func(t *teamState, m *teamMember)
+	run     func(t *teamState, m *teamMember)
 	saidErr string // the last save fault told to the person (told once)
 }
 
