@@ -308,7 +308,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		}
 		p.args = args
 		if !e.requirementsMet(t) {
-			p.res = &toolResult{Text: t.Unavailable, IsError: true, Status: "failed"}
+			p.res = &toolResult{Text: e.tb.unavailableText(t), IsError: true, Status: "failed"}
 			continue
 		}
 		if why := e.teamWorkRefusal(t); why != "" { // a manager's own work tools (team.go)
