@@ -53,4 +53,3 @@ func init() {
 		return map[string]any{"held": out, "show": show}, nil
 	}
 }
-
