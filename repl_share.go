@@ -355,10 +355,7 @@ func (r *repl) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 func (r *repl) offerShow() {
 	tb := r.e.tb
 	t := theSpec().Tools["show"]
-	if t == nil || tb.offer == nil || !offerHolds(t, tb.offer) {
-		return
-	}
-	if ok, err := tb.offerFrontTool(t, r.toolShow); !ok {
+	if ok, err := tb.offerHeldFrontTool(t, r.toolShow); !ok {
 		if err != nil {
 			r.say("error", r.text("error", "text", "show: "+err.Error()))
 		}

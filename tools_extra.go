@@ -100,3 +100,12 @@ func (tb *toolbox) offerFrontTool(t *toolSpec, impl toolFunc) (bool, error) {
 	}
 	return true, nil
 }
+
+// offerHeldFrontTool is offerFrontTool for a tool whose offered_if this
+// session must hold (the REPL's show: offered_if viewer).
+func (tb *toolbox) offerHeldFrontTool(t *toolSpec, impl toolFunc) (bool, error) {
+	if t == nil || tb.offer == nil || !offerHolds(t, tb.offer) {
+		return false, nil
+	}
+	return tb.offerFrontTool(t, impl)
+}
