@@ -547,9 +547,6 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	if ev.Type == evPlan {
 		m["plan"] = planWire(ev.Plan) // the seed's shape, not the record's (plan.go)
 	}
-	if page := prototypeWritten(ev); page != "" {
-		defer ls.svc.event(id, map[string]any{"type": evNotice, "text": linkText("prototype_written", "path", page)}) // link_prototypes.go
-	}
 	if ev.Type == evSteered {
 		ls.svc.steeredEvent(id, ev, m) // link_steer.go
 	}

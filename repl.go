@@ -123,6 +123,7 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 	e.emit = r.onEvent
 	r.hookJobs()
 	r.link = newReplLink(r)
+	r.offerShow() // repl_share.go
 	return r
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // replShare is a REPL's share: the connection to the service and the
@@ -344,6 +345,61 @@ func (r *repl) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 			r.say("notice", replLinkText("share_answered_web", "answer", strings.TrimSpace(a.Plan.Choice+" "+a.Plan.Mode)))
 			return *a.Plan, true
 		})
+}
+
+// offerShow puts show in the session's tools from its first request when
+// an instance is logged in to (tools_offer.go's viewer, kept with the
+// session), so the list never changes when the session is shared. Until
+// it is, a call answers show's unavailable text and how to share; shared,
+// the file goes to the web UI's viewer as a card of kind show.
+func (r *repl) offerShow() {
+	tb := r.e.tb
+	t := theSpec().Tools["show"]
+	if ok, err := tb.offerHeldFrontTool(t, r.toolShow); !ok {
+		if err != nil {
+			r.say("error", r.text("error", "text", "show: "+err.Error()))
+		}
+		return
+	}
+	rs := &r.link.shareConn
+	tb.display = func() bool {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		return rs.c != nil
+	}
+	if tb.unmetNote == nil {
+		tb.unmetNote = map[string]string{}
+	}
+	tb.unmetNote[t.Name] = t.text("unshared")
+}
+
+// toolShow sends a file of the project to the web UI's viewer through the
+// service, and waits for its answer: at most the approval timeout, the
+// turn's end, or the share's.
+func (r *repl) toolShow(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	req, asked, bad := readShow(tb, raw)
+	if bad != nil {
+		return *bad
+	}
+	rs := &r.link.shareConn
+	id, ch := rs.put(shareCard{Kind: "show", SessionID: r.e.sess.ID, ToolCallID: cardID(ctx), Cwd: tb.root, Show: &req})
+	if id == "" { // the share ended since the call was allowed
+		t := theSpec().Tools["show"]
+		return errResult(tb.unavailableText(t))
+	}
+	wait := time.NewTimer(approvalLimit(r))
+	defer wait.Stop()
+	select {
+	case a, ok := <-ch:
+		if ok && a != nil && a.Show != nil {
+			return showAnswered(asked, a.Show)
+		}
+	case <-ctx.Done():
+		rs.settle(id)
+	case <-wait.C:
+		rs.settle(id)
+	}
+	return showAnswered(asked, nil)
 }
 
 // promptDone sends a web prompt's answer back to the service.

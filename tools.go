@@ -87,6 +87,13 @@ type toolbox struct {
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
 
 	display func() bool // a viewer is attached (show's requirement; link_cards.go); nil: never
+	// offer is the offered_if conditions this session holds (tools_offer.go;
+	// nil: every one), for a front end that adds a tool it implements.
+	offer map[string]bool
+	// unmetNote is what a front end adds, by tool, to the unavailable text
+	// a call answers while its requirement is not met: how it comes to be
+	// met there (the REPL's show: share the session).
+	unmetNote map[string]string
 
 	sandbox *sandbox // the session's OS sandbox for bash (sandbox.go); nil: made from config.yaml on first use
 	// privateWeb says whether an allow rule names a host, so webfetch may
@@ -120,7 +127,7 @@ func newToolbox(root string, vision bool) (*toolbox, error) {
 func newToolboxFor(root string, vision bool, held map[string]bool) (*toolbox, error) {
 	sp := theSpec()
 	tb := &toolbox{root: root, spec: sp, byName: map[string]*toolSpec{}, shell: userShell(),
-		vision: vision, reads: map[string]fileStamp{}}
+		vision: vision, reads: map[string]fileStamp{}, offer: held}
 	for _, name := range sp.ToolNames {
 		t := sp.Tools[name]
 		if !offeredHere(t) {

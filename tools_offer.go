@@ -20,6 +20,12 @@ var offerConditions = map[string]func(o *offerContext) bool{
 	"person": func(o *offerContext) bool { return !o.headless },
 	// Plan mode can be on in this session: it is, or a person can turn it on.
 	"plan_mode": func(o *offerContext) bool { return o.mode == "plan" || !o.headless },
+	// The session can be shown where a file opens (show, requires display):
+	// an instance is logged in to, so a terminal's session can be shared
+	// with its web UI (/share) — never -p, a bare terminal for good. Kept
+	// with the session, so show is in its tool list from the first request
+	// and stays there, answering unavailable until the session is shared.
+	"viewer": func(o *offerContext) bool { return !o.headless && len(readLogins()) > 0 },
 	// What the session learns can be kept: a person is there to say what
 	// is worth keeping (and to see it kept), or memory already holds a
 	// record, which the model is shown and may keep up to date. A headless

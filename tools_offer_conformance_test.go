@@ -25,6 +25,8 @@ type offerCase struct {
 	Memory         string   `json:"memory"`          // "user" or "project": one record there
 	EarlierSession string   `json:"earlier_session"` // "this" or "other": a session of that project
 	Kept           []string `json:"kept"`            // a decision the session already keeps (resumed)
+	Login          bool     `json:"login"`           // an instance is logged in to
+	Front          bool     `json:"front"`           // a front end that implements show adds it where its offer holds (the REPL)
 	Tools          []string `json:"tools"`           // the tools asked about
 }
 
@@ -85,6 +87,11 @@ func init() {
 				return nil, err
 			}
 		}
+		if c.Login {
+			if err := saveLogin(&loginRecord{Name: "home", URL: "https://llembas.example", Token: "t"}); err != nil {
+				return nil, err
+			}
+		}
 		st := newStore(filepath.Join(base, "sessions"), nil)
 		defer st.close()
 		if c.EarlierSession != "" {
@@ -107,6 +114,11 @@ func init() {
 		tb, err := newToolboxFor(root, false, sessionOffer(sess, root, mode, c.Headless, st))
 		if err != nil {
 			return nil, err
+		}
+		if c.Front {
+			if _, err := tb.offerHeldFrontTool(theSpec().Tools["show"], nil); err != nil {
+				return nil, err
+			}
 		}
 		offered := map[string]bool{}
 		for _, t := range tb.tools {
