@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -71,32 +70,20 @@ func (p *sandboxProxy) serve(l net.Listener) {
 // the lists, or under a "*.name" entry. IP literals and loopback names are
 // never allowed unless listed exactly.
 func (sb *sandbox) allowedHost(host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	lists := [][]string{theSandboxSpec().Proxy.Allow, sb.cfg.Allow}
-	for _, l := range lists {
-		for _, a := range l {
-			a = strings.ToLower(a)
-			if a == host {
-				return true
-			}
-			if strings.HasPrefix(a, "*.") && strings.HasSuffix(host, a[1:]) && net.ParseIP(host) == nil {
-				return true
-			}
-		}
-	}
-	return false
+	return hostListed(host, theSandboxSpec().Proxy.Allow, sb.cfg.Allow)
 }
 
 // allowedHosts names the hosts for `sandbox check`.
 func (sb *sandbox) allowedHosts() []string {
-	return append(append([]string{}, theSandboxSpec().Proxy.Allow...), sb.cfg.Allow...)
+	return append(append(append([]string{}, theSandboxSpec().Proxy.Allow...), sb.cfg.Allow...), sb.projectHosts()...)
 }
 
-func (p *sandboxProxy) refuse(c net.Conn, host string) {
+// refuse answers a connection the gate refused: 403 and the gate's
+// sentence, which names the host and what to do.
+func (p *sandboxProxy) refuse(c net.Conn, host, body string) {
 	p.mu.Lock()
 	p.refused = append(p.refused, host)
 	p.mu.Unlock()
-	body := sandboxText("proxy_refused_body", "host", host)
 	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 }
 
@@ -137,8 +124,8 @@ func (p *sandboxProxy) handle(c net.Conn) {
 				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
 				return
 			}
-			if !p.sb.allowedHost(host) {
-				p.refuse(c, host)
+			if v := p.sb.permitCommand(host, port); !v.ok {
+				p.refuse(c, host, v.body)
 				return
 			}
 			up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
@@ -161,13 +148,13 @@ func (p *sandboxProxy) handle(c net.Conn) {
 			return
 		}
 		host := req.URL.Hostname()
-		if !p.sb.allowedHost(host) {
-			p.refuse(c, host)
-			return
-		}
 		port := req.URL.Port()
 		if port == "" {
 			port = "80"
+		}
+		if v := p.sb.permitCommand(host, port); !v.ok {
+			p.refuse(c, host, v.body)
+			return
 		}
 		up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
 		if err != nil {
