@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,8 +27,8 @@ type sandboxProxy struct {
 	port    int    // the loopback port (commands without a world)
 	ls      []net.Listener
 	mu      sync.Mutex
-	refused []string // hosts refused, in order, for the notes
-	conns   sync.WaitGroup
+	refused []string     // hosts refused, in order, for the notes
+	held    atomic.Int32 // connections waiting on the network gate (a card is up)
 }
 
 // startSandboxProxy listens on dir/proxy.sock and on 127.0.0.1.
@@ -78,6 +79,14 @@ func (sb *sandbox) allowedHosts() []string {
 	return append(append(append([]string{}, theSandboxSpec().Proxy.Allow...), sb.cfg.Allow...), sb.projectHosts()...)
 }
 
+// permit is the network gate for one connection (sandbox_netask.go); while
+// it asks, the connection is held, counted in held.
+func (p *sandboxProxy) permit(host, port string) netVerdict {
+	p.held.Add(1)
+	defer p.held.Add(-1)
+	return p.sb.permitCommand(host, port)
+}
+
 // refuse answers a connection the gate refused: 403 and the gate's
 // sentence, which names the host and what to do.
 func (p *sandboxProxy) refuse(c net.Conn, host, body string) {
@@ -124,7 +133,7 @@ func (p *sandboxProxy) handle(c net.Conn) {
 				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
 				return
 			}
-			if v := p.sb.permitCommand(host, port); !v.ok {
+			if v := p.permit(host, port); !v.ok {
 				p.refuse(c, host, v.body)
 				return
 			}
@@ -152,7 +161,7 @@ func (p *sandboxProxy) handle(c net.Conn) {
 		if port == "" {
 			port = "80"
 		}
-		if v := p.sb.permitCommand(host, port); !v.ok {
+		if v := p.permit(host, port); !v.ok {
 			p.refuse(c, host, v.body)
 			return
 		}
