@@ -23,12 +23,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // unattended is an approver that refuses unseen (-p's, and a subagent's
@@ -44,6 +46,9 @@ func nobodyApproves(a approver) bool {
 	u, ok := a.(unattended)
 	return ok && u.unattended()
 }
+
+// netCards numbers the network cards, for their call ids.
+var netCards atomic.Int64
 
 // netRun is what the network gate keeps of one running command: who asks
 // for it, what it is, and the hosts already answered for it.
@@ -288,9 +293,10 @@ func (s *sandbox) askOnce(r *netRun, host, port, reason string) netVerdict {
 		}
 		return netVerdict{body: sandboxText("proxy_headless_body", "host", host, "port", port)}
 	}
-	// No call id: the card is its own, not the running call's (ACP
-	// announces it as a tool call of its own; MCP's approvals do the same).
-	req := approvalRequest{Tool: "network", Input: net.JoinHostPort(host, port), Risk: "interact",
+	// A call id of its own, not the running call's: ACP announces the card
+	// as a tool call of its own, and the link takes it down by that id when
+	// it is no longer waited for.
+	req := approvalRequest{CallID: fmt.Sprintf("net_%d", netCards.Add(1)), Tool: "network", Input: net.JoinHostPort(host, port), Risk: "interact",
 		Reason: reason, Rule: "sandbox.network.allow", Options: []string{"once", "project", "deny"}}
 	ans := approveWithin(r.ctx, r.ask, req, approvalLimit(r.ask))
 	switch ans.Choice {

@@ -270,3 +270,44 @@ func TestNetAskCardTakenDown(t *testing.T) {
 		t.Error("a connection whose card was taken down reached the host")
 	}
 }
+
+// TestNetAskACP: over ACP the network card goes out as other approvals do,
+// as session/request_permission, naming the host; allow once lets the
+// command through.
+func TestNetAskACP(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	url, port, hits := netTarget(t)
+	_, proj, _ := sandboxFixture(t)
+	if sb := newSandbox(sandboxConfig{}, proj); sb.theWorld() == nil {
+		sb.close()
+		t.Skip("no world here")
+	} else {
+		sb.close()
+	}
+	f := newFakeModel(t)
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": netCurl(url)}}), textReply("done"))
+	p := startACP(t, acpEnv(t, f, t.TempDir()), proj)
+	p.initialize(nil)
+	sid := p.newSession(proj, "auto")
+	var asked []string
+	r := p.result(p.request("session/prompt", prompt(sid, "fetch it")), func(m map[string]any) {
+		if m["method"] != "session/request_permission" {
+			return
+		}
+		params := m["params"].(map[string]any)
+		var opts []string
+		for _, o := range params["options"].([]any) {
+			opts = append(opts, o.(map[string]any)["optionId"].(string))
+		}
+		asked = append(asked, fmt.Sprint(params["toolCall"])+" options "+strings.Join(opts, ","))
+		p.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "once"}}})
+	})
+	if r["stopReason"] != "end_turn" || len(asked) != 1 || !strings.Contains(asked[0], "127.0.0.1:"+port) || !strings.Contains(asked[0], "options once,project,deny") {
+		t.Fatalf("stop %v, asked %q", r, asked)
+	}
+	if res := toolResults(f.got()[1]); hits.Load() != 1 || !strings.Contains(res[0], "TARGET-REACHED") {
+		t.Errorf("after allow once: %d hits, %q", hits.Load(), res)
+	}
+}
