@@ -311,3 +311,37 @@ func TestNetAskACP(t *testing.T) {
 		t.Errorf("after allow once: %d hits, %q", hits.Load(), res)
 	}
 }
+
+// TestNetMCPStdioModes: a stdio MCP server's network is as config says —
+// on reaches the host, off reaches nothing, and the proxy refuses a host
+// not allowed (no command runs to ask for it) with a body that names it.
+func TestNetMCPStdioModes(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	url, _, hits := netTarget(t)
+	for _, c := range []struct{ mode, want string }{
+		{"on", "TARGET-REACHED"},
+		{"off", ""},
+		{"proxy", "sandbox.network.allow"},
+	} {
+		tb, _, proj, _ := worldFixture(t, sandboxConfig{Network: c.mode})
+		before := hits.Load()
+		line := "env -u NO_PROXY -u no_proxy curl -s --max-time 20 " + url + "/ > net.txt 2>&1; echo done > done.txt"
+		cfg := mcpServerConfig{Name: "n", Command: "/bin/sh", Args: []string{"-c", line}, Cwd: proj, Sandbox: tb.sandbox}
+		s, err := startMCPStdio(cfg, theMCP())
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-s.exited()
+		s.close()
+		if _, err := os.Stat(filepath.Join(proj, "done.txt")); err != nil {
+			t.Fatalf("%s: the server did not run: %v", c.mode, err)
+		}
+		got, _ := os.ReadFile(filepath.Join(proj, "net.txt"))
+		reached := hits.Load() > before
+		if reached != (c.mode == "on") || (c.want != "" && !strings.Contains(string(got), c.want)) || (c.want == "" && strings.Contains(string(got), "TARGET")) {
+			t.Errorf("network %s: reached %v, the server read %q", c.mode, reached, got)
+		}
+	}
+}

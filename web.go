@@ -204,7 +204,7 @@ func toolWebFetch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolRes
 	// nothing, on anything; else the allowed hosts, and another is asked
 	// about (refused in -p). The person's own webfetch rules count as
 	// allowing their hosts; the package registries do not count here.
-	ruled := privateOK || (tb.webAllowed != nil && tb.webAllowed(host))
+	ruled := tb.webAllowed != nil && tb.webAllowed(host)
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]

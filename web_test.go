@@ -111,6 +111,7 @@ func TestWebFetchRedirectsAndCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.privateWeb = func(string) bool { return true } // as if an allow rule named the loopback test server
+	tb.webAllowed = func(string) bool { return true } // and so the network gate lets it through
 	ts := tb.lookup("webfetch")
 	fetch := func(path string, format string) toolResult {
 		args, _ := json.Marshal(map[string]any{"url": srv.URL + path, "format": format})
