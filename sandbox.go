@@ -120,8 +120,9 @@ type sandboxPolicy struct {
 // sandbox is one session's sandbox: its settings, the project, and what the
 // machine gives (probed once, on first use).
 type sandbox struct {
-	root string
-	cfg  sandboxConfig
+	root    string
+	cfg     sandboxConfig
+	probeOS func() sandboxProbe // what the machine gives; nil: sandboxProbeOS (a test injects one)
 
 	once   sync.Once
 	probe  sandboxProbe
@@ -161,6 +162,14 @@ func sandboxFromConfig(root string) *sandbox {
 // probed is the machine's sandbox, probed on first use (a system call).
 func (s *sandbox) probed() sandboxProbe {
 	s.once.Do(func() {
+		if s.cfg.Off {
+			s.probe = sandboxProbe{Why: sandboxText("why_off")}
+			return
+		}
+		if s.probeOS != nil {
+			s.probe = s.probeOS()
+			return
+		}
 		if sandboxProbeHook != nil {
 			s.probe = sandboxProbeHook()
 			return
@@ -1033,6 +1042,19 @@ func (s *sandbox) report(mode string) string {
 		state = c["network_on"]
 	}
 	line("network", "state", state)
+	// webfetch's network is lembas's own, kept with an OS sandbox or without.
+	switch s.networkMode() {
+	case "on":
+		line("webfetch", "state", c["webfetch_on"])
+	case "off":
+		line("webfetch", "state", c["webfetch_off"])
+	default:
+		hosts := append(append([]string{}, s.cfg.Allow...), s.projectHosts()...)
+		if len(hosts) == 0 {
+			hosts = []string{c["webfetch_none"]}
+		}
+		line("webfetch", "state", fillPairs(c["webfetch_proxy"], "hosts", strings.Join(hosts, ", ")))
+	}
 	line("required", "required", s.required())
 	if mode == "plan" {
 		line("plan")

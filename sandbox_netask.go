@@ -79,6 +79,7 @@ type netState struct {
 	project []string // loaded once from network.json
 	loaded  bool
 	told    map[string]bool // -p: hosts already named on stderr
+	file    string          // where the project's hosts are kept; "": netFile() (a test injects a folder of its own)
 }
 
 // netHold registers a command about to run; netRelease ends its cards.
@@ -109,9 +110,17 @@ func (s *sandbox) netRelease(r *netRun) {
 // netFile is where every project's "always" hosts are kept.
 func netFile() string { return filepath.Join(stateDir(), "network.json") }
 
-func readNetFile() map[string][]string {
+// netPath is this sandbox's network.json.
+func (s *sandbox) netPath() string {
+	if s.net.file != "" {
+		return s.net.file
+	}
+	return netFile()
+}
+
+func readNetFile(path string) map[string][]string {
 	m := map[string][]string{}
-	if data, err := os.ReadFile(netFile()); err == nil {
+	if data, err := os.ReadFile(path); err == nil {
 		json.Unmarshal(data, &m)
 	}
 	return m
@@ -123,7 +132,7 @@ func (s *sandbox) projectHosts() []string {
 	defer s.net.mu.Unlock()
 	if !s.net.loaded {
 		s.net.loaded = true
-		s.net.project = readNetFile()[s.root]
+		s.net.project = readNetFile(s.netPath())[s.root]
 	}
 	return append([]string{}, s.net.project...)
 }
@@ -136,7 +145,7 @@ func (s *sandbox) allowProject(host string) error {
 		s.net.project = append(s.net.project, host)
 	}
 	s.net.mu.Unlock()
-	path := netFile()
+	path := s.netPath()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -145,7 +154,7 @@ func (s *sandbox) allowProject(host string) error {
 		return err
 	}
 	defer unlock()
-	m := readNetFile()
+	m := readNetFile(path)
 	if !contains(m[s.root], host) {
 		m[s.root] = append(m[s.root], host)
 		sort.Strings(m[s.root])
@@ -200,7 +209,7 @@ func (s *sandbox) permitCommand(host, port string) netVerdict {
 	if n > 1 {
 		what += sandboxText("net_several", "n", n)
 	}
-	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", netFile()))
+	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", s.netPath()))
 }
 
 // permitWeb judges webfetch's fetch of host:port: the registries do not
@@ -217,7 +226,7 @@ func (s *sandbox) permitWeb(r *netRun, host, port string) netVerdict {
 	if hostListed(host, s.cfg.Allow, s.projectHosts()) {
 		return netVerdict{ok: true}
 	}
-	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", r.what, "file", netFile()))
+	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", r.what, "file", s.netPath()))
 }
 
 // webAsks says whether the gate, not the permissions, has the question
@@ -299,6 +308,9 @@ func (s *sandbox) askOnce(r *netRun, host, port, reason string) netVerdict {
 	req := approvalRequest{CallID: fmt.Sprintf("net_%d", netCards.Add(1)), Tool: "network", Input: net.JoinHostPort(host, port), Risk: "interact",
 		Reason: reason, Rule: "sandbox.network.allow", Options: []string{"once", "project", "deny"}}
 	ans := approveWithin(r.ctx, r.ask, req, approvalLimit(r.ask))
+	if r.ctx.Err() != nil { // taken down (the command ended): whatever came back, refused
+		return netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
+	}
 	switch ans.Choice {
 	case "project":
 		if err := s.allowProject(host); err != nil && r.say != nil {
@@ -312,9 +324,6 @@ func (s *sandbox) askOnce(r *netRun, host, port, reason string) netVerdict {
 	case "timeout":
 		return netVerdict{body: sandboxText("proxy_timeout_body", "host", host, "port", port)}
 	case "cancelled":
-		return netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
-	}
-	if r.ctx.Err() != nil {
 		return netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
 	}
 	return netVerdict{body: sandboxText("proxy_denied_body", "host", host, "port", port)}
