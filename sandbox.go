@@ -64,6 +64,7 @@ type sandboxSpec struct {
 		Port           int      `json:"port"`
 		Allow          []string `json:"allow"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`
+		AskMaxHosts    int      `json:"ask_max_hosts"` // cards one command may raise; beyond, refused unasked
 	} `json:"proxy"`
 	DenialMarkers []string          `json:"denial_markers"`
 	ExitSetup     int               `json:"exit_setup"`

@@ -59,7 +59,9 @@ type netRun struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	card    chan struct{} // one card at a time per command: held while one is up
 	mu      sync.Mutex
+	asked   int                      // cards raised, up to proxy.ask_max_hosts
 	allowed map[string]bool          // host: once for this command
 	denied  map[string]string        // host: the body the command reads
 	waiting map[string]chan struct{} // host: a card is up for it
@@ -67,7 +69,7 @@ type netRun struct {
 
 func newNetRun(parent context.Context, what string, ask approver, say func(string)) *netRun {
 	ctx, cancel := context.WithCancel(parent)
-	return &netRun{what: what, ask: ask, say: say, ctx: ctx, cancel: cancel,
+	return &netRun{what: what, ask: ask, say: say, ctx: ctx, cancel: cancel, card: make(chan struct{}, 1),
 		allowed: map[string]bool{}, denied: map[string]string{}, waiting: map[string]chan struct{}{}}
 }
 
@@ -271,10 +273,22 @@ func (s *sandbox) askHost(r *netRun, host, port, reason string) netVerdict {
 				return netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
 			}
 		}
+		if max := theSandboxSpec().Proxy.AskMaxHosts; r.asked >= max {
+			r.mu.Unlock()
+			return netVerdict{body: sandboxText("proxy_too_many_body", "host", host, "port", port, "max", max)}
+		}
+		r.asked++
 		ch := make(chan struct{})
 		r.waiting[host] = ch
 		r.mu.Unlock()
-		v := s.askOnce(r, host, port, reason)
+		var v netVerdict
+		select {
+		case r.card <- struct{}{}: // the command's other cards wait their turn
+			v = s.askOnce(r, host, port, reason)
+			<-r.card
+		case <-r.ctx.Done():
+			v = netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
+		}
 		r.mu.Lock()
 		delete(r.waiting, host)
 		if v.ok {

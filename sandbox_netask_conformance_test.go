@@ -26,7 +26,8 @@ func init() {
 			Host    string   `json:"host"`
 			Port    string   `json:"port"`
 			Answer  string   `json:"answer"`
-			Again   bool     `json:"again"` // a second connection of the same command after the answer
+			Again   bool     `json:"again"`  // a second connection of the same command after the answer
+			Before  []string `json:"before"` // hosts the same command was refused before (each asked, denied)
 			Probe   string   `json:"probe"` // check: none (no sandbox here), or "" (landlock as given)
 			Mode    string   `json:"mode"`
 		}
@@ -76,7 +77,11 @@ func init() {
 		var ask approver
 		switch in.Answer {
 		case "once", "project", "deny":
-			ask = &scriptedApprover{answers: []approvalAnswer{{Choice: in.Answer}}}
+			sa := &scriptedApprover{}
+			for range in.Before {
+				sa.answers = append(sa.answers, approvalAnswer{Choice: "deny"})
+			}
+			ask = &scriptedApprover{answers: append(sa.answers, approvalAnswer{Choice: in.Answer})}
 		case "wait":
 			ask = blockingApprover{}
 		case "headless", "none":
@@ -91,19 +96,25 @@ func init() {
 			if in.Who == "webfetch" {
 				return sb.permitWeb(r, in.Host, in.Port)
 			}
-			if in.Answer != "none" {
-				sb.netHold(r)
-				defer sb.netRelease(r)
-			}
 			return sb.permitCommand(in.Host, in.Port)
 		}
+		if in.Who != "webfetch" && in.Answer != "none" {
+			sb.netHold(r) // the command is running
+			defer sb.netRelease(r)
+		}
+		host := in.Host
+		for _, h := range in.Before {
+			in.Host = h
+			judge()
+		}
+		in.Host = host
 		v := judge()
 		out := map[string]any{"allowed": v.ok}
 		if v.body != "" {
 			out["body"] = strings.TrimSpace(v.body)
 		}
-		if sa, ok := ask.(*scriptedApprover); ok && len(sa.asked) > 0 {
-			q := sa.asked[0]
+		if sa, ok := ask.(*scriptedApprover); ok && len(sa.asked) > len(in.Before) {
+			q := sa.asked[len(in.Before)]
 			out["card"] = map[string]any{"tool": q.Tool, "input": q.Input, "options": q.Options, "rule": q.Rule}
 		}
 		if len(said) > 0 {
