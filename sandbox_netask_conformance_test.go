@@ -28,7 +28,7 @@ func init() {
 			Answer  string   `json:"answer"`
 			Again   bool     `json:"again"`  // a second connection of the same command after the answer
 			Before  []string `json:"before"` // hosts the same command was refused before (each asked, denied)
-			Probe   string   `json:"probe"` // check: none (no sandbox here), or "" (landlock as given)
+			Probe   string   `json:"probe"`  // check: none (no sandbox here), or "" (landlock as given)
 			Mode    string   `json:"mode"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
