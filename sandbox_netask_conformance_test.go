@@ -53,7 +53,7 @@ func init() {
 		case "check":
 			switch in.Probe {
 			case "none":
-				sb.probeOS = func() sandboxProbe { return sandboxProbe{Why: "no sandbox on this test machine"} }
+				sb.probeHook = func() sandboxProbe { return sandboxProbe{Why: "no sandbox on this test machine"} }
 			}
 			mode := in.Mode
 			if mode == "" {

@@ -38,7 +38,7 @@ func TestSandboxOffConfig(t *testing.T) {
 		t.Errorf("sandbox check with sandbox: off:\n%s", rep)
 	}
 	sb := newSandbox(sandboxConfig{Network: "off"}, proj)
-	sb.probeOS = func() sandboxProbe { return sandboxProbe{Why: "no Landlock, no namespaces on this machine"} }
+	sb.probeHook = func() sandboxProbe { return sandboxProbe{Why: "no Landlock, no namespaces on this machine"} }
 	rep = sb.report("auto")
 	if !strings.Contains(rep, "none — no Landlock") || strings.Contains(rep, "writes:") || strings.Contains(rep, "\n  network: off") {
 		t.Errorf("sandbox check with no sandbox found:\n%s", rep)

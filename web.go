@@ -128,7 +128,7 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 		// with the card commands get (sandbox_netask.go): one question, not two.
 		return decision{Verdict: "allow", Rule: "sandbox.network: the host is asked about when fetched"}
 	}
-	if p.mode == "auto" {
+	if p.mode() == "auto" {
 		return decision{Verdict: "allow", Rule: "modes.json auto"}
 	}
 	return decision{Verdict: "ask", Rule: "webfetch: a new host", Reason: t.text("ask", "host", host), Remember: true, Patterns: []string{host}}
