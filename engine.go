@@ -445,6 +445,7 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 	}
 	id, name, block := p.call.ID, p.t.Name, p.t.Block
 	ctx = withSandboxCall(ctx, e.perm.mode(), p.bare)
+	ctx = withNetAsker(ctx, e.ask) // a host not allowed is asked through it (sandbox_netask.go)
 	ctx = withJobs(ctx, e)
 	ctx = withLive(ctx, func(tail string) {
 		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})

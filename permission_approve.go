@@ -71,6 +71,9 @@ func (h headlessApprover) approve(ctx context.Context, req approvalRequest) appr
 	return approvalAnswer{Choice: "deny", Why: "headless"}
 }
 
+// unattended: asking a headless approver is refusing (sandbox_netask.go).
+func (headlessApprover) unattended() bool { return true }
+
 // refusalLog is the tools a headlessApprover refused, in order.
 type refusalLog struct {
 	mu    sync.Mutex

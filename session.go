@@ -157,6 +157,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
+	tb.webAllowed, perm.net = perm.webAllowRule, tb.sandbox // webfetch follows the commands' network rules (web.go)
 	e := newEngine(ref, tb, perm, st, sess, maxSteps)
 	e.hygiene, e.extra = hygieneOn(os.Getenv), extra
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {
