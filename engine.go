@@ -449,7 +449,9 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 	ctx = withLive(ctx, func(tail string) {
 		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})
 	})
+	t0 := time.Now()
 	r := e.tb.run(ctx, p.t, p.args)
+	traceSince(t0, "tool %s: %d bytes", name, len(r.Text))
 	p.res = &r
 }
 

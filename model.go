@@ -783,7 +783,9 @@ func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReaso
 	shownDetail, attemptsMade := "", 0
 	for attempt := 1; ; attempt++ {
 		attemptsMade = attempt
+		t0 := time.Now()
 		rep, retryAfter, err := r.streamOnce(ctx, body, onText, onReasoning)
+		traceSince(t0, "model request: %d bytes sent", len(body))
 		if err == nil {
 			return rep, nil
 		}

@@ -7,7 +7,8 @@ package main
 // of it need nothing before them and can overlap the rest:
 //
 //   - the harness files needed further down (the store's, the library's,
-//     the request quirks, the permission defaults and arity) are parsed on
+//     the request quirks, the permission defaults and arity, the floor and
+//     the sandbox boundary) are parsed on
 //     a goroutine while the main path parses the main spec and waits on
 //     the disk; each is behind its own sync.Once, so the main path's first
 //     use waits for the parse in flight and never does it twice;
@@ -32,6 +33,8 @@ func warmSessionSpecs() {
 		theLibrarySpec()
 		requestQuirks()
 		permDefaults() // and, through its rules, the arity table
+		loadHardline() // the floor: the first tool call's paths are checked against it
+		loadBoundary() // the sandbox boundary: the first bash call's
 	}()
 }
 
