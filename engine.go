@@ -93,6 +93,7 @@ func (e *engine) curTurn() *turn { return &e.sess.Turns[len(e.sess.Turns)-1] }
 // end's attachments, for a vision model).
 func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart) (out outcome) {
 	lp := theSpec().Loop
+	ctx = withAnswering(ctx, warmCallSpecs) // the first call's specs parse while the model answers (startup.go)
 	e.sess.Turns = append(e.sess.Turns, turn{N: len(e.sess.Turns) + 1, Prompt: prompt, Started: time.Now(), Status: "running"})
 	by := ""
 	if e.turnStarted() {

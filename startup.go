@@ -7,8 +7,7 @@ package main
 // of it need nothing before them and can overlap the rest:
 //
 //   - the harness files needed further down (the store's, the library's,
-//     the request quirks, the permission defaults and arity, the floor and
-//     the sandbox boundary) are parsed on
+//     the request quirks, the permission defaults and arity) are parsed on
 //     a goroutine while the main path parses the main spec and waits on
 //     the disk; each is behind its own sync.Once, so the main path's first
 //     use waits for the parse in flight and never does it twice;
@@ -21,6 +20,7 @@ package main
 
 import (
 	"context"
+	"sync"
 )
 
 // warmSessionSpecs starts the parse of the harness files a session needs
@@ -33,10 +33,21 @@ func warmSessionSpecs() {
 		theLibrarySpec()
 		requestQuirks()
 		permDefaults() // and, through its rules, the arity table
-		loadHardline() // the floor: the first tool call's paths are checked against it
-		loadBoundary() // the sandbox boundary: the first bash call's
 	}()
 }
+
+// warmCallSpecs starts, once a process, the parse of what the first tool
+// call needs and the first request does not: the floor (every path a call
+// names is checked against it) and the sandbox's boundary. The engine
+// calls it when the model has begun to answer (withAnswering), so the
+// parse overlaps the model's answer instead of delaying either the first
+// request or the first call.
+var warmCallSpecs = sync.OnceFunc(func() {
+	go func() {
+		loadHardline()
+		loadBoundary()
+	}()
+})
 
 // modelLookup is chooseModel running on its own goroutine.
 type modelLookup struct {
