@@ -66,10 +66,10 @@ func (s *acpSession) applyMode() bool {
 	m := s.pendingMode
 	s.pendingMode = ""
 	s.mu.Unlock()
-	if m == "" || m == s.e.perm.mode {
+	if m == "" || m == s.e.perm.mode() {
 		return false
 	}
-	s.e.perm.mode = m
+	s.e.perm.setMode(m)
 	s.e.sess.Mode = m
 	return true
 }
@@ -247,7 +247,7 @@ func (s *acpSession) runTurn(t *acpTurn) {
 	}
 	// A shared command may switch the mode or be an action that sends
 	// nothing to the model; the editor hears the outcome as a message.
-	if exp.Mode != "" && exp.Mode != s.e.perm.mode {
+	if exp.Mode != "" && exp.Mode != s.e.perm.mode() {
 		s.mu.Lock()
 		s.pendingMode = exp.Mode
 		s.mu.Unlock()

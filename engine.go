@@ -445,7 +445,7 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 		return
 	}
 	id, name, block := p.call.ID, p.t.Name, p.t.Block
-	ctx = withSandboxCall(ctx, e.perm.mode, p.bare)
+	ctx = withSandboxCall(ctx, e.perm.mode(), p.bare)
 	ctx = withJobs(ctx, e)
 	ctx = withLive(ctx, func(tail string) {
 		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})

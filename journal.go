@@ -157,7 +157,7 @@ func truncateFile(path string, size int64) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Close() // after the Sync below, the cut is durable: Close has nothing left to lose
 	if err := f.Truncate(size); err != nil {
 		return err
 	}
@@ -197,6 +197,9 @@ func (j *journal) append(recs ...[]byte) error {
 		traceSince(t0, "fsync %d bytes", len(buf))
 	}
 	if err != nil {
+		// The write's error is the one returned. A cut back that fails too
+		// leaves a torn last record, which loading cuts off (splitJournal)
+		// and the caller's next save rewrites whole (its shadow is dropped).
 		f.Truncate(before)
 		f.Close()
 		return fmt.Errorf("appending to %s: %w", j.path, err)

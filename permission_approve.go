@@ -127,7 +127,7 @@ func (p *permissions) request(callID string, t *toolSpec, args json.RawMessage, 
 	req := approvalRequest{CallID: callID, Tool: t.Name, Risk: t.Risk, Reason: d.Reason, Rule: d.Rule, Input: string(args)}
 	if req.Reason == "" || req.Reason == d.Rule {
 		// The mode's table decided: a sentence saying so, then the rule.
-		req.Reason = permText("reason_mode", "mode", p.mode, "what", permText("risk_"+t.Risk))
+		req.Reason = permText("reason_mode", "mode", p.mode(), "what", permText("risk_"+t.Risk))
 	}
 	if d.Rule != "" && !strings.Contains(req.Reason, d.Rule) {
 		req.Reason += " " + permText("reason_rule", "rule", d.Rule)

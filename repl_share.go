@@ -173,7 +173,7 @@ func (r *repl) readShare(c net.Conn, stop chan struct{}) {
 // mu held.
 func (r *repl) sendShareLocked(busy bool) error {
 	e := r.e
-	a := shareAnnounce{SessionID: e.sess.ID, Cwd: e.tb.root, Title: e.sess.Title, Model: e.ref.String(), Mode: e.perm.mode, Effort: r.level, Busy: busy}
+	a := shareAnnounce{SessionID: e.sess.ID, Cwd: e.tb.root, Title: e.sess.Title, Model: e.ref.String(), Mode: e.perm.mode(), Effort: r.level, Busy: busy}
 	if l := loginOfRef(e.ref); l != nil {
 		a.Instance, a.Model = true, e.ref.Model // the instance names its own models by served id
 	}
@@ -392,7 +392,7 @@ func (r *repl) webPrompt(p *sharePrompt) json.RawMessage {
 		return rawJSON(map[string]any{"stopReason": "refusal", "_meta": map[string]any{"lembas": map[string]any{"turnId": tid, "error": oneLine(err.Error(), 500)}}})
 	}
 	if exp.Mode != "" {
-		if m := (remoteLimits{MaxMode: p.MaxMode}).lowerMode(exp.Mode); m != r.e.perm.mode {
+		if m := (remoteLimits{MaxMode: p.MaxMode}).lowerMode(exp.Mode); m != r.e.perm.mode() {
 			r.setMode(m)
 		}
 	}

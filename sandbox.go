@@ -95,20 +95,10 @@ type sandboxProbe struct {
 	Masked string `json:"masked,omitempty"` // rights this kernel does not know
 }
 
-// sandboxHelperExe replaces os.Executable as the Linux helper in the
-// benchmarks, which time the lembas binary rather than the test binary.
-var sandboxHelperExe string
-
-// sandboxProbeHook replaces the probe in tests (a kernel without Landlock).
-var sandboxProbeHook func() sandboxProbe
-
-// sandboxNoWorld makes sessions take the per-command sandbox (Landlock and
-// seccomp alone, and the helper's namespace) in tests of that fallback.
-var sandboxNoWorld bool
-
 // sandboxPolicy is what one command may do; on Linux it is handed to the
 // helper as JSON.
 type sandboxPolicy struct {
+	Exe     string   `json:"-"`                 // the helper to run; "" is os.Executable (sandbox.helperExe)
 	Write   []string `json:"write"`             // writable roots: folders or files, resolved, existing
 	Devices []string `json:"devices"`           // device files and folders: written and ioctl'd
 	Network bool     `json:"network"`           // false: no TCP, no non-Unix sockets, no io_uring
@@ -123,6 +113,15 @@ type sandboxPolicy struct {
 type sandbox struct {
 	root string
 	cfg  sandboxConfig
+
+	// Set by whoever makes the sandbox, before its first use: the probe
+	// (nil probes this machine; a test's is a kernel without Landlock),
+	// no world (the per-command sandbox alone: Landlock, seccomp and the
+	// helper's namespace), and the helper (nil is os.Executable; the
+	// benchmarks time the lembas binary, not the test binary).
+	probeHook func() sandboxProbe
+	noWorld   bool
+	helperExe string
 
 	once   sync.Once
 	probe  sandboxProbe
@@ -160,8 +159,8 @@ func sandboxFromConfig(root string) *sandbox {
 // probed is the machine's sandbox, probed on first use (a system call).
 func (s *sandbox) probed() sandboxProbe {
 	s.once.Do(func() {
-		if sandboxProbeHook != nil {
-			s.probe = sandboxProbeHook()
+		if s.probeHook != nil {
+			s.probe = s.probeHook()
 			return
 		}
 		s.probe = sandboxProbeOS()
@@ -424,7 +423,7 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 
 func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []string) {
 	pr := s.probed()
-	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld}
+	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld, Exe: s.helperExe}
 	if len(parts.Protect) > 0 && !inWorld {
 		pol.NS, _ = s.namespaces()
 	}
@@ -894,7 +893,7 @@ func (s *sandbox) report(mode string) string {
 				line("namespaces", "how", fillPairs(c["ns_yes"], "net", net))
 			} else {
 				why := "turned off for this test"
-				if !sandboxNoWorld {
+				if !s.noWorld {
 					why = ""
 				}
 				if s.worldErr != nil {

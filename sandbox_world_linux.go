@@ -93,6 +93,7 @@ type world struct {
 	idleFor time.Duration
 	err     error  // set for good when it cannot start
 	limits  string // how the init bounds processes: pid_max, rlimit
+	exe     string // the helper; "" is os.Executable (sandbox.helperExe)
 }
 
 // worldConn is one running init.
@@ -118,6 +119,7 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 	plan := worldPlanFor(s, dir)
 	plan.Socket = sock
 	w := newWorld(plan, idle)
+	w.exe = s.helperExe
 	w.mu.Lock()
 	_, err := w.connLocked()
 	w.mu.Unlock()
@@ -140,7 +142,9 @@ func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
 	}
 	plan := worldPlanFor(s, dir)
 	plan.Socket, plan.HostTmp = sock, true
-	return newWorld(plan, 0), nil
+	w := newWorld(plan, 0)
+	w.exe = s.helperExe
+	return w, nil
 }
 
 // processBound says whether the world's processes are bounded for this
@@ -160,8 +164,8 @@ func (w *world) connLocked() (*worldConn, error) {
 		return nil, w.err
 	}
 	exe, err := os.Executable()
-	if sandboxHelperExe != "" {
-		exe, err = sandboxHelperExe, nil
+	if w.exe != "" {
+		exe, err = w.exe, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("finding lembas's own executable: %v", err)

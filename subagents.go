@@ -276,14 +276,14 @@ func toolTask(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) 
 	if !inList(sp.Agents, agent) {
 		return errResult(subRefusal("unknown_agent", "agent", a.Agent, "agents", strings.Join(sp.Agents, ", ")))
 	}
-	mode := e.perm.mode
+	mode := e.perm.mode()
 	if strings.TrimSpace(a.Mode) != "" {
 		m, err := normMode(a.Mode)
 		if err != nil {
 			return errResult(subRefusal("unknown_mode", "asked", a.Mode))
 		}
-		if !modeNoWider(m, e.perm.mode) {
-			return errResult(subRefusal("wider_mode", "mode", e.perm.mode, "asked", m))
+		if !modeNoWider(m, e.perm.mode()) {
+			return errResult(subRefusal("wider_mode", "mode", e.perm.mode(), "asked", m))
 		}
 		mode = m
 	}

@@ -315,7 +315,7 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 			delete(obj, "purpose")
 		}
 	}
-	fixed, err := checkValue(schema, v, "")
+	fixed, err := checkValue(schema, v, "", t.closed)
 	if err != nil {
 		return nil, fmt.Errorf("%s", loopText(errs, "bad_args", "name", t.Name, "error", err, "expected", expected))
 	}
@@ -323,7 +323,9 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 	return out, nil
 }
 
-func checkValue(schema map[string]any, v any, at string) (any, error) {
+// checkValue checks v against schema; closed makes every object take only
+// the properties it names unless it says additionalProperties itself.
+func checkValue(schema map[string]any, v any, at string, closed bool) (any, error) {
 	name := at
 	if name == "" {
 		name = "the arguments"
@@ -355,7 +357,7 @@ func checkValue(schema map[string]any, v any, at string) (any, error) {
 		for _, k := range keys {
 			ps, ok := props[k].(map[string]any)
 			if !ok {
-				if ap, ok := schema["additionalProperties"].(bool); ok && !ap {
+				if ap, ok := schema["additionalProperties"].(bool); ok && !ap || !ok && closed && schema["additionalProperties"] == nil {
 					return nil, fmt.Errorf("%s is not an argument of this tool", join(at, k))
 				}
 				continue
@@ -364,7 +366,7 @@ func checkValue(schema map[string]any, v any, at string) (any, error) {
 				delete(obj, k) // null for an optional argument means "not given"
 				continue
 			}
-			fv, err := checkValue(ps, obj[k], join(at, k))
+			fv, err := checkValue(ps, obj[k], join(at, k), closed)
 			if err != nil {
 				return nil, err
 			}
@@ -384,7 +386,7 @@ func checkValue(schema map[string]any, v any, at string) (any, error) {
 		items, _ := schema["items"].(map[string]any)
 		for i := range arr {
 			if items != nil {
-				fv, err := checkValue(items, arr[i], fmt.Sprintf("%s[%d]", at, i))
+				fv, err := checkValue(items, arr[i], fmt.Sprintf("%s[%d]", at, i), closed)
 				if err != nil {
 					return nil, err
 				}

@@ -120,7 +120,7 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 			return decision{Verdict: "allow", Rule: r.label("allow")}
 		}
 	}
-	if p.mode == "auto" {
+	if p.mode() == "auto" {
 		return decision{Verdict: "allow", Rule: "modes.json auto"}
 	}
 	return decision{Verdict: "ask", Rule: "webfetch: a new host", Reason: t.text("ask", "host", host), Remember: true, Patterns: []string{host}}
