@@ -11,7 +11,8 @@ import (
 )
 
 func main() {
-	tracef("main %v", os.Args[1:2])
+	traceInit()
+	tracef("main")
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	traceEnd()
 	os.Exit(code)

@@ -42,12 +42,16 @@ func warmSessionSpecs() {
 // calls it when the model has begun to answer (withAnswering), so the
 // parse overlaps the model's answer instead of delaying either the first
 // request or the first call.
-var warmCallSpecs = sync.OnceFunc(func() {
-	go func() {
-		loadHardline()
-		loadBoundary()
-	}()
-})
+func warmCallSpecs() {
+	warmCallOnce.Do(func() {
+		go func() {
+			loadHardline()
+			loadBoundary()
+		}()
+	})
+}
+
+var warmCallOnce sync.Once // a plain Once: nothing allocated at start-up
 
 // modelLookup is chooseModel running on its own goroutine.
 type modelLookup struct {
