@@ -76,6 +76,7 @@ var fileFloors = struct {
 		"sse.go":        floorGround,
 		"ignore.go":     floorGround,
 		"lazyre.go":     floorGround,
+		"trace.go":      floorGround,
 		"jsonrpc.go":    floorGround,
 		"errors.go":     floorGround,
 		"text.go":       floorGround,

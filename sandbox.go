@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // sandboxHelperArg is the hidden subcommand the Linux helper answers to.
@@ -181,7 +182,9 @@ func (s *sandbox) namespaces() (bool, string) {
 		if s.probed().Kind != "landlock" {
 			return
 		}
+		t0 := time.Now()
 		s.ns, s.nsWhy = sandboxNamespacesOS()
+		traceSince(t0, "sandbox namespaces probed")
 	})
 	return s.ns, s.nsWhy
 }

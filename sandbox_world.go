@@ -77,7 +77,9 @@ func (s *sandbox) theWorld() worldRunner {
 		}
 		sock = s.proxy.sock
 	}
+	t0 := time.Now()
 	w, err := newWorldOS(s, dir, sock, time.Duration(theSandboxSpec().WorldIdleS)*time.Second)
+	traceSince(t0, "sandbox world started")
 	if err != nil {
 		s.worldErr = err
 		return nil

@@ -144,8 +144,10 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	sess.Mode = mode
 	// On disk before any front end names the session (session/new's
 	// answer): a kill -9 before its first turn must leave one that opens
-	// again on its model (the soak, soak_test.go).
-	if err := st.save(sess); err != nil {
+	// again on its model (the soak, soak_test.go). -p names it only after
+	// its first message is saved, which writes it whole (store.go begin).
+	if headless {
+	} else if err := st.save(sess); err != nil {
 		st.close()
 		return nil, nil, err
 	}
