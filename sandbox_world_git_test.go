@@ -1,0 +1,92 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitOut is git's output on the host, trimmed; "" when it fails.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestWorldHistoryKept: a script the model wrote and ran by name tries
+// every way of losing an unpushed commit — reset, reflog expire, gc
+// --prune=now, deleted and packed refs, truncated packs, rm -rf of the
+// objects, refs and logs — and afterwards the repository, seen from the
+// host, still has the commit and every branch; in a world started again
+// ordinary git work (commit, branch, checkout -b, gc) goes on and lands.
+func TestWorldHistoryKept(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", "echo a > a.txt && git add a.txt && git commit -qm first && echo b > b.txt && git add b.txt && git commit -qm unpushed && git branch side && git checkout -q -b feature && git checkout -q - && echo ok")
+	if r.IsError || !strings.Contains(r.Text, "ok") {
+		t.Fatalf("ordinary git work in the world: %s", r.Text)
+	}
+	t.Logf("git kept by: %s", tb.sandbox.world.(*world).gitKept())
+	sha := gitOut(t, proj, "rev-parse", "HEAD")
+	br := gitOut(t, proj, "symbolic-ref", "--short", "HEAD")
+	if sha == "" || br == "" || gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/feature") == "" {
+		t.Fatalf("the world's commit and branches did not reach the repository: %q %q", sha, br)
+	}
+	r = sandboxBash(t, tb, "auto", script(`#!/bin/sh
+git reset -q --hard HEAD~1
+git reflog expire --expire=now --all
+git gc -q --prune=now
+git update-ref -d refs/heads/side
+git branch -q -D feature
+git pack-refs --all
+git update-ref -d refs/heads/`+br+`
+for f in .git/objects/pack/* .git/objects/??/*; do chmod u+w "$f"; : > "$f"; done
+rm -rf .git/objects/* .git/refs/heads/* .git/logs/* .git/packed-refs
+git cat-file -e `+sha+` || echo gone-here
+echo tried`))
+	if !strings.Contains(r.Text, "gone-here") {
+		t.Logf("the world's view kept the commit (the script did less than it meant): %s", r.Text)
+	}
+	if err := exec.Command("git", "-C", proj, "cat-file", "-e", sha).Run(); err != nil {
+		t.Fatalf("the unpushed commit %s is lost: %v\n%s", sha, err, r.Text)
+	}
+	for _, ref := range []string{br, "side", "feature"} {
+		if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/"+ref) == "" {
+			t.Errorf("the branch %s was deleted\n%s", ref, r.Text)
+		}
+	}
+	if !strings.Contains(gitOut(t, proj, "reflog", br), sha[:7]) {
+		t.Errorf("the reflog lost the commit: %s", gitOut(t, proj, "reflog", br))
+	}
+	if out, err := exec.Command("git", "-C", proj, "fsck", "--no-dangling").CombinedOutput(); err != nil {
+		t.Errorf("the repository is damaged: %v\n%s", err, out)
+	}
+	// A world started again sees the whole history, and works on.
+	tb.sandbox.world.close()
+	r = sandboxBash(t, tb, "auto", "git cat-file -e "+sha+" && git reset -q --hard "+sha+" && echo c > c.txt && git add c.txt && git commit -qm third && git branch x && git checkout -q -b y && git gc -q && git log --oneline | wc -l")
+	if r.IsError || !strings.Contains(r.Text, "3") {
+		t.Fatalf("git work in a world started again: %s", r.Text)
+	}
+	for _, ref := range []string{"x", "y"} {
+		if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/"+ref) == "" {
+			t.Errorf("the branch %s made in the world is not in the repository", ref)
+		}
+	}
+	if got := gitOut(t, proj, "log", "--format=%s", "-1", "y"); got != "third" {
+		t.Errorf("the world's commit is not in the repository: %q", got)
+	}
+	if out, err := exec.Command("git", "-C", proj, "fsck", "--no-dangling").CombinedOutput(); err != nil {
+		t.Errorf("the repository is damaged after gc in the world: %v\n%s", err, out)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(proj, ".git", "objects", "pack")); len(ents) == 0 {
+		t.Error("gc's pack did not reach the repository")
+	}
+}
