@@ -3,10 +3,13 @@
 package main
 
 import (
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -88,5 +91,69 @@ echo tried`))
 	}
 	if ents, _ := os.ReadDir(filepath.Join(proj, ".git", "objects", "pack")); len(ents) == 0 {
 		t.Error("gc's pack did not reach the repository")
+	}
+}
+
+// TestWorldUnixSocketsUnreachable: a Unix socket outside the writable
+// roots (an agent's or a daemon's, in a folder the world can read) cannot
+// be connected to from a command, by a script run by name; a socketpair
+// still works, and so does go test.
+func TestWorldUnixSocketsUnreachable(t *testing.T) {
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	// The person's go build cache, so go test below builds little (it is
+	// copy-on-write in the world).
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+	}
+	tb, base, _, _ := worldFixture(t, sandboxConfig{})
+	dir := filepath.Join(base, "agent")
+	os.MkdirAll(dir, 0o755)
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var hits atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			c.Write([]byte("CANARY-AGENT\n"))
+			c.Close()
+		}
+	}()
+	// The listener answers from outside, so the test can fail.
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(c) // the listener has counted it once this ends
+	c.Close()
+	hits.Store(0)
+	r := sandboxBash(t, tb, "auto", script(`#!/bin/sh
+test -S `+sq(sock)+` && echo seen
+`+py+` -c 'import socket
+try:
+    s = socket.socket(socket.AF_UNIX); s.connect("`+sock+`"); print(s.recv(100))
+except OSError as e:
+    print("refused:", e)
+a, b = socket.socketpair(); a.send(b"x"); print("pair-ok" if b.recv(1) == b"x" else "pair-bad")'
+`))
+	if hits.Load() != 0 || strings.Contains(r.Text, "CANARY") || !strings.Contains(r.Text, "refused:") {
+		t.Errorf("a Unix socket outside was reached (%d connections): %s", hits.Load(), r.Text)
+	}
+	if !strings.Contains(r.Text, "seen") || !strings.Contains(r.Text, "pair-ok") {
+		t.Errorf("the socket should be visible and a socketpair should work: %s", r.Text)
+	}
+	r = sandboxBash(t, tb, "auto", `mkdir -p m && cd m && printf 'module m\n\ngo 1.21\n' > go.mod && printf 'package m\n\nimport "testing"\n\nfunc TestX(t *testing.T) {}\n' > m_test.go && GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod go test ./... && cd .. && rm -rf m`)
+	if r.IsError || !strings.Contains(r.Text, "ok") {
+		t.Errorf("go test in the world: %s", r.Text)
 	}
 }
