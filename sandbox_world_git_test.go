@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -155,5 +156,54 @@ a, b = socket.socketpair(); a.send(b"x"); print("pair-ok" if b.recv(1) == b"x" e
 	r = sandboxBash(t, tb, "auto", `mkdir -p m && cd m && printf 'module m\n\ngo 1.21\n' > go.mod && printf 'package m\n\nimport "testing"\n\nfunc TestX(t *testing.T) {}\n' > m_test.go && GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod go test ./... && cd .. && rm -rf m`)
 	if r.IsError || !strings.Contains(r.Text, "ok") {
 		t.Errorf("go test in the world: %s", r.Text)
+	}
+}
+
+// TestWorldPlanMetadata: in plan mode chmod, touch -d and chown change
+// nothing in the project (seccomp: Landlock does not mediate them), and a
+// file outside the writable roots keeps its mode and time in every mode
+// (the read-only root).
+func TestWorldPlanMetadata(t *testing.T) {
+	tb, _, proj, home := worldFixture(t, sandboxConfig{})
+	in := filepath.Join(proj, "plan.txt")
+	if err := os.WriteFile(in, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(home, "notes.txt")
+	for _, mode := range []string{"plan", "manual", "edit", "auto"} {
+		files := []string{out}
+		if mode == "plan" {
+			files = append(files, in)
+		}
+		var before []os.FileInfo
+		for _, f := range files {
+			fi, _ := os.Stat(f)
+			before = append(before, fi)
+		}
+		body := "#!/bin/sh\n"
+		for _, f := range files {
+			body += fmt.Sprintf("chmod 600 %[1]s; chmod 777 %[1]s; touch -d 2001-01-01 %[1]s; touch -m %[1]s; chown 0:0 %[1]s; chgrp 0 %[1]s\n", sq(f))
+		}
+		r := sandboxBash(t, tb, mode, "printf '%s\\n' "+sq(body+"echo tried")+" > /tmp/m.sh && sh /tmp/m.sh")
+		for i, f := range files {
+			after, _ := os.Stat(f)
+			if after.Mode() != before[i].Mode() || !after.ModTime().Equal(before[i].ModTime()) {
+				t.Errorf("%s: %s changed: %v %v → %v %v\n%s", mode, f, before[i].Mode(), before[i].ModTime(), after.Mode(), after.ModTime(), r.Text)
+			}
+		}
+		want := "Read-only file system"
+		if mode == "plan" {
+			want = "Operation not permitted"
+		}
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("%s: no %q: %s", mode, want, r.Text)
+		}
+	}
+	// Outside plan mode the project's metadata is the command's to change.
+	if r := sandboxBash(t, tb, "auto", "chmod 600 plan.txt && touch -d 2001-01-01 plan.txt && echo ok"); r.IsError {
+		t.Errorf("chmod in the project in auto: %s", r.Text)
+	}
+	if fi, _ := os.Stat(in); fi.Mode().Perm() != 0o600 {
+		t.Errorf("chmod in the project did not land: %v", fi.Mode())
 	}
 }
