@@ -142,6 +142,7 @@ type sandbox struct {
 	world    worldRunner // the session's world (Linux), started on first use
 	worldErr error       // why there is none (then the per-command sandbox)
 	session  string      // the session's own folder on the host (temp, caches, the proxy's socket)
+	owner    *os.File    // its owner file, locked while the session lives (sandbox_session_*.go)
 	proxy    *sandboxProxy
 }
 

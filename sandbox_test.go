@@ -23,7 +23,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == worldHelperArg {
 		os.Exit(worldInit(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	sweepSessionDirs(true) // a sandbox a test never closed leaves no folder
+	os.Exit(code)
 }
 
 var updateSandbox = flag.Bool("update-sandbox", false, "rewrite testdata/sandbox goldens")
