@@ -176,8 +176,9 @@ func (s *sandbox) close() {
 	}
 }
 
-// startServer starts a stdio MCP server for the session: in its world
-// where there is one, else in the per-command sandbox (or bare where the
+// startServer starts a stdio MCP server for the session: in a world laid
+// out as the session's (its private /tmp, its masks, git add-only) where
+// there is one, else in the per-command sandbox (or bare where the
 // machine gives none), with the network as sandbox.network says. The
 // caller has scrubbed its environment and set its stdio (files).
 func (s *sandbox) startServer(cmd *exec.Cmd) (procHandle, error) {

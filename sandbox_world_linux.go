@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,7 +65,6 @@ type worldPlan struct {
 	NProc    uint64   `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
 	FSize    uint64   `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
 	NoProc   bool     `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
-	HostTmp  bool     `json:"hosttmp,omitempty"`  // /tmp and /var/tmp are the host's, writable (an MCP server's world)
 	Version  string   `json:"version,omitempty"`  // lembas's, so a stale binary is noticed
 }
 
@@ -138,7 +138,7 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 
 func (w *world) protected() []string { return w.plan.Protect }
 
-func (w *world) privateTmp() bool { return !w.plan.HostTmp }
+func (w *world) privateTmp() bool { return true } // the session's own, for commands and MCP servers alike
 
 // gitKept is how git's history is kept: overlay (add-only), or pin.
 func (w *world) gitKept() string {
@@ -147,17 +147,23 @@ func (w *world) gitKept() string {
 	return w.gitHow
 }
 
-// newServerWorldOS is a world of its own for one stdio MCP server: as the
-// session's, but with the host's /tmp and /var/tmp (servers and their logs
-// live there), so that the session's world is not laid out again for it.
+// newServerWorldOS is a world of its own for one stdio MCP server, laid
+// out as the session's — the same private /tmp and /var/tmp (the session's
+// folders, not the host's), git's history add-only in layers of its own —
+// so that a server cannot reach what a command cannot, and a command
+// cannot reach into the server's processes.
 func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
 	if ok, why := s.namespaces(); !ok {
 		return nil, fmt.Errorf("%s", why)
 	}
 	plan := worldPlanFor(s, dir)
-	plan.Socket, plan.HostTmp = sock, true
+	plan.Socket = sock
+	plan.GitLayer = "git-server-" + strconv.FormatUint(serverWorlds.Add(1), 10)
 	return newWorld(plan, 0), nil
 }
+
+// serverWorlds numbers the MCP servers' worlds, for their git layers.
+var serverWorlds atomic.Uint64
 
 // processBound says whether the world's processes are bounded for this
 // person: by pid_max, or by RLIMIT_NPROC when not root outside.
@@ -810,12 +816,6 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 	// they are still writable and in view.
 	write := append([]string{}, plan.Write...)
 	for _, t := range [][2]string{{"tmp", "/tmp"}, {"var-tmp", "/var/tmp"}} {
-		if plan.HostTmp {
-			if _, err := os.Stat(t[1]); err == nil {
-				write = append(write, t[1])
-			}
-			continue
-		}
 		src := filepath.Join(plan.Session, t[0])
 		if err := os.MkdirAll(src, 0o700); err != nil {
 			return "", err
