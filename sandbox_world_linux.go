@@ -97,6 +97,7 @@ type world struct {
 	err     error  // set for good when it cannot start
 	limits  string // how the init bounds processes: pid_max, rlimit
 	gitHow  string // how git's history is kept: overlay, or pin where overlays fail
+	exeByFD bool   // an MCP server's world: the program is handed over open
 	git     *gitKeep
 }
 
@@ -159,7 +160,9 @@ func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
 	plan := worldPlanFor(s, dir)
 	plan.Socket = sock
 	plan.GitLayer = "git-server-" + strconv.FormatUint(serverWorlds.Add(1), 10)
-	return newWorld(plan, 0), nil
+	w := newWorld(plan, 0)
+	w.exeByFD = true
+	return w, nil
 }
 
 // serverWorlds numbers the MCP servers' worlds, for their git layers.
@@ -466,7 +469,21 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	c.waits[p.id] = p
 	w.mu.Unlock()
 	m := worldMsg{Op: "run", ID: p.id, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: dir, Policy: &pol}
-	err = c.send(m, []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd())})
+	send := []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd())}
+	if w.exeByFD {
+		// The program the person approved runs even from a folder the
+		// world does not show (the host's /tmp): handed over open, and
+		// executed through its descriptor (fd 3 in the child).
+		exe, err := os.Open(cmd.Path)
+		if err != nil {
+			w.forget(p)
+			return fail(err)
+		}
+		mine = append(mine, exe)
+		send = append(send, int(exe.Fd()))
+		m.Path = "/proc/self/fd/3"
+	}
+	err = c.send(m, send)
 	for _, f := range mine {
 		f.Close()
 	}
@@ -492,10 +509,10 @@ func (w *world) forget(p *worldProc) {
 // past the end, for what a child left running holds open).
 func (p *worldProc) wait() error {
 	m := <-p.status
-	if m.Op == "started" {
-		p.pidIn = m.Pid
+	if m.Op == "started" { // an older init's
 		m = <-p.status
 	}
+	p.pidIn = m.Pid
 	p.w.git.sync() // what the command added to git's history, back into the repository
 	p.w.mu.Lock()
 	p.w.armIdleLocked()
@@ -575,7 +592,7 @@ func worldInit(args []string) int {
 	go in.reap()
 	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
 	buf := make([]byte, 1<<20)
-	oob := make([]byte, unix.CmsgSpace(3*4))
+	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err == unix.EINTR {
@@ -621,7 +638,9 @@ func closeAll(fds []int) {
 type initState struct {
 	sock  int
 	kick  chan struct{}
-	warm  *warmThread // the next command's thread, made ready (run's alone)
+	warmM sync.Mutex
+	warm  *warmThread    // the next command's thread, made ready
+	last  *sandboxPolicy // the last command's policy: the next one's, most likely
 	sendM sync.Mutex
 	mu    sync.Mutex
 	procs map[int]uint64 // pid → id
@@ -638,16 +657,19 @@ func (in *initState) say(m worldMsg) {
 // run starts one command from a thread of its own, restricted for good and
 // then thrown away, so no other goroutine of the init runs restricted. The
 // thread for the next command is made ready (caps dropped, Landlock and
-// seccomp on) as soon as one has forked, so a command waits for neither.
+// seccomp on) when a command ends — not while it runs, where it would take
+// a core from it — so the next command usually waits for neither.
 func (in *initState) run(m worldMsg, fds []int) {
-	if len(fds) != 3 || m.Policy == nil || len(m.Argv) == 0 {
+	if len(fds) < 3 || len(fds) > 4 || m.Policy == nil || len(m.Argv) == 0 {
 		closeAll(fds)
 		in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
 		return
 	}
 	key, _ := json.Marshal(m.Policy)
+	in.warmM.Lock()
 	t := in.warm
-	in.warm = nil
+	in.warm, in.last = nil, m.Policy
+	in.warmM.Unlock()
 	if t == nil || t.key != string(key) {
 		if t != nil {
 			close(t.reqs) // its thread ends unused
@@ -657,7 +679,17 @@ func (in *initState) run(m worldMsg, fds []int) {
 	done := make(chan struct{})
 	t.reqs <- warmReq{m: m, fds: fds, done: done}
 	<-done
-	in.warm = in.prepare(string(key), *m.Policy)
+}
+
+// warmUp makes the next command's thread ready for the last policy, unless
+// one is.
+func (in *initState) warmUp() {
+	in.warmM.Lock()
+	defer in.warmM.Unlock()
+	if in.warm == nil && in.last != nil {
+		key, _ := json.Marshal(in.last)
+		in.warm = in.prepare(string(key), *in.last)
+	}
 }
 
 // warmThread is a thread restricted for a policy, waiting for a command.
@@ -694,8 +726,12 @@ func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
 		fds := req.fds
 		in.mu.Lock()
 		defer in.mu.Unlock()
+		files := make([]uintptr, len(fds))
+		for i, f := range fds {
+			files[i] = uintptr(f)
+		}
 		pid, err := syscall.ForkExec(m.Path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: m.Env,
-			Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: &syscall.SysProcAttr{Setpgid: true}})
+			Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}})
 		if err != nil {
 			in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
 			return
@@ -705,8 +741,8 @@ func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
 		default:
 		}
 		// Recorded before the reaper can look: it reaps without the lock,
-		// but looks the pid up with it.
-		in.say(worldMsg{Op: "started", ID: m.ID, Pid: pid})
+		// but looks the pid up with it. The pid goes with the exit: one
+		// message a command, not two.
 		in.procs[pid], in.ids[m.ID] = m.ID, pid
 	}()
 	return t
@@ -747,7 +783,8 @@ func (in *initState) reap() {
 			}
 			in.mu.Unlock()
 			if ok {
-				in.say(worldMsg{Op: "exit", ID: id, Status: int(ws)})
+				in.say(worldMsg{Op: "exit", ID: id, Status: int(ws), Pid: pid})
+				in.warmUp()
 			}
 		}
 	}
