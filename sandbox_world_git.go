@@ -40,10 +40,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // gitKeep is the host's side of one world's git layers.
@@ -104,8 +104,8 @@ func (k *gitKeep) before(idle bool) {
 }
 
 var (
-	looseObject = regexp.MustCompile(`^[0-9a-f]{2}/[0-9a-f]{38,62}$`)
-	packFile    = regexp.MustCompile(`^pack/pack-[0-9a-f]{40,64}\.[a-z]+$`)
+	looseObject = lazyRE(`^[0-9a-f]{2}/[0-9a-f]{38,62}$`)
+	packFile    = lazyRE(`^pack/pack-[0-9a-f]{40,64}\.[a-z]+$`)
 )
 
 // sync copies the layers' news into the real folders (see the file's
@@ -125,16 +125,38 @@ func (k *gitKeep) sync() error {
 	for i, real := range k.pins {
 		kind := filepath.Base(real)
 		up := filepath.Join(k.layer, strconv.Itoa(i), "u")
+		// A folder of objects or refs whose time has not moved holds no
+		// new name (objects and refs land by rename), so its files are not
+		// looked at again; reflogs grow in place and always are.
+		quiet := map[string]bool{}
 		filepath.WalkDir(up, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || p == up {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if fi, err := d.Info(); err == nil && kind != "logs" {
+					// Recorded only once it is 2 s old: a folder's time is the
+					// kernel's coarse clock, and a name landing in the same tick
+					// would leave it as it was.
+					stamp := "dir@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+					quiet[p] = k.synced[p] == stamp
+					if time.Since(fi.ModTime()) > 2*time.Second {
+						k.synced[p] = stamp
+					} else {
+						delete(k.synced, p)
+					}
+				}
+				if p != up {
+					rel, _ := filepath.Rel(up, p)
+					keep(os.MkdirAll(filepath.Join(real, rel), 0o755))
+				}
+				return nil
+			}
+			if quiet[filepath.Dir(p)] {
 				return nil
 			}
 			rel, _ := filepath.Rel(up, p)
 			dst := filepath.Join(real, rel)
-			if d.IsDir() {
-				keep(os.MkdirAll(dst, 0o755))
-				return nil
-			}
 			name := d.Name()
 			if !d.Type().IsRegular() || strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "tmp_") {
 				return nil // a whiteout (a delete), a lock or a file being written
