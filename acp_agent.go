@@ -389,8 +389,8 @@ func (a *acpAgent) openSession(c *rpcCall) {
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	res := map[string]any{
-		"modes": modeState(s.e.perm.mode),
-		"_meta": map[string]any{"lembas": map[string]any{"model": e.ref.String(), "mode": s.e.perm.mode, "effort": nil}},
+		"modes": modeState(s.e.perm.mode()),
+		"_meta": map[string]any{"lembas": map[string]any{"model": e.ref.String(), "mode": s.e.perm.mode(), "effort": nil}},
 	}
 	if !load {
 		res["sessionId"] = s.id

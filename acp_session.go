@@ -66,10 +66,10 @@ func (s *acpSession) applyMode() bool {
 	m := s.pendingMode
 	s.pendingMode = ""
 	s.mu.Unlock()
-	if m == "" || m == s.e.perm.mode {
+	if m == "" || m == s.e.perm.mode() {
 		return false
 	}
-	s.e.perm.mode = m
+	s.e.perm.setMode(m)
 	s.e.sess.Mode = m
 	return true
 }
@@ -247,7 +247,7 @@ func (s *acpSession) runTurn(t *acpTurn) {
 	}
 	// A shared command may switch the mode or be an action that sends
 	// nothing to the model; the editor hears the outcome as a message.
-	if exp.Mode != "" && exp.Mode != s.e.perm.mode {
+	if exp.Mode != "" && exp.Mode != s.e.perm.mode() {
 		s.mu.Lock()
 		s.pendingMode = exp.Mode
 		s.mu.Unlock()
@@ -510,16 +510,22 @@ func approvalArgs(req approvalRequest) json.RawMessage {
 }
 
 // permissionParams is the one place an approval request becomes ACP's:
-// once → allow_once, session → allow_always, deny → reject_once.
+// once → allow_once, session → allow_always, deny → reject_once; project
+// → allow_always where no session is offered (an MCP server's approval,
+// the network's card), so a request that can only be kept for the project
+// still has its "always" over ACP.
 func permissionParams(sessionID string, req approvalRequest, tc map[string]any) map[string]any {
 	names := theACPSpec().Options
 	kinds := map[string]string{"once": "allow_once", "session": "allow_always", "deny": "reject_once"}
+	if !contains(req.Options, "session") {
+		kinds["project"] = "allow_always"
+	}
 	var opts []map[string]string
 	always := false
 	for _, o := range req.Options {
 		if k, ok := kinds[o]; ok {
 			opts = append(opts, map[string]string{"optionId": o, "name": names[o], "kind": k})
-			always = always || o == "session"
+			always = always || k == "allow_always"
 		}
 	}
 	call := map[string]any{}

@@ -88,3 +88,13 @@ func nobodyText(a any, t *toolSpec) string {
 
 // displayMet is the show tool's requirement: a viewer is attached now.
 func (tb *toolbox) displayMet() bool { return tb.display != nil && tb.display() }
+
+// unavailableText is what a call answers while its tool's requirement is
+// not met: the tool's unavailable text word for word, then what the front
+// end says of how it comes to be met, if anything.
+func (tb *toolbox) unavailableText(t *toolSpec) string {
+	if n := tb.unmetNote[t.Name]; n != "" {
+		return t.Unavailable + " " + n
+	}
+	return t.Unavailable
+}

@@ -36,6 +36,9 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	ok := false
 	defer func() {
 		if !ok {
+			// The write already failed and says so; a temp file left by a
+			// failed remove is swept by sweepStaleTemps, and is never read
+			// as the file (its name ends in .tmp).
 			f.Close()
 			os.Remove(tmp)
 		}

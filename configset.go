@@ -339,10 +339,12 @@ func lockBeside(path string) (func(), error) {
 	}
 	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
 		if err := tryLock(f); err == nil {
+			// Nothing is written through the lock file, and closing it
+			// drops the lock whatever unlockFile says: both are safe to drop.
 			return func() { unlockFile(f); f.Close() }, nil
 		}
 		if time.Since(start) > 10*time.Second {
-			f.Close()
+			f.Close() // opened only to lock, nothing written
 			return nil, fmt.Errorf("%s.lock is held by another lembas; try again when it is done", path)
 		}
 	}

@@ -187,12 +187,12 @@ func (e *engine) withNote(prompt string, now time.Time) string {
 		e.sess.NoteDate = date
 	}
 	if e.sess.NoteMode == "" {
-		e.sess.NoteMode = e.perm.mode
+		e.sess.NoteMode = e.perm.mode()
 	}
-	if e.perm.mode != e.sess.NoteMode {
-		parts = append(parts, fillPairs(nt["mode"], "mode", e.perm.mode,
-			"mode_text", strings.TrimSpace(theSpec().Prompts["modes/"+e.perm.mode+".md"])))
-		e.sess.NoteMode = e.perm.mode
+	if e.perm.mode() != e.sess.NoteMode {
+		parts = append(parts, fillPairs(nt["mode"], "mode", e.perm.mode(),
+			"mode_text", strings.TrimSpace(theSpec().Prompts["modes/"+e.perm.mode()+".md"])))
+		e.sess.NoteMode = e.perm.mode()
 	}
 	parts = append(parts, e.libraryNotes()...)
 	parts = append(parts, e.sess.Notes...)
@@ -207,6 +207,6 @@ func (e *engine) withNote(prompt string, now time.Time) string {
 // approved plan). The system prompt keeps the mode it was made with; the
 // model hears of the change in the next session note.
 func (e *engine) setMode(mode string) {
-	e.perm.mode = mode
+	e.perm.setMode(mode)
 	e.sess.Mode = mode
 }

@@ -152,6 +152,7 @@ func runPlanCase(input json.RawMessage) (any, error) {
 			Tool string          `json:"tool"`
 			Args json.RawMessage `json:"args"`
 		} `json:"calls"`
+		Wire bool `json:"wire"` // answer the plan as the link carries it (_meta.lembas.plan)
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		return nil, err
@@ -186,6 +187,15 @@ func runPlanCase(input json.RawMessage) (any, error) {
 			continue
 		}
 		p = np
+	}
+	if in.Wire {
+		b, err := json.Marshal(planWire(p))
+		if err != nil {
+			return nil, err
+		}
+		var wire any
+		json.Unmarshal(b, &wire)
+		return map[string]any{"wire": wire, "errors": errs}, nil
 	}
 	return map[string]any{"plan": strings.Split(renderPlanCompact(p), "\n"), "errors": errs}, nil
 }

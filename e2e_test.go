@@ -21,6 +21,7 @@ import (
 
 var (
 	binOnce sync.Once
+	binDir  string // removed by TestMain when the run ends
 	binPath string
 	binErr  error
 )
@@ -34,6 +35,7 @@ func lembasBin(t testing.TB) string {
 			binErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "lembas")
 		if runtime.GOOS == "windows" {
 			binPath += ".exe"

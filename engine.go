@@ -308,7 +308,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		}
 		p.args = args
 		if !e.requirementsMet(t) {
-			p.res = &toolResult{Text: t.Unavailable, IsError: true, Status: "failed"}
+			p.res = &toolResult{Text: e.tb.unavailableText(t), IsError: true, Status: "failed"}
 			continue
 		}
 		if why := e.teamWorkRefusal(t); why != "" { // a manager's own work tools (team.go)
@@ -444,7 +444,8 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 		return
 	}
 	id, name, block := p.call.ID, p.t.Name, p.t.Block
-	ctx = withSandboxCall(ctx, e.perm.mode, p.bare)
+	ctx = withSandboxCall(ctx, e.perm.mode(), p.bare)
+	ctx = withNetAsker(ctx, e.ask) // a host not allowed is asked through it (sandbox_netask.go)
 	ctx = withJobs(ctx, e)
 	ctx = withLive(ctx, func(tail string) {
 		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})
@@ -480,8 +481,12 @@ func (e *engine) storeResult(p *pendingCall) (string, error) {
 	if p.asked != "" {
 		input = string(p.args) // what ran: the person's edited line
 	}
-	e.send(event{Type: evToolEnd, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: input,
-		ResultID: id, Output: shown, IsError: p.res.IsError, Status: p.res.Status, Edited: p.asked != ""}})
+	end := event{Type: evToolEnd, Tool: &toolEvent{ID: p.call.ID, Name: name, Block: block, Input: input,
+		ResultID: id, Output: shown, IsError: p.res.IsError, Status: p.res.Status, Edited: p.asked != ""}}
+	e.send(end)
+	if n := prototypeNotice(end, e.tb.displayMet()); n != "" { // named in every transcript (session_prototypes.go)
+		e.send(event{Type: evNotice, Text: n})
+	}
 	return id, nil
 }
 

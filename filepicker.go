@@ -577,6 +577,8 @@ func notePicked(root string, rels ...string) {
 	}
 	data, _ := json.Marshal(picksOnDisk{x.root, x.picks})
 	p := x.picksFile()
+	// The picks only order the picker's list: a failed write costs the
+	// next run its memory of what was picked, never a record of work.
 	if os.MkdirAll(filepath.Dir(p), 0o700) == nil {
 		writeFileAtomic(p, data, 0o600)
 	}

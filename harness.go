@@ -48,6 +48,11 @@ type toolSpec struct {
 	Texts       map[string]string          `json:"texts"`
 	Description string                     `json:"description"`
 	Parameters  json.RawMessage            `json:"parameters"`
+
+	// closed: every object of the parameters takes only the properties it
+	// names, as if it said additionalProperties: false — a harness tool's
+	// rule (tools/README.md), so the schemas sent need not say it each time.
+	closed bool
 }
 
 // limit returns a number from the tool's limits; a missing one is a harness
@@ -272,6 +277,7 @@ func loadSpec(fsys fs.FS) (*spec, error) {
 		if want := strings.TrimSuffix(path.Base(n), ".json"); t.Name != want {
 			return nil, fmt.Errorf("%s: name %q, want %q", n, t.Name, want)
 		}
+		t.closed = true
 		s.Tools[t.Name] = t
 		s.ToolNames = append(s.ToolNames, t.Name)
 	}

@@ -121,13 +121,23 @@ func TestHarness(t *testing.T) {
 	}
 }
 
-// checkSchema walks a schema: every property has a type and a description.
+// checkSchema walks a schema: every property has a type, and a
+// description if it has one at all is not empty (a property whose name and
+// type say what it is, like command or path, needs none: the bytes go to
+// every request), and no object says additionalProperties, which a
+// harness tool's objects never take (the loader closes them).
 func checkSchema(t *testing.T, tool string, s map[string]any) {
+	if _, ok := s["additionalProperties"]; ok {
+		t.Errorf("%s: an object says additionalProperties; a harness tool's objects are closed without it", tool)
+	}
 	props, _ := s["properties"].(map[string]any)
 	for k, v := range props {
 		p, _ := v.(map[string]any)
-		if p["type"] == nil || p["description"] == nil {
-			t.Errorf("%s: property %s needs a type and a description", tool, k)
+		if p["type"] == nil {
+			t.Errorf("%s: property %s needs a type", tool, k)
+		}
+		if d, ok := p["description"]; ok && (d == "" || d == nil) {
+			t.Errorf("%s: property %s has an empty description", tool, k)
 		}
 		if items, ok := p["items"].(map[string]any); ok && items["type"] == "object" {
 			checkSchema(t, tool, items)

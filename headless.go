@@ -177,7 +177,7 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	case out.StopReason == "max_turn_requests":
 		return exitError{code: exitFailure, msg: fmt.Sprintf("the turn stopped at its step limit (%d); raise --max-steps or continue with -c", e.maxSteps)}
 	}
-	if msg := refusedText(refused, e.perm.mode); msg != "" {
+	if msg := refusedText(refused, e.perm.mode()); msg != "" {
 		return exitError{code: exitNotDone, msg: msg}
 	}
 	return nil

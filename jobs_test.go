@@ -290,7 +290,9 @@ func TestJobStopKillsTree(t *testing.T) {
 func TestJobsDieWithLembas(t *testing.T) {
 	skipNoUnix(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestJobsHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LEMBAS_JOBS_HELPER=1")
+	// The helper is killed, so its own t.TempDir is never removed: its
+	// temp folders go under this test's, which is.
+	cmd.Env = append(os.Environ(), "LEMBAS_JOBS_HELPER=1", "TMPDIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -150,7 +150,7 @@ func truncateFile(path string, size int64) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Close() // after the Sync below, the cut is durable: Close has nothing left to lose
 	if err := f.Truncate(size); err != nil {
 		return err
 	}
@@ -188,6 +188,9 @@ func (j *journal) append(recs ...[]byte) error {
 		err = f.Sync()
 	}
 	if err != nil {
+		// The write's error is the one returned. A cut back that fails too
+		// leaves a torn last record, which loading cuts off (splitJournal)
+		// and the caller's next save rewrites whole (its shadow is dropped).
 		f.Truncate(before)
 		f.Close()
 		return fmt.Errorf("appending to %s: %w", j.path, err)

@@ -38,7 +38,7 @@ func userWithNote(r fakeRequest) string {
 // project inside a git repository: the first request's system prompt holds
 // the global, the repository's and the project's instruction files in
 // that order, the skills' names and descriptions (not their bodies), the
-// memory records and the library block.
+// memory records; and, headless with no note, no library block.
 func TestLibraryFirstRequest(t *testing.T) {
 	cfg, st := libEnv(t, nil)
 	fm := newFakeModel(t)
@@ -67,7 +67,7 @@ func TestLibraryFirstRequest(t *testing.T) {
 		t.Fatalf("exit %d, %d requests\n%s", r.code, len(fm.got()), r.stderr)
 	}
 	sys := systemOf(t, fm.got()[0])
-	order := []string{"GLOBAL-RULE", "REPO-RULE", "PROJECT-RULE", "IMPORTED-RULE", "- release: cut a release tag", "MEMORY-RECORD", "Your library"}
+	order := []string{"GLOBAL-RULE", "REPO-RULE", "PROJECT-RULE", "IMPORTED-RULE", "- release: cut a release tag", "MEMORY-RECORD"}
 	last := -1
 	for _, w := range order {
 		i := strings.Index(sys, w)
@@ -87,20 +87,22 @@ func TestLibraryFirstRequest(t *testing.T) {
 		json.Unmarshal(raw, &d)
 		names = append(names, d.Function.Name)
 	}
-	// The rule (tools_offer.go): the skill tools because a skill exists;
-	// no note, no knowledge source, no earlier session, so not theirs.
+	// The rule (tools_offer.go): the skill tools because a skill exists,
+	// memory because it holds a record; no note (and nobody to ask for
+	// one in a headless run), no knowledge source, no earlier session, so
+	// not theirs, and no library block naming them.
 	offered := " " + strings.Join(names, " ") + " "
-	for _, want := range []string{"memory", "skills_list", "skill_view", "skill_manage", "note_manage"} {
+	for _, want := range []string{"memory", "skills_list", "skill_view", "skill_manage"} {
 		if !strings.Contains(offered, " "+want+" ") {
 			t.Errorf("tool %s not offered: %v", want, names)
 		}
 	}
-	for _, not := range []string{"session_search", "notes_search", "note_view", "knowledge_search", "knowledge_get", "ask_user", "plan_submit"} {
+	for _, not := range []string{"session_search", "notes_search", "note_view", "note_manage", "knowledge_search", "knowledge_get", "ask_user", "plan_submit"} {
 		if strings.Contains(offered, " "+not+" ") {
 			t.Errorf("tool %s offered though this session cannot use it: %v", not, names)
 		}
 	}
-	if strings.Contains(sys, "knowledge_search") || strings.Contains(sys, "session_search") {
+	if strings.Contains(sys, "knowledge_search") || strings.Contains(sys, "session_search") || strings.Contains(sys, "Your library") {
 		t.Errorf("the library block names tools not offered:\n%s", sys)
 	}
 	// A second session of the project has an earlier one to search.

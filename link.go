@@ -305,14 +305,20 @@ type linkService struct {
 	libraryCap    bool           // capability library on this link (link_library.go)
 	prototypesCap bool           // the client asked for prototypes (link_prototypes.go)
 	sched         schedLinkState // scheduled approvals waiting for a link (link_scheduled.go)
+	// newTerm makes a link's terminal handler: newTerminalHandler, the one
+	// the build registered (terminal.go), or nil where it has none.
+	newTerm func(notify func(method string, params any) error, limits func() terminalLimits) terminalHandler
+
+	statusErr string // the last status.json write fault logged (link_service.go)
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.
 func newLinkService(login *loginRecord, log func(string)) *linkService {
 	sp := theLinkSpec()
 	svc := &linkService{sp: sp, login: login, log: log, http: &http.Client{Timeout: 30 * time.Second},
-		pipe: newLinkPipe(), turns: newTurnBook(), linkSess: map[string]*linkSession{}, sleep: sleepCtx,
+		pipe: newLinkPipe(), turns: newTurnBook(), linkSess: map[string]*linkSession{}, sleep: sleepCtx, newTerm: newTerminalHandler,
 		pingEvery: time.Duration(sp.WS.PingS) * time.Second, deadAfter: time.Duration(sp.WS.DeadS) * time.Second}
+	svc.turns.log = log
 	svc.agent = newACPAgent(context.Background(), svc.pipe, svc.pipe, log)
 	svc.conn = svc.agent.conn
 	for _, k := range linkKeys {
@@ -449,7 +455,7 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	svc.hello(sock, lim)
 	svc.pipe.set(sock)
 	svc.log(linkText("linked", "instance", d.Name, "url", svc.login.URL, "roots", fmt.Sprint(lim.Roots), "max_mode", lim.MaxMode))
-	writeServiceStatus(svc.login.Name, d.Name, start, lim)
+	svc.sayStatusErr(writeServiceStatus(svc.login.Name, d.Name, start, lim))
 	if svc.onLinked != nil {
 		svc.onLinked()
 	}
@@ -461,7 +467,7 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	svc.mu.Unlock()
 	svc.conn.dropPending(sock)
 	svc.closeTerminals()
-	writeServiceStatus(svc.login.Name, "", time.Time{}, lim)
+	svc.sayStatusErr(writeServiceStatus(svc.login.Name, "", time.Time{}, lim))
 	if _, code := sock.reason(); code == 4400 || svc.refused() {
 		return time.Since(start), errStop4400
 	}

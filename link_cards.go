@@ -273,57 +273,72 @@ func (ls *linkSession) hookCards() {
 // ---- show ----
 
 // offerShow adds the show tool to a link session's toolbox before its
-// first request, so the tools array stays byte-stable; the CLI and plain
-// ACP never offer it (no implementation is registered for them). Its
-// requirement, display, holds while the link's client said _meta.lembas.
+// first request, so the tools array stays byte-stable; -p and plain ACP
+// never offer it (no implementation is registered for them), the REPL
+// only when an instance is logged in to (repl_share.go). Its requirement,
+// display, holds while the link's client said _meta.lembas.
 func (ls *linkSession) offerShow() {
 	tb := ls.s.e.tb
-	t := theSpec().Tools["show"]
-	if t == nil || tb.byName["show"] != nil {
-		return
-	}
-	saved := tb.tools
-	tb.tools = []*toolSpec{t}
-	def, err := tb.definitions()
-	tb.tools = saved
-	if err != nil {
+	if _, err := tb.offerFrontTool(theSpec().Tools["show"], ls.toolShow); err != nil {
 		ls.svc.log("show: " + err.Error())
 		return
-	}
-	tb.byName["show"] = t
-	tb.tools = append(tb.tools, t)
-	if tb.extra == nil {
-		tb.extra = map[string]toolFunc{}
-	}
-	tb.extra["show"] = ls.toolShow
-	base := strings.TrimSpace(string(tb.defs))
-	if base == "" || base == "null" || base == "[]" {
-		tb.defs = def
-	} else {
-		tb.defs = json.RawMessage(base[:len(base)-1] + "," + string(def[1:]))
 	}
 	tb.display = func() bool { return !linkCards{ls}.cardsOff() }
 }
 
-// toolShow sends a file of the project to the client's viewer.
-func (ls *linkSession) toolShow(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+// showRequest is the file a show call sends to the viewer: _lembas/show's
+// params less the session and the call (acp.md), and what a shared
+// session's show card carries to the service.
+type showRequest struct {
+	Path      string `json:"path"` // relative to the project, slash-separated
+	Title     string `json:"title,omitempty"`
+	Kind      string `json:"kind"`
+	Language  string `json:"language,omitempty"`
+	Content   string `json:"content"`
+	Truncated bool   `json:"truncated"`
+}
+
+// showResult is _lembas/show's answer.
+type showResult struct {
+	Shown  bool   `json:"shown"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// params is _lembas/show's params for one call.
+func (r showRequest) params(sessionID, callID string) map[string]any {
+	p := map[string]any{"sessionId": sessionID, "toolCallId": callID, "path": r.Path, "kind": r.Kind,
+		"content": r.Content, "truncated": r.Truncated}
+	if r.Title != "" {
+		p["title"] = r.Title
+	}
+	if r.Language != "" {
+		p["language"] = r.Language
+	}
+	return p
+}
+
+// readShow reads the file a show call names, as the viewer is sent it: at
+// most limits.max_bytes, never cut inside a character; a directory, a
+// binary file or one that cannot be read is the call's answer (bad).
+func readShow(tb *toolbox, raw json.RawMessage) (req showRequest, asked string, bad *toolResult) {
 	t := theSpec().Tools["show"]
 	var a struct {
 		Path  string `json:"path"`
 		Title string `json:"title"`
 	}
 	json.Unmarshal(raw, &a)
+	fail := func(r toolResult) (showRequest, string, *toolResult) { return showRequest{}, a.Path, &r }
 	abs, _ := resolvePath(tb.root, a.Path)
 	st, err := os.Stat(abs)
 	if err != nil {
-		return fsError(a.Path, err)
+		return fail(fsError(a.Path, err))
 	}
 	if st.IsDir() {
-		return errResult(t.text("directory", "path", a.Path))
+		return fail(errResult(t.text("directory", "path", a.Path)))
 	}
 	data, err := tb.files().readFile(abs)
 	if err != nil {
-		return fsError(a.Path, err)
+		return fail(fsError(a.Path, err))
 	}
 	max := t.limit("max_bytes")
 	truncated := len(data) > max
@@ -334,37 +349,46 @@ func (ls *linkSession) toolShow(tb *toolbox, ctx context.Context, raw json.RawMe
 		}
 	}
 	if !utf8.Valid(data) || strings.IndexByte(string(data), 0) >= 0 {
-		return errResult(t.text("binary", "path", a.Path))
+		return fail(errResult(t.text("binary", "path", a.Path)))
 	}
 	kind, lang := showKind(abs)
 	rel, err := filepath.Rel(tb.root, abs)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = abs
 	}
-	callID := cardID(ctx)
-	params := map[string]any{"sessionId": ls.s.id, "toolCallId": callID, "path": filepath.ToSlash(rel), "kind": kind,
-		"content": string(data), "truncated": truncated}
-	if a.Title != "" {
-		params["title"] = a.Title
-	}
-	if lang != "" {
-		params["language"] = lang
-	}
-	var res struct {
-		Shown  bool   `json:"shown"`
-		Reason string `json:"reason"`
-	}
-	if !(linkCards{ls}).card(ctx, "_lembas/show", callID, params, &res) {
-		return errResult(t.text("not_shown", "path", a.Path, "reason", t.text("no_answer")))
+	return showRequest{Path: filepath.ToSlash(rel), Title: a.Title, Kind: kind, Language: lang,
+		Content: string(data), Truncated: truncated}, a.Path, nil
+}
+
+// showAnswered is a show call's answer to the model for the viewer's
+// result (nil: no answer came).
+func showAnswered(asked string, res *showResult) toolResult {
+	t := theSpec().Tools["show"]
+	if res == nil {
+		return errResult(t.text("not_shown", "path", asked, "reason", t.text("no_answer")))
 	}
 	if !res.Shown {
 		reason := strings.TrimSpace(res.Reason)
 		if reason == "" {
 			reason = t.text("no_answer")
 		}
-		return errResult(t.text("not_shown", "path", a.Path, "reason", cutRunes(reason, 500)))
+		return errResult(t.text("not_shown", "path", asked, "reason", cutRunes(reason, 500)))
 	}
-	return toolResult{Text: t.text("shown", "path", a.Path)}
+	return toolResult{Text: t.text("shown", "path", asked)}
+}
+
+// toolShow sends a file of the project to the client's viewer.
+func (ls *linkSession) toolShow(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	req, asked, bad := readShow(tb, raw)
+	if bad != nil {
+		return *bad
+	}
+	callID := cardID(ctx)
+	var res showResult
+	if !(linkCards{ls}).card(ctx, "_lembas/show", callID, req.params(ls.s.id, callID), &res) {
+		return showAnswered(asked, nil)
+	}
+	return showAnswered(asked, &res)
 }
 
 // ---- progress the link sees ----

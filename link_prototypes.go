@@ -6,14 +6,11 @@ package main
 // the capability, and a chat's _meta.lembas.prototypes { offered, sources }
 // then puts blocks/prototypes.md in the session's prompt. A prototype is
 // files the model writes in the project under prototypes/<name>/; its page
-// is named in the transcript when it is written. A 3.0.0 instance sends no
-// prototypes field, and then nothing changes.
+// is named in the transcript when it is written, in every front end
+// (session_prototypes.go). A 3.0.0 instance sends no prototypes field, and
+// then nothing changes.
 
-import (
-	"encoding/json"
-	"path"
-	"strings"
-)
+import "strings"
 
 // linkPrototypes is _meta.lembas.prototypes.
 type linkPrototypes struct {
@@ -50,29 +47,4 @@ func withPrototypes(system string, p *linkPrototypes) string {
 		return system + "\n\n" + b
 	}
 	return system
-}
-
-// prototypePage is the page a written path makes, as the transcript names
-// it: prototypes/<name>/index.html (slash-separated, relative), "" for any
-// other path.
-func prototypePage(p string) string {
-	p = path.Clean(strings.ReplaceAll(strings.TrimPrefix(p, "./"), "\\", "/"))
-	parts := strings.Split(p, "/")
-	if len(parts) == 3 && parts[0] == "prototypes" && parts[1] != "" && parts[1] != ".." && strings.EqualFold(parts[2], "index.html") {
-		return p
-	}
-	return ""
-}
-
-// prototypeWritten is the page a finished write made, "" for any other
-// event.
-func prototypeWritten(ev event) string {
-	if ev.Type != evToolEnd || ev.Tool == nil || ev.Tool.Name != "write" || ev.Tool.IsError {
-		return ""
-	}
-	var a struct {
-		Path string `json:"path"`
-	}
-	json.Unmarshal([]byte(ev.Tool.Input), &a)
-	return prototypePage(a.Path)
 }

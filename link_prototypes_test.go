@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,9 +17,16 @@ func init() {
 			Prototypes *linkPrototypes `json:"prototypes"`
 			Then       *linkPrototypes `json:"then"`
 			Page       *string         `json:"page"`
+			Notice     json.RawMessage `json:"notice"`
+			Viewer     bool            `json:"viewer"`
+			Failed     bool            `json:"failed"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
+		}
+		if in.Notice != nil {
+			ev := event{Type: evToolEnd, Tool: &toolEvent{Name: "write", Input: string(in.Notice), IsError: in.Failed}}
+			return prototypeNotice(ev, in.Viewer), nil
 		}
 		if in.Page != nil {
 			return prototypePage(*in.Page), nil
@@ -57,4 +68,37 @@ func TestLinkPrototypes(t *testing.T) {
 		txt, _ := ev["text"].(string)
 		return ev["type"] == "notice" && strings.Contains(txt, "prototypes/demo/index.html")
 	})
+}
+
+// TestPrototypeAtBareTerminal: a prototype's page written in the REPL is
+// named in its transcript, and in -p on stderr — not passed over in
+// silence — and the page is the file on disk.
+func TestPrototypeAtBareTerminal(t *testing.T) {
+	page := "<html><head><title>Demo</title></head><body>hi</body></html>"
+	fm := newFakeModel(t)
+	fm.push(callsReply(fakeCall{"write", map[string]any{"path": "prototypes/demo/index.html", "content": page}}), textReply("Made it."))
+	h := startRepl(t, fm, "auto", false, yes())
+	h.typ("make a demo page")
+	h.expect("Prototype written: prototypes/demo/index.html (Demo) — open it in a browser")
+	h.expect("Made it.")
+	h.turnDone()
+	h.exit()
+	if strings.Contains(h.out.String(), "ask for it to be shown") {
+		t.Errorf("a bare terminal offered to show the page:\n%s", h.out.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(h.proj, "prototypes", "demo", "index.html")); err != nil || string(b) != page {
+		t.Errorf("the page on disk: %q %v", b, err)
+	}
+
+	fm.push(callsReply(fakeCall{"write", map[string]any{"path": "prototypes/two/index.html", "content": "<p>two</p>"}}), textReply("Printed."))
+	var out, errb bytes.Buffer
+	if err := runHeadless(context.Background(), &runFlags{sessionOpts: sessionOpts{cwd: h.proj, mode: "auto"}, format: "text"}, "another", &out, &errb); err != nil {
+		t.Fatalf("-p: %v (%s)", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "lembas: Prototype written: prototypes/two/index.html — open it in a browser") {
+		t.Errorf("-p did not name the prototype on stderr: %q", errb.String())
+	}
+	if strings.TrimSpace(out.String()) != "Printed." {
+		t.Errorf("-p's answer %q", out.String())
+	}
 }

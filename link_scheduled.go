@@ -228,19 +228,28 @@ func schedMarksDir() string { return filepath.Join(linkStateDir(), "scheduled") 
 
 func schedMarkPath(id string) string { return filepath.Join(schedMarksDir(), id+".json") }
 
-// markScheduled keeps id's run, so the session stays scheduled when it is
-// opened again from the store; forgetScheduled drops it with the session.
-func markScheduled(id string, r schedRun) {
+// markScheduled keeps id's run, so the session stays scheduled (its mode
+// lowered, Plan refused) when it is opened again from the store; the
+// error is the write's, and a session whose mark is not kept is not
+// opened. forgetScheduled drops it with the session.
+func markScheduled(id string, r schedRun) error {
 	if !validID(id) {
-		return
+		return fmt.Errorf("keeping the scheduled run of %q: not a session id", id)
 	}
-	os.MkdirAll(schedMarksDir(), 0o700)
-	b, _ := json.Marshal(r)
-	writeFileAtomic(schedMarkPath(id), b, 0o600)
+	if err := os.MkdirAll(schedMarksDir(), 0o700); err != nil {
+		return fmt.Errorf("keeping the scheduled run of %s: %w", id, err)
+	}
+	b, _ := json.Marshal(r) // a struct of strings: it always encodes
+	if err := writeFileAtomic(schedMarkPath(id), b, 0o600); err != nil {
+		return fmt.Errorf("keeping the scheduled run of %s: %w", id, err)
+	}
+	return nil
 }
 
 func forgetScheduled(id string) {
 	if validID(id) {
+		// The session is gone: a mark a failed remove leaves behind names
+		// no session, and opening one reads the session first.
 		os.Remove(schedMarkPath(id))
 	}
 }

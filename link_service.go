@@ -156,11 +156,33 @@ type serviceStatus struct {
 }
 
 // writeServiceStatus records whether the service is linked (instance not
-// empty) for service status.
-func writeServiceStatus(login, instance string, since time.Time, lim remoteLimits) {
-	os.MkdirAll(linkStateDir(), 0o700)
-	b, _ := json.Marshal(serviceStatus{Login: login, Instance: instance, Since: since, Limits: lim, PID: os.Getpid()})
-	writeFileAtomic(filepath.Join(linkStateDir(), "status.json"), b, 0o600)
+// empty) for service status. The error is the write's: the status only
+// informs `lembas service status`, so the caller says it and goes on.
+func writeServiceStatus(login, instance string, since time.Time, lim remoteLimits) error {
+	if err := os.MkdirAll(linkStateDir(), 0o700); err != nil {
+		return fmt.Errorf("writing the service's status: %w", err)
+	}
+	b, _ := json.Marshal(serviceStatus{Login: login, Instance: instance, Since: since, Limits: lim, PID: os.Getpid()}) // it always encodes
+	if err := writeFileAtomic(filepath.Join(linkStateDir(), "status.json"), b, 0o600); err != nil {
+		return fmt.Errorf("writing the service's status (lembas service status will be out of date): %w", err)
+	}
+	return nil
+}
+
+// sayStatusErr logs a failed status write once per fault: the link goes
+// up and down many times on a full disk, and one line says it.
+func (svc *linkService) sayStatusErr(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	svc.mu.Lock()
+	said := svc.statusErr == msg
+	svc.statusErr = msg
+	svc.mu.Unlock()
+	if !said && msg != "" {
+		svc.log(msg)
+	}
 }
 
 func serviceStatusLine() string {

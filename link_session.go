@@ -99,12 +99,10 @@ type linkIDParams struct {
 // plus progress when the engine emits that event kind.
 func (svc *linkService) capabilities(lim remoteLimits) []string {
 	caps := append([]string{}, svc.sp.Capabilities...)
-	if newTerminalHandler != nil && lim.Terminal {
+	if svc.newTerm != nil && lim.Terminal {
 		caps = append(caps, "terminal", "shell")
 	}
-	if engineEmitsProgress {
-		caps = append(caps, "progress")
-	}
+	caps = append(caps, "progress")                     // the 3.4.0 progress event (progress.go)
 	caps = append(caps, teamLinkCaps...)                // tree, agents (link_team.go)
 	caps = append(caps, theCardsSpec().Capabilities...) // ask, plan, show, jobs (link_cards.go)
 	svc.mu.Lock()
@@ -128,10 +126,6 @@ func (svc *linkService) capabilities(lim remoteLimits) []string {
 	}
 	return out
 }
-
-// engineEmitsProgress is the one line to flip when the engine emits the
-// 3.4.0 progress event (the jobs work adds it).
-var engineEmitsProgress = true
 
 func (svc *linkService) hasCap(lim remoteLimits, c string) bool {
 	for _, x := range svc.capabilities(lim) {
@@ -426,7 +420,12 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 		return nil, nil, &rpcError{Code: rpcInvalidParams, Message: err.Error()}
 	}
 	if run != nil {
-		markScheduled(e.sess.ID, *run)
+		if err := markScheduled(e.sess.ID, *run); err != nil {
+			// Opened again without its mark, the session would not be
+			// scheduled any more: it is not opened at all.
+			cleanup()
+			return nil, nil, &rpcError{Code: rpcInternalError, Message: err.Error() + "; free the disk or fix the state folder's permissions, then run it again"}
+		}
 	}
 	ls := svc.adopt(e, cleanup)
 	ls.applyContext(instanceContext{system: p.Meta.Lembas.SystemPrompt, person: p.Meta.Lembas.Personalization, library: p.Meta.Lembas.Library, prototypes: p.Meta.Lembas.Prototypes})
@@ -435,8 +434,8 @@ func (svc *linkService) openLinkSession(p linkNewParams, lim remoteLimits, run *
 	ls.effort = p.Meta.Effort
 	res = map[string]any{
 		"sessionId": ls.s.id,
-		"modes":     modeState(e.perm.mode),
-		"_meta": map[string]any{"lembas": map[string]any{"model": p.Meta.LembasModel, "mode": e.perm.mode,
+		"modes":     modeState(e.perm.mode()),
+		"_meta": map[string]any{"lembas": map[string]any{"model": p.Meta.LembasModel, "mode": e.perm.mode(),
 			"effort": nilIfEmpty(p.Meta.Effort), "instance": true}},
 	}
 	after = func() {
@@ -547,9 +546,6 @@ func (ls *linkSession) onEngineEvent(ev event) {
 	linkEventExtras(ev, m)
 	if ev.Type == evPlan {
 		m["plan"] = planWire(ev.Plan) // the seed's shape, not the record's (plan.go)
-	}
-	if page := prototypeWritten(ev); page != "" {
-		defer ls.svc.event(id, map[string]any{"type": evNotice, "text": linkText("prototype_written", "path", page)}) // link_prototypes.go
 	}
 	if ev.Type == evSteered {
 		ls.svc.steeredEvent(id, ev, m) // link_steer.go
@@ -1171,7 +1167,11 @@ func (svc *linkService) deleteSession(raw json.RawMessage, lim remoteLimits) (an
 	if err := st.remove(id); err != nil && rerr == nil {
 		return nil, err
 	}
-	os.RemoveAll(filepath.Join(stateDir(), "attachments", id))
+	if err := os.RemoveAll(filepath.Join(stateDir(), "attachments", id)); err != nil {
+		// The session is deleted; what it was sent stays as bytes the
+		// person may want gone: said, not failed.
+		svc.log("deleting session " + id + "'s attachments: " + err.Error())
+	}
 	svc.turns.forget(id)
 	forgetGiven(id, svc.log)
 	forgetScheduled(id)

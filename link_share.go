@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -114,17 +115,22 @@ type shareConn struct {
 // another service holds it, and this one shares nothing.
 func (svc *linkService) serveShares() (net.Listener, error) {
 	p := shareSocketPath()
-	os.MkdirAll(filepath.Dir(p), 0o700)
+	os.MkdirAll(filepath.Dir(p), 0o700) // a folder that cannot be made fails the Listen below, which says so
 	if c, err := net.Dial("unix", p); err == nil {
 		c.Close()
 		return nil, errors.New(replLinkText("share_taken", "path", p))
 	}
-	os.Remove(p)
+	os.Remove(p) // a stale socket: one that cannot be removed fails the Listen below
 	ln, err := net.Listen("unix", p)
 	if err != nil {
 		return nil, err
 	}
-	os.Chmod(p, 0o600)
+	if err := os.Chmod(p, 0o600); err != nil {
+		// Its folder is 0700 already; the socket's own mode is a second
+		// fence, and one that cannot be set is not served.
+		ln.Close()
+		return nil, fmt.Errorf("making %s private: %w", p, err)
+	}
 	go func() {
 		for {
 			c, err := ln.Accept()

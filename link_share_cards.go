@@ -14,7 +14,9 @@ package main
 // after the next initialize; one whose link drops before the answer is put
 // again on the next link. A client that cannot answer it (an error, or one
 // without cards for questions and plans) gets an answer line with none
-// set, and the terminal's card alone decides.
+// set, and the terminal's card alone decides. A show call's file (kind
+// show) races nothing: only the web UI can show it, so with no lembas
+// client linked it is answered none at once and the model hears so.
 
 import (
 	"context"
@@ -26,13 +28,14 @@ import (
 // which the service turns into the link's (the same builders a link
 // session uses).
 type shareCard struct {
-	Kind       string           `json:"kind"` // approval, question, plan
+	Kind       string           `json:"kind"` // approval, question, plan, show
 	SessionID  string           `json:"sessionId"`
 	ToolCallID string           `json:"toolCallId"`
 	Cwd        string           `json:"cwd"`
 	Approval   *approvalRequest `json:"approval,omitempty"`
 	Questions  []question       `json:"questions,omitempty"`
 	Plan       *planReview      `json:"plan,omitempty"`
+	Show       *showRequest     `json:"show,omitempty"` // the file for the web UI's viewer (link_cards.go)
 }
 
 // shareAnswer is the web UI's answer, as the engine reads it; None: the web
@@ -42,6 +45,7 @@ type shareAnswer struct {
 	Approval *approvalAnswer `json:"approval,omitempty"`
 	Question *askAnswer      `json:"question,omitempty"`
 	Plan     *planAnswer     `json:"plan,omitempty"`
+	Show     *showResult     `json:"show,omitempty"`
 }
 
 // shareCardState is one open card on the service's side.
@@ -80,6 +84,8 @@ func validCard(c *shareCard) bool {
 		return len(c.Questions) > 0
 	case "plan":
 		return c.Plan != nil
+	case "show":
+		return c.Show != nil && c.Show.Path != ""
 	}
 	return false
 }
@@ -155,10 +161,10 @@ func (svc *linkService) putCards(sc *shareConn) {
 	sc.mu.Unlock()
 	for _, cs := range todo {
 		sock, ok := svc.cardsLinked(cs.card.Kind)
-		if sock == nil {
+		if sock == nil && cs.card.Kind != "show" {
 			return // the next initialize puts them
 		}
-		if !ok {
+		if !ok { // show with no client linked too: nothing shows it, and the model is told at once
 			sc.drop(cs.id)
 			sc.answer(cs.id, &shareAnswer{None: true})
 			continue
@@ -213,6 +219,11 @@ func (svc *linkService) askCard(sc *shareConn, cs *shareCardState, sock *linkSoc
 		if err = svc.conn.call(cs.ctx, "_lembas/plan", planCard(c.SessionID, c.ToolCallID, *c.Plan, true), &res); err == nil {
 			a := res.answer(svc)
 			ans.Plan = &a
+		}
+	case "show":
+		var res showResult
+		if err = svc.conn.call(cs.ctx, "_lembas/show", c.Show.params(c.SessionID, c.ToolCallID), &res); err == nil {
+			ans.Show = &res
 		}
 	}
 	switch {

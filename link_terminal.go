@@ -18,10 +18,10 @@ func (svc *linkService) terminals() terminalHandler {
 // previous link's handler was closed when that link ended; a closed
 // handler refuses every open, so it is never reused.
 func (svc *linkService) openTerminals() {
-	if newTerminalHandler == nil {
+	if svc.newTerm == nil {
 		return
 	}
-	th := newTerminalHandler(svc.notifyBlocking, func() terminalLimits {
+	th := svc.newTerm(svc.notifyBlocking, func() terminalLimits {
 		l, _ := readRemoteLimits()
 		return l.termLimits()
 	})

@@ -451,13 +451,16 @@ func newLinkEnv(t testing.TB, remote string) *linkEnv {
 
 // startService runs the real service against the fake instance, with the
 // backoff's waits made short through the sleep hook.
-func (e *linkEnv) startService() {
+func (e *linkEnv) startService(opts ...func(*linkService)) {
 	l, err := findLogin("test")
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.svc = newLinkService(l, e.logs.add)
 	e.svc.sleep = func(ctx context.Context, d time.Duration) error { return sleepCtx(ctx, time.Millisecond) }
+	for _, o := range opts {
+		o(e.svc)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
 	go func() { e.done <- e.svc.run(ctx) }()
@@ -923,18 +926,15 @@ func TestLinkLimitsChange(t *testing.T) {
 
 // TestLoginDeviceFlow: pending, slow_down (+5 s), then the token; denied
 // and expired each end the login with their sentence. The waits go
-// through deviceFlowSleep, recorded instead of slept.
+// through login's sleep, recorded instead of slept.
 func TestLoginDeviceFlow(t *testing.T) {
 	e := newLinkEnv(t, "")
 	var waits []time.Duration
-	old := deviceFlowSleep
-	deviceFlowSleep = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
-	t.Cleanup(func() { deviceFlowSleep = old })
+	record := func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
 	e.fi.flow = []string{"pending", "slow_down", "pending", "ok"}
 	var out, errb strings.Builder
-	code := run([]string{"login", e.fi.srv.URL, "--name", "lab"}, strings.NewReader(""), &out, &errb)
-	if code != 0 {
-		t.Fatalf("login: %d %s %s", code, out.String(), errb.String())
+	if err := login([]string{e.fi.srv.URL, "--name", "lab"}, strings.NewReader(""), &out, &errb, record); err != nil {
+		t.Fatalf("login: %v %s", err, out.String())
 	}
 	if fmt.Sprint(waits) != "[2s 2s 7s 7s]" {
 		t.Errorf("poll intervals %v", waits)
@@ -959,8 +959,8 @@ func TestLoginDeviceFlow(t *testing.T) {
 		e.fi.flow = []string{"pending", c.flow}
 		out.Reset()
 		errb.Reset()
-		if code := run([]string{"login", e.fi.srv.URL, "--name", "x" + c.flow}, strings.NewReader(""), &out, &errb); code == 0 || !strings.Contains(errb.String(), c.want) {
-			t.Errorf("%s: %d %q", c.flow, code, errb.String())
+		if err := login([]string{e.fi.srv.URL, "--name", "x" + c.flow}, strings.NewReader(""), &out, &errb, record); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.flow, err)
 		}
 	}
 	// --token-stdin, logins, logout; a protocol 2 instance refused.
@@ -1175,14 +1175,14 @@ func (f *fakeTerms) closeAll() {
 // capability is listed and the methods are unknown.
 func TestLinkTerminalSeam(t *testing.T) {
 	ft := &fakeTerms{}
-	old := newTerminalHandler
-	newTerminalHandler = func(notify func(string, any) error, limits func() terminalLimits) terminalHandler {
-		ft.notify, ft.limits = notify, limits
-		return ft
+	fake := func(svc *linkService) {
+		svc.newTerm = func(notify func(string, any) error, limits func() terminalLimits) terminalHandler {
+			ft.notify, ft.limits = notify, limits
+			return ft
+		}
 	}
-	t.Cleanup(func() { newTerminalHandler = old })
 	e := newLinkEnv(t, "remote:\n  roots: [~/work]\n  terminal: true\n  terminal_integration: false\n")
-	e.startService()
+	e.startService(fake)
 	l := e.link()
 	init := l.result("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"lembas": map[string]any{"protocol": 3}}}})
 	caps := fmt.Sprint(init["_meta"].(map[string]any)["lembas"].(map[string]any)["capabilities"])

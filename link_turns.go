@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -44,8 +43,12 @@ type sessionTurns struct {
 
 // turnBook holds the records of every session the process has seen.
 type turnBook struct {
-	mu    sync.Mutex
-	books map[string]*sessionTurns
+	mu     sync.Mutex
+	books  map[string]*sessionTurns
+	writes int64 // turns files written (each an fsync'd atomic rewrite): what a turn costs an SD card
+
+	log     func(string) // where a failed write is said (the service's log); nil says nothing
+	saidErr string       // the last write fault said
 }
 
 func newTurnBook() *turnBook { return &turnBook{books: map[string]*sessionTurns{}} }
@@ -209,6 +212,8 @@ func (b *turnBook) forget(session string) {
 	b.mu.Lock()
 	delete(b.books, session)
 	b.mu.Unlock()
+	// A turns file a failed remove leaves answers no prompt again: its
+	// session is gone, and pruneTurnFiles removes it in time.
 	os.Remove(turnsPath(session))
 }
 
@@ -233,15 +238,30 @@ func (b *turnBook) saveLocked(st *sessionTurns) {
 		}
 		list = list[len(list)-keep:]
 	}
-	data, _ := json.Marshal(turnFile{Session: st.id, Turns: list})
-	os.MkdirAll(turnsDir(), 0o700)
-	writeFileAtomic(turnsPath(st.id), data, 0o600)
-	turnFileWrites.Add(1)
+	data, _ := json.Marshal(turnFile{Session: st.id, Turns: list}) // strings, ints, times and raw JSON we made: it always encodes
+	err := os.MkdirAll(turnsDir(), 0o700)
+	if err == nil {
+		err = writeFileAtomic(turnsPath(st.id), data, 0o600)
+	}
+	if err != nil {
+		// Not fatal (the turn still runs once in this process), but a
+		// restart could repeat it: said once per fault, in the log.
+		if msg := err.Error(); msg != b.saidErr && b.log != nil {
+			b.log("keeping the turns of session " + st.id + " (so a restart does not run one twice): " + msg)
+		}
+		b.saidErr = err.Error()
+		return
+	}
+	b.saidErr = ""
+	b.writes++
 }
 
-// turnFileWrites counts the turns files written (each an fsync'd atomic
-// rewrite), so a test can hold a turn to what it costs an SD card.
-var turnFileWrites atomic.Int64
+// fileWrites is how many turns files this book has written.
+func (b *turnBook) fileWrites() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.writes
+}
 
 // pruneTurnFiles removes turns files untouched for turns.prune_days.
 // It also removes what a kill in the middle of an atomic write left in the

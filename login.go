@@ -103,13 +103,10 @@ func (l *loginRecord) servedModels(ctx context.Context) ([]string, error) {
 
 func limitBody(r io.Reader) io.Reader { return io.LimitReader(r, 4<<20) }
 
-// deviceFlowSleep waits between polls; tests replace it so no test waits
-// for real, and record the intervals asked for.
-var deviceFlowSleep = sleepCtx
-
 // deviceFlow runs RFC 8628: ask for a code, show it, poll for the token.
 // It gives the token and the scopes the token endpoint said it granted.
-func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.Writer) (string, []string, error) {
+// sleep waits between polls (sleepCtx; a test records the intervals).
+func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.Writer, sleep func(context.Context, time.Duration) error) (string, []string, error) {
 	sp := theLinkSpec().DeviceFlow
 	authURL, err := d.resolveRef(d.DeviceAuth)
 	if err != nil {
@@ -146,7 +143,7 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 		interval = sp.DefaultIntervalS
 	}
 	for {
-		if err := deviceFlowSleep(ctx, time.Duration(interval)*time.Second); err != nil {
+		if err := sleep(ctx, time.Duration(interval)*time.Second); err != nil {
 			return "", nil, err
 		}
 		resp, err := client.PostForm(tokenURL, url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"},
@@ -187,6 +184,11 @@ names the login and its model connection.`
 
 // cmdLogin is `lembas login`.
 func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return login(args, stdin, stdout, stderr, sleepCtx)
+}
+
+// login is cmdLogin with the device flow's wait between polls given.
+func login(args []string, stdin io.Reader, stdout, stderr io.Writer, sleep func(context.Context, time.Duration) error) error {
 	fs := flag.NewFlagSet("login", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	name := fs.String("name", "", "")
@@ -226,7 +228,7 @@ func cmdLogin(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case *tokenStdin:
 		token, err = readTokenLine(stdin)
 	case d.DeviceAuth != "" && d.TokenURL != "":
-		token, scopes, err = deviceFlow(ctx, d, client, stdout)
+		token, scopes, err = deviceFlow(ctx, d, client, stdout, sleep)
 	default:
 		fmt.Fprint(stdout, linkText("paste_token", "url", d.resolvedURL))
 		token, err = readTokenLine(stdin)

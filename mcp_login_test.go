@@ -13,15 +13,13 @@ import (
 // token endpoint answering scope.
 func loginWithScope(t *testing.T, e *linkEnv, name, scope string) {
 	t.Helper()
-	old := deviceFlowSleep
-	deviceFlowSleep = func(ctx context.Context, d time.Duration) error { return nil }
-	t.Cleanup(func() { deviceFlowSleep = old })
 	e.fi.mu.Lock()
 	e.fi.flow, e.fi.scope = []string{"ok"}, scope
 	e.fi.mu.Unlock()
 	var out, errb strings.Builder
-	if code := run([]string{"login", e.fi.srv.URL, "--name", name}, strings.NewReader(""), &out, &errb); code != 0 {
-		t.Fatalf("login: %d %s %s", code, out.String(), errb.String())
+	noWait := func(context.Context, time.Duration) error { return nil }
+	if err := login([]string{e.fi.srv.URL, "--name", name}, strings.NewReader(""), &out, &errb, noWait); err != nil {
+		t.Fatalf("login: %v %s %s", err, out.String(), errb.String())
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // decision is what the rules say of one call.
@@ -142,7 +143,9 @@ func (r sourcedRule) label(kind string) string {
 // permissions holds one session's mode, its rules and what the person
 // allowed. It is safe for use by several goroutines.
 type permissions struct {
-	mode       string
+	// The mode is read by every call and set by /mode, ACP, the link and
+	// team_decide from other goroutines: mode() and setMode.
+	modeV      atomic.Pointer[string]
 	root       string // the project, resolved
 	home       string // the home folder, resolved
 	lembasDirs []string
@@ -159,6 +162,7 @@ type permissions struct {
 	warnings    []string // what could not be read (a corrupt always file, set aside)
 	broken      error    // the person's rules could not be read: every call is refused
 	bare        string   // why no OS sandbox is in force, "" when one is (setSandbox)
+	net         *sandbox // the session's network rules, which webfetch follows (web.go); nil: none
 
 	rootsOnce    sync.Once // writableRoots, made once (permission_boundary.go)
 	roots, temps []string
@@ -195,7 +199,9 @@ func normMode(m string) (string, error) {
 func newPermissions(mode, root string, headless bool) *permissions {
 	cfg, err := loadConfig()
 	if err != nil {
-		return &permissions{mode: mode, root: root, headless: headless, broken: err}
+		p := &permissions{root: root, headless: headless, broken: err}
+		p.setMode(mode)
+		return p
 	}
 	return permissionsFor(mode, root, headless, cfg)
 }
@@ -206,10 +212,23 @@ func permissionsFor(mode, root string, headless bool, cfg *config) *permissions 
 	if err != nil {
 		// Fail closed: without the person's rules (a deny among them) no
 		// call may run, and every refusal says which rule to fix.
-		p = &permissions{mode: mode, root: root, headless: headless, broken: err}
+		p = &permissions{root: root, headless: headless, broken: err}
+		p.setMode(mode)
 	}
 	return p
 }
+
+// mode is the session's mode now.
+func (p *permissions) mode() string {
+	if m := p.modeV.Load(); m != nil {
+		return *m
+	}
+	return ""
+}
+
+// setMode changes the session's mode; a call already being judged keeps
+// the mode it read.
+func (p *permissions) setMode(m string) { p.modeV.Store(&m) }
 
 // newPermissionsFrom is newPermissions with the config given; a rule that
 // does not parse is an error naming it.
@@ -218,7 +237,8 @@ func newPermissionsFrom(mode, root string, headless bool, cfg *config) (*permiss
 	if err != nil {
 		return nil, err
 	}
-	p := &permissions{mode: mode, root: root, headless: headless, home: evalExisting(homeDir()), cmdDirs: d.CommandDirs.Dirs}
+	p := &permissions{root: root, headless: headless, home: evalExisting(homeDir()), cmdDirs: d.CommandDirs.Dirs}
+	p.setMode(mode)
 	for _, dir := range []string{configDir(), stateDir()} {
 		p.lembasDirs = append(p.lembasDirs, dir)
 		if r := evalExisting(dir); r != dir {
@@ -354,14 +374,14 @@ func theArityShellTool() string {
 
 // modeEntry is what the mode does with a tool's risk, and its table entry.
 func (p *permissions) modeEntry(t *toolSpec) (string, string) {
-	if v, rule, ok := mcpModeEntry(p.mode, t); ok {
+	if v, rule, ok := mcpModeEntry(p.mode(), t); ok {
 		return v, rule
 	}
-	v := theSpec().Modes.Modes[p.mode][t.Risk]
+	v := theSpec().Modes.Modes[p.mode()][t.Risk]
 	if v == "" {
 		v = "ask"
 	}
-	return v, fmt.Sprintf("modes.json %s.%s", p.mode, t.Risk)
+	return v, fmt.Sprintf("modes.json %s.%s", p.mode(), t.Risk)
 }
 
 // decide applies the rules to one call.
@@ -437,7 +457,7 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 // relative to the project (rel; empty with no path, or outside).
 func (p *permissions) decideTool(t *toolSpec, rel string, outside bool, mv, mrule string) decision {
 	if mv == "deny" {
-		return decision{Verdict: "deny", Rule: mrule, Reason: loopText(theSpec().Loop.Permission, "mode_deny", "mode", p.mode, "risk", t.Risk, "tool", t.Name)}
+		return decision{Verdict: "deny", Rule: mrule, Reason: loopText(theSpec().Loop.Permission, "mode_deny", "mode", p.mode(), "risk", t.Risk, "tool", t.Name)}
 	}
 	match := func(r sourcedRule) bool {
 		if !ruleCovers(r.permRule, t.Name) {
@@ -516,8 +536,8 @@ func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision
 		if p.headless {
 			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_headless", "error", err)}
 		}
-		if h.unsureVerdict(p.mode, false) == "deny" {
-			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_refused", "error", err, "mode", p.mode)}
+		if h.unsureVerdict(p.mode(), false) == "deny" {
+			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_refused", "error", err, "mode", p.mode())}
 		}
 		return decision{Verdict: "ask", Rule: "unparseable", Reason: permText("unparsed", "error", err)}
 	}
@@ -526,7 +546,7 @@ func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision
 	}
 	mv, mrule := p.modeEntry(t)
 	if mv == "deny" {
-		return decision{Verdict: "deny", Rule: mrule, Reason: loopText(theSpec().Loop.Permission, "mode_deny", "mode", p.mode, "risk", t.Risk, "tool", t.Name)}
+		return decision{Verdict: "deny", Rule: mrule, Reason: loopText(theSpec().Loop.Permission, "mode_deny", "mode", p.mode(), "risk", t.Risk, "tool", t.Name)}
 	}
 	a, _ := loadArity()
 	var parts []shellCmd
@@ -777,7 +797,7 @@ func (p *permissions) refusal(t *toolSpec, d decision, ans approvalAnswer) strin
 			// Not the mode's question: a wider mode would not help.
 			return permText("headless_other", "reason", d.Reason)
 		}
-		return loopText(texts, "headless_ask", "tool", t.Name, "mode", p.mode, "wider", theSpec().Modes.Wider[p.mode])
+		return loopText(texts, "headless_ask", "tool", t.Name, "mode", p.mode(), "wider", theSpec().Modes.Wider[p.mode()])
 	case why == "timeout":
 		return loopText(texts, "timeout")
 	case ans.Feedback != "":

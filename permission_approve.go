@@ -66,6 +66,9 @@ func (h headlessApprover) approve(ctx context.Context, req approvalRequest) appr
 	return approvalAnswer{Choice: "deny", Why: "headless"}
 }
 
+// unattended: asking a headless approver is refusing (sandbox_netask.go).
+func (headlessApprover) unattended() bool { return true }
+
 // refusalLog is the tools a headlessApprover refused, in order.
 type refusalLog struct {
 	mu    sync.Mutex
@@ -127,7 +130,7 @@ func (p *permissions) request(callID string, t *toolSpec, args json.RawMessage, 
 	req := approvalRequest{CallID: callID, Tool: t.Name, Risk: t.Risk, Reason: d.Reason, Rule: d.Rule, Input: string(args)}
 	if req.Reason == "" || req.Reason == d.Rule {
 		// The mode's table decided: a sentence saying so, then the rule.
-		req.Reason = permText("reason_mode", "mode", p.mode, "what", permText("risk_"+t.Risk))
+		req.Reason = permText("reason_mode", "mode", p.mode(), "what", permText("risk_"+t.Risk))
 	}
 	if d.Rule != "" && !strings.Contains(req.Reason, d.Rule) {
 		req.Reason += " " + permText("reason_rule", "rule", d.Rule)

@@ -159,7 +159,8 @@ func TestApproveWithin(t *testing.T) {
 	if a := approveWithin(context.Background(), ap, req, 1<<40); a.Choice != "once" || a.Command != "ls" {
 		t.Errorf("once with a command: %+v", a)
 	}
-	p := &permissions{mode: "manual"}
+	p := &permissions{}
+	p.setMode("manual")
 	if got := p.refusal(theSpec().Tools["bash"], decision{}, approvalAnswer{Choice: "deny", Why: "timeout"}); got != theSpec().Loop.Permission["timeout"] {
 		t.Errorf("timeout refusal %q", got)
 	}

@@ -774,8 +774,8 @@ func (p *permissions) unsureDecision(h *hardlineSpec, hit *hardlineHit) decision
 	if p.headless {
 		return decision{Verdict: "deny", Rule: rule, Reason: permText("headless_other", "reason", permText("unsure", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule))}
 	}
-	if h.unsureVerdict(p.mode, false) == "deny" {
-		return decision{Verdict: "deny", Rule: rule, Reason: permText("unsure_refused", "mode", p.mode, "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
+	if h.unsureVerdict(p.mode(), false) == "deny" {
+		return decision{Verdict: "deny", Rule: rule, Reason: permText("unsure_refused", "mode", p.mode(), "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
 	}
 	return decision{Verdict: "ask", Rule: rule, Reason: permText("unsure", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
 }

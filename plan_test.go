@@ -84,8 +84,8 @@ func TestPlanTools(t *testing.T) {
 	rv.ans = planAnswer{Choice: "approve", Mode: "edit"}
 	f.push(callsReply(fakeCall{"plan_submit", map[string]any{}}), textReply("ok"))
 	e.runTurn(context.Background(), "submit")
-	if r := toolResults(f.got()[9])[5]; !strings.Contains(r, "now in edit mode") || e.perm.mode != "edit" || e.sess.Mode != "edit" {
-		t.Errorf("approve: %q, mode %s", r, e.perm.mode)
+	if r := toolResults(f.got()[9])[5]; !strings.Contains(r, "now in edit mode") || e.perm.mode() != "edit" || e.sess.Mode != "edit" {
+		t.Errorf("approve: %q, mode %s", r, e.perm.mode())
 	}
 	if len(rv.got) != 2 || !strings.Contains(rv.got[0].Markdown, "t2 fix") {
 		t.Errorf("the reviewer saw %+v", rv.got)

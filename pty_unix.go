@@ -112,6 +112,14 @@ func (p *ptyProc) hangup() {
 	unix.Kill(-pid, unix.SIGCONT) // a stopped job would not see the hangup until it ran
 }
 
+// nudge sends the shell alone SIGHUP again, for a shell that took the
+// first one just before blocking in read (terminal.hangup).
+func (p *ptyProc) nudge() {
+	if pid := p.cmd.Process.Pid; pid > 0 && !p.exited() {
+		unix.Kill(pid, unix.SIGHUP)
+	}
+}
+
 // kill ends the session's process group for good, after a hangup it
 // ignored.
 func (p *ptyProc) kill() {

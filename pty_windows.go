@@ -168,6 +168,9 @@ func (p *ptyProc) hangup() { go p.closeConsole() }
 
 func (p *ptyProc) kill() { windows.TerminateProcess(p.process, 1) }
 
+// nudge does nothing: closing the console is a hangup no process can miss.
+func (p *ptyProc) nudge() {}
+
 // drainBy is a no-op: the output pipe ends when the console is closed,
 // which reap does once the process has gone.
 func (p *ptyProc) drainBy(time.Time) {}

@@ -41,21 +41,22 @@ import (
 
 // repl is one interactive session on a terminal or on plain lines.
 type repl struct {
-	ctx    context.Context
-	level  string    // the effort level set with /effort ("" the model's default)
-	out    io.Writer // the terminal, or plain output
-	tty    bool      // the line editor and its escape codes
-	color  bool
-	width  int
-	ed     *lineEditor // the input row; nil on plain lines (repl_line.go)
-	cards  *cardKeys
-	pend   []string // lines of a message still being entered ("\\" or a paste)
-	in     io.Reader
-	filter *keyFilter
-	plainR *bufio.Reader
-	lines  chan string // what the person typed, line by line (closed at end of input)
-	quitCh chan struct{}
-	once   sync.Once
+	ctx     context.Context
+	keepErr string    // the last session save fault said (repl_commands.go keep)
+	level   string    // the effort level set with /effort ("" the model's default)
+	out     io.Writer // the terminal, or plain output
+	tty     bool      // the line editor and its escape codes
+	color   bool
+	width   int
+	ed      *lineEditor // the input row; nil on plain lines (repl_line.go)
+	cards   *cardKeys
+	pend    []string // lines of a message still being entered ("\\" or a paste)
+	in      io.Reader
+	filter  *keyFilter
+	plainR  *bufio.Reader
+	lines   chan string // what the person typed, line by line (closed at end of input)
+	quitCh  chan struct{}
+	once    sync.Once
 
 	e        *engine
 	f        *runFlags
@@ -122,6 +123,7 @@ func newRepl(ctx context.Context, e *engine, f *runFlags, cfg *config, rio replI
 	e.emit = r.onEvent
 	r.hookJobs()
 	r.link = newReplLink(r)
+	r.offerShow() // repl_share.go
 	return r
 }
 
@@ -334,7 +336,7 @@ func (r *repl) prompt(line string) {
 		r.say("error", r.text("error", "text", err.Error()))
 		return
 	}
-	if exp.Mode != "" && exp.Mode != r.e.perm.mode {
+	if exp.Mode != "" && exp.Mode != r.e.perm.mode() {
 		r.setMode(exp.Mode)
 	}
 	switch exp.Action {

@@ -37,12 +37,12 @@ func (r *repl) start() {
 	if !known && len(r.e.sess.Messages) == 0 {
 		// The prompt was made before the answer; a new session's is made
 		// again, so an untrusted folder's instruction file is not in it.
-		if sys, err := systemPrompt(root, r.e.perm.mode, r.e.tb.shell, r.e.sess.Plan); err == nil {
+		if sys, err := systemPrompt(root, r.e.perm.mode(), r.e.tb.shell, r.e.sess.Plan); err == nil {
 			r.e.sess.System = sys
-			r.e.st.save(r.e.sess)
+			r.keep(r.e.sess)
 		}
 	}
-	r.say("status", r.text("banner", "version", version, "model", r.e.ref.String(), "mode", r.e.perm.mode, "project", filepath.Base(root)))
+	r.say("status", r.text("banner", "version", version, "model", r.e.ref.String(), "mode", r.e.perm.mode(), "project", filepath.Base(root)))
 	if r.f.cont || r.f.sessionID != "" {
 		r.showResume()
 	}
@@ -158,7 +158,7 @@ func (r *repl) terminalCommand(name, args string) {
 			}
 			e.ref = ref
 			e.sess.Model = ref.String()
-			e.st.save(e.sess)
+			r.keep(e.sess)
 		}
 		r.say("status", r.text("model_now", "model", e.ref.String()))
 	case "effort":
@@ -173,11 +173,11 @@ func (r *repl) terminalCommand(name, args string) {
 			r.setMode(m)
 			return
 		}
-		r.say("status", r.text("mode_now", "mode", e.perm.mode, "text", r.spec.Modes.Texts[e.perm.mode]))
+		r.say("status", r.text("mode_now", "mode", e.perm.mode(), "text", r.spec.Modes.Texts[e.perm.mode()]))
 	case "title":
 		if args != "" {
 			e.sess.Title = args
-			e.st.save(e.sess)
+			r.keep(e.sess)
 		}
 		r.say("status", r.text("title_now", "title", e.sess.Title))
 	case "usage":
@@ -218,10 +218,12 @@ func (r *repl) terminalCommand(name, args string) {
 				return
 			}
 			r.settings.Reasoning = &on
-			saveReplSettings(r.settings)
+			if err := saveReplSettings(r.settings); err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 		}
 		r.say("status", r.text("settings", "path", replSettingsPath(), "theme", r.themeName(), "reasoning", onOff(r.settings.reasoningShown()),
-			"mode", e.perm.mode, "model", e.ref.String()))
+			"mode", e.perm.mode(), "model", e.ref.String()))
 	case "theme":
 		if args != "" {
 			if _, ok := theThemes().Themes[args]; !ok {
@@ -229,7 +231,9 @@ func (r *repl) terminalCommand(name, args string) {
 				return
 			}
 			r.settings.Theme = args
-			saveReplSettings(r.settings)
+			if err := saveReplSettings(r.settings); err != nil {
+				r.say("error", r.text("error", "text", err.Error()))
+			}
 			r.theme = pickTheme(args)
 		}
 		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(theThemes().Order, ", ")))
@@ -362,9 +366,9 @@ func (r *repl) help() {
 // step (the system prompt, made once, still names the old one).
 func (r *repl) setMode(m string) {
 	e := r.e
-	e.perm.mode = m
+	e.perm.setMode(m)
 	e.sess.Mode = m
-	e.st.save(e.sess)
+	r.keep(e.sess)
 	note := r.text("mode_note", "mode", m, "text", strings.TrimSpace(r.spec.Prompts["modes/"+m+".md"]))
 	r.mu.Lock()
 	r.quiet[note] = true
@@ -436,8 +440,8 @@ func (r *repl) switchSession(id string) {
 	if id == "" {
 		sess, err = e.st.create(e.perm.root)
 		if err == nil {
-			sess.System, err = systemPrompt(e.perm.root, e.perm.mode, e.tb.shell, nil)
-			sess.NoteMode = e.perm.mode
+			sess.System, err = systemPrompt(e.perm.root, e.perm.mode(), e.tb.shell, nil)
+			sess.NoteMode = e.perm.mode()
 		}
 	} else {
 		if id == e.sess.ID {
@@ -456,8 +460,8 @@ func (r *repl) switchSession(id string) {
 	old, oldSess := e.sess.ID, e.sess
 	e.resetJobs() // the old session's jobs end with it
 	e.sess = sess
-	sess.Model, sess.Mode = e.ref.String(), e.perm.mode
-	e.st.save(sess)
+	sess.Model, sess.Mode = e.ref.String(), e.perm.mode()
+	r.keep(sess)
 	if !e.st.dropEmpty(oldSess) { // a session left without a turn is not kept
 		e.st.unlock(old)
 	}
@@ -488,10 +492,33 @@ func loadReplSettings() replSettings {
 	return s
 }
 
-func saveReplSettings(s replSettings) {
-	data, _ := json.MarshalIndent(s, "", "  ")
-	os.MkdirAll(stateDir(), 0o700)
-	writeFileAtomic(replSettingsPath(), append(data, '\n'), 0o600)
+// keep saves the session after a command changed it. A failed save is
+// said, once per fault; the change stays in memory and the next save
+// writes the session whole (a failed append drops the store's shadow).
+func (r *repl) keep(sess *session) {
+	err := r.e.st.save(sess)
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg != "" && msg != r.keepErr {
+		r.say("error", r.text("error", "text", msg))
+	}
+	r.keepErr = msg
+}
+
+// saveReplSettings keeps the settings for the next REPL; the error says
+// they hold for this one only.
+func saveReplSettings(s replSettings) error {
+	data, _ := json.MarshalIndent(s, "", "  ") // strings and bools: it always encodes
+	err := os.MkdirAll(stateDir(), 0o700)
+	if err == nil {
+		err = writeFileAtomic(replSettingsPath(), append(data, '\n'), 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("the setting holds in this REPL, but could not be kept for the next: %v", err)
+	}
+	return nil
 }
 
 // fileHistory is the editor's history, kept per person across runs in the
@@ -531,6 +558,8 @@ func (h *fileHistory) rewrite() {
 		j, _ := json.Marshal(e)
 		recs = append(recs, j)
 	}
+	// The history only helps typing: a failed write costs the up arrow
+	// some lines, never a record of work, and the next rewrite tries again.
 	os.MkdirAll(filepath.Dir(h.path), 0o700)
 	(&journal{path: h.path, perm: 0o600}).rewrite(recs)
 }
@@ -556,7 +585,7 @@ func (h *fileHistory) Add(s string) {
 	if endsTorn(h.path) {
 		recs = [][]byte{{}, j} // a blank line first: skipped by every reader
 	}
-	(&journal{path: h.path, perm: 0o600}).append(recs...)
+	(&journal{path: h.path, perm: 0o600}).append(recs...) // as rewrite: only the up arrow's lines
 }
 
 // endsTorn says whether the file's last byte is not a newline: an append

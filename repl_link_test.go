@@ -100,11 +100,11 @@ func TestReplTurnsFile(t *testing.T) {
 		t.Fatal("a new web turn id was not fresh")
 	}
 	svc.finish(id, "web-1", rawJSON(map[string]any{"stopReason": "end_turn"}))
-	before := turnFileWrites.Load()
+	before := h.r.link.turns.fileWrites()
 	h.typ("second")
 	h.turnDone()
 	h.exit()
-	if n := turnFileWrites.Load() - before; n != 2 {
+	if n := h.r.link.turns.fileWrites() - before; n != 2 {
 		t.Errorf("a terminal turn wrote the turns file %d times, want 2 (started, done)", n)
 	}
 	all := waitTurnsDone(t, id, 3)

@@ -180,7 +180,7 @@ func TestReplContinueKeepsMode(t *testing.T) {
 	st.unlock(sess.ID)
 	h := startReplIn(t, fm, proj, true)
 	h.expect("auto mode")
-	if got := h.r.e.perm.mode; got != "auto" {
+	if got := h.r.e.perm.mode(); got != "auto" {
 		t.Errorf("-c after /mode auto runs in %s mode", got)
 	}
 	h.exit()

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // replShare is a REPL's share: the connection to the service and the
@@ -173,7 +174,7 @@ func (r *repl) readShare(c net.Conn, stop chan struct{}) {
 // mu held.
 func (r *repl) sendShareLocked(busy bool) error {
 	e := r.e
-	a := shareAnnounce{SessionID: e.sess.ID, Cwd: e.tb.root, Title: e.sess.Title, Model: e.ref.String(), Mode: e.perm.mode, Effort: r.level, Busy: busy}
+	a := shareAnnounce{SessionID: e.sess.ID, Cwd: e.tb.root, Title: e.sess.Title, Model: e.ref.String(), Mode: e.perm.mode(), Effort: r.level, Busy: busy}
 	if l := loginOfRef(e.ref); l != nil {
 		a.Instance, a.Model = true, e.ref.Model // the instance names its own models by served id
 	}
@@ -346,6 +347,61 @@ func (r *repl) reviewPlan(ctx context.Context, rv planReview) planAnswer {
 		})
 }
 
+// offerShow puts show in the session's tools from its first request when
+// an instance is logged in to (tools_offer.go's viewer, kept with the
+// session), so the list never changes when the session is shared. Until
+// it is, a call answers show's unavailable text and how to share; shared,
+// the file goes to the web UI's viewer as a card of kind show.
+func (r *repl) offerShow() {
+	tb := r.e.tb
+	t := theSpec().Tools["show"]
+	if ok, err := tb.offerHeldFrontTool(t, r.toolShow); !ok {
+		if err != nil {
+			r.say("error", r.text("error", "text", "show: "+err.Error()))
+		}
+		return
+	}
+	rs := &r.link.shareConn
+	tb.display = func() bool {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		return rs.c != nil
+	}
+	if tb.unmetNote == nil {
+		tb.unmetNote = map[string]string{}
+	}
+	tb.unmetNote[t.Name] = t.text("unshared")
+}
+
+// toolShow sends a file of the project to the web UI's viewer through the
+// service, and waits for its answer: at most the approval timeout, the
+// turn's end, or the share's.
+func (r *repl) toolShow(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
+	req, asked, bad := readShow(tb, raw)
+	if bad != nil {
+		return *bad
+	}
+	rs := &r.link.shareConn
+	id, ch := rs.put(shareCard{Kind: "show", SessionID: r.e.sess.ID, ToolCallID: cardID(ctx), Cwd: tb.root, Show: &req})
+	if id == "" { // the share ended since the call was allowed
+		t := theSpec().Tools["show"]
+		return errResult(tb.unavailableText(t))
+	}
+	wait := time.NewTimer(approvalLimit(r))
+	defer wait.Stop()
+	select {
+	case a, ok := <-ch:
+		if ok && a != nil && a.Show != nil {
+			return showAnswered(asked, a.Show)
+		}
+	case <-ctx.Done():
+		rs.settle(id)
+	case <-wait.C:
+		rs.settle(id)
+	}
+	return showAnswered(asked, nil)
+}
+
 // promptDone sends a web prompt's answer back to the service.
 func (r *repl) promptDone(tid string, ans json.RawMessage) {
 	rs := &r.link.shareConn
@@ -392,7 +448,7 @@ func (r *repl) webPrompt(p *sharePrompt) json.RawMessage {
 		return rawJSON(map[string]any{"stopReason": "refusal", "_meta": map[string]any{"lembas": map[string]any{"turnId": tid, "error": oneLine(err.Error(), 500)}}})
 	}
 	if exp.Mode != "" {
-		if m := (remoteLimits{MaxMode: p.MaxMode}).lowerMode(exp.Mode); m != r.e.perm.mode {
+		if m := (remoteLimits{MaxMode: p.MaxMode}).lowerMode(exp.Mode); m != r.e.perm.mode() {
 			r.setMode(m)
 		}
 	}

@@ -65,6 +65,7 @@ type sandboxSpec struct {
 		Port           int      `json:"port"`
 		Allow          []string `json:"allow"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`
+		AskMaxHosts    int      `json:"ask_max_hosts"` // cards one command may raise; beyond, refused unasked
 	} `json:"proxy"`
 	DenialMarkers []string          `json:"denial_markers"`
 	ExitSetup     int               `json:"exit_setup"`
@@ -95,20 +96,10 @@ type sandboxProbe struct {
 	Masked string `json:"masked,omitempty"` // rights this kernel does not know
 }
 
-// sandboxHelperExe replaces os.Executable as the Linux helper in the
-// benchmarks, which time the lembas binary rather than the test binary.
-var sandboxHelperExe string
-
-// sandboxProbeHook replaces the probe in tests (a kernel without Landlock).
-var sandboxProbeHook func() sandboxProbe
-
-// sandboxNoWorld makes sessions take the per-command sandbox (Landlock and
-// seccomp alone, and the helper's namespace) in tests of that fallback.
-var sandboxNoWorld bool
-
 // sandboxPolicy is what one command may do; on Linux it is handed to the
 // helper as JSON.
 type sandboxPolicy struct {
+	Exe     string   `json:"-"`                 // the helper to run; "" is os.Executable (sandbox.helperExe)
 	Write   []string `json:"write"`             // writable roots: folders or files, resolved, existing
 	Devices []string `json:"devices"`           // device files and folders: written and ioctl'd
 	Network bool     `json:"network"`           // false: no TCP, no non-Unix sockets, no io_uring
@@ -125,6 +116,15 @@ type sandboxPolicy struct {
 type sandbox struct {
 	root string
 	cfg  sandboxConfig
+
+	// Set by whoever makes the sandbox, before its first use: the probe
+	// (nil probes this machine; a test's is a kernel without Landlock),
+	// no world (the per-command sandbox alone: Landlock, seccomp and the
+	// helper's namespace), and the helper (nil is os.Executable; the
+	// benchmarks time the lembas binary, not the test binary).
+	probeHook func() sandboxProbe
+	noWorld   bool
+	helperExe string
 
 	once   sync.Once
 	probe  sandboxProbe
@@ -144,6 +144,8 @@ type sandbox struct {
 	session  string      // the session's own folder on the host (temp, caches, the proxy's socket)
 	owner    *os.File    // its owner file, locked while the session lives (sandbox_session_*.go)
 	proxy    *sandboxProxy
+
+	net netState // the commands that may be asked about a host (sandbox_netask.go)
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
@@ -163,8 +165,12 @@ func sandboxFromConfig(root string) *sandbox {
 // probed is the machine's sandbox, probed on first use (a system call).
 func (s *sandbox) probed() sandboxProbe {
 	s.once.Do(func() {
-		if sandboxProbeHook != nil {
-			s.probe = sandboxProbeHook()
+		if s.cfg.Off {
+			s.probe = sandboxProbe{Why: sandboxText("why_off")}
+			return
+		}
+		if s.probeHook != nil {
+			s.probe = s.probeHook()
 			return
 		}
 		s.probe = sandboxProbeOS()
@@ -426,7 +432,7 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 
 func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []string) {
 	pr := s.probed()
-	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld}
+	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld, Exe: s.helperExe}
 	if len(parts.Protect) > 0 && !inWorld {
 		pol.NS, _ = s.namespaces()
 	}
@@ -468,6 +474,22 @@ type sandboxCall struct {
 
 type sandboxCallKey struct{}
 
+type netAskerKey struct{}
+
+// withNetAsker is set by the engine for every tool call it runs: who is
+// asked when the call's command (or fetch) reaches a host not allowed.
+func withNetAsker(ctx context.Context, a approver) context.Context {
+	return context.WithValue(ctx, netAskerKey{}, a)
+}
+
+// netRunFor is the gate's record of one call: its command, its asker, and -p's stderr (the quiet notice) to name the config key on.
+// Its cards last as long as parent (a command's: until it is released).
+func netRunFor(ctx, parent context.Context, what string) *netRun {
+	a, _ := ctx.Value(netAskerKey{}).(approver)
+	say, _ := ctx.Value(quietKey{}).(func(string))
+	return newNetRun(parent, what, a, say)
+}
+
 // withSandboxCall is set by the engine for every tool call it runs.
 func withSandboxCall(ctx context.Context, mode string, bare bool) context.Context {
 	return context.WithValue(ctx, sandboxCallKey{}, sandboxCall{mode, bare})
@@ -488,7 +510,8 @@ type sandboxRun struct {
 	note   string      // said to the model after the result
 	plan   bool
 	before gitSnapshot
-	hosts  int // the proxy's refusals before the command, to name the new ones
+	hosts  int     // the proxy's refusals before the command, to name the new ones
+	net    *netRun // asked about hosts not allowed while it runs (sandbox_netask.go)
 }
 
 type sandboxRunKey struct{}
@@ -523,6 +546,7 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 	case r.world != nil:
 		p, err := r.world.start(cmd, r.pol)
 		if err != nil {
+			r.release()
 			return nil, fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
 		}
 		return p, nil
@@ -530,9 +554,19 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 		err = sandboxStart(cmd, r.pol)
 	}
 	if err != nil {
+		r.release()
 		return nil, err
 	}
 	return execProc{cmd}, nil
+}
+
+// release ends the command's part in the network gate: a card still up
+// for it is taken down. finish calls it; a command stopped or never
+// started calls it alone. A nil run (no sandbox context) does nothing.
+func (r *sandboxRun) release() {
+	if r != nil && r.sb != nil {
+		r.sb.netRelease(r.net)
+	}
 }
 
 // startsOnOwnThread says whether startCommand will start the command from
@@ -565,16 +599,22 @@ func unsandboxedAsk(args json.RawMessage, d decision) decision {
 	return decision{Verdict: "ask", Rule: "sandbox: unsandboxed", Reason: sandboxText("unsandboxed_reason", "reason", reason)}
 }
 
+// theSandbox is the toolbox's sandbox: the session's, else one made from
+// config.yaml on first use.
+func (tb *toolbox) theSandbox() *sandbox {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if tb.sandbox == nil {
+		tb.sandbox = sandboxFromConfig(tb.root)
+	}
+	return tb.sandbox
+}
+
 // sandboxFor prepares one bash call: refused text when it must not run,
 // else the context runShell needs. toolbox.sandbox is the session's; a
 // toolbox made without one reads config.yaml.
 func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context.Context, *sandboxRun, string) {
-	tb.mu.Lock()
-	if tb.sandbox == nil {
-		tb.sandbox = sandboxFromConfig(tb.root)
-	}
-	sb := tb.sandbox
-	tb.mu.Unlock()
+	sb := tb.theSandbox()
 	call := sandboxCallFrom(ctx)
 	r := &sandboxRun{sb: sb, plan: call.mode == "plan"}
 	if unsandboxedArg(raw) != "" {
@@ -613,7 +653,22 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	if sb.proxy != nil {
 		r.hosts = sb.proxy.refusedCount()
 	}
+	r.net = netRunFor(ctx, context.Background(), shellCommandArg(raw))
+	sb.netHold(r.net)
 	return context.WithValue(ctx, sandboxRunKey{}, r), r, ""
+}
+
+// shellCommandArg reads a bash call's command line, for the network card.
+func shellCommandArg(args json.RawMessage) string {
+	var a struct {
+		Command string `json:"command"`
+	}
+	json.Unmarshal(args, &a)
+	line := []rune(strings.Join(strings.Fields(a.Command), " "))
+	if len(line) > 300 {
+		return string(line[:300]) + "…"
+	}
+	return string(line)
 }
 
 // finish is what is added to a command's result: the git folder put back
@@ -622,6 +677,7 @@ func (r *sandboxRun) finish(out string, code int) string {
 	if r == nil {
 		return "" // a command run without a sandbox context (benchmarks)
 	}
+	r.release()
 	var notes []string
 	if r.note != "" {
 		notes = append(notes, r.note)
@@ -897,7 +953,7 @@ func (s *sandbox) report(mode string) string {
 				line("namespaces", "how", fillPairs(c["ns_yes"], "net", net))
 			} else {
 				why := "turned off for this test"
-				if !sandboxNoWorld {
+				if !s.noWorld {
 					why = ""
 				}
 				if s.worldErr != nil {
@@ -991,6 +1047,19 @@ func (s *sandbox) report(mode string) string {
 		state = c["network_on"]
 	}
 	line("network", "state", state)
+	// webfetch's network is lembas's own, kept with an OS sandbox or without.
+	switch s.networkMode() {
+	case "on":
+		line("webfetch", "state", c["webfetch_on"])
+	case "off":
+		line("webfetch", "state", c["webfetch_off"])
+	default:
+		hosts := append(append([]string{}, s.cfg.Allow...), s.projectHosts()...)
+		if len(hosts) == 0 {
+			hosts = []string{c["webfetch_none"]}
+		}
+		line("webfetch", "state", fillPairs(c["webfetch_proxy"], "hosts", strings.Join(hosts, ", ")))
+	}
 	line("required", "required", s.required())
 	if mode == "plan" {
 		line("plan")

@@ -120,8 +120,8 @@ func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
 		return nil
 	}
 	exe, err := os.Executable()
-	if sandboxHelperExe != "" {
-		exe = sandboxHelperExe
+	if pol.Exe != "" {
+		exe, err = pol.Exe, nil
 	}
 	if err != nil {
 		return fmt.Errorf("finding lembas's own executable: %v", err)

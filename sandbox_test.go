@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	sweepSessionDirs(true) // a sandbox a test never closed leaves no folder
+	if binDir != "" {
+		os.RemoveAll(binDir) // lembasBin's build (e2e_test.go)
+	}
 	os.Exit(code)
 }
 
@@ -84,7 +87,7 @@ func sandboxBash(t testing.TB, tb *toolbox, mode, command string) toolResult {
 	return tb.run(withSandboxCall(context.Background(), mode, false), tb.byName["bash"], raw)
 }
 
-func sandboxToolbox(t testing.TB, root string, cfg sandboxConfig) *toolbox {
+func sandboxToolbox(t testing.TB, root string, cfg sandboxConfig, opts ...func(*sandbox)) *toolbox {
 	t.Helper()
 	tb, err := newToolbox(root, false)
 	if err != nil {
@@ -92,6 +95,9 @@ func sandboxToolbox(t testing.TB, root string, cfg sandboxConfig) *toolbox {
 	}
 	tb.shell = "/bin/bash"
 	tb.sandbox = newSandbox(cfg, root)
+	for _, o := range opts {
+		o(tb.sandbox)
+	}
 	t.Cleanup(tb.sandbox.close)
 	return tb
 }
@@ -269,15 +275,16 @@ func TestSandboxNetwork(t *testing.T) {
 	}
 }
 
+// probeFails makes a sandbox's machine one without a sandbox.
+func probeFails(s *sandbox) {
+	s.probeHook = func() sandboxProbe { return sandboxProbe{Why: "the probe was made to fail: ENOSYS"} }
+}
+
 // TestSandboxNone: a machine without a sandbox (the probe forced to fail)
 // runs commands bare and says so once; sandbox.required refuses them.
 func TestSandboxNone(t *testing.T) {
-	sandboxProbeHook = func() sandboxProbe {
-		return sandboxProbe{Why: "the probe was made to fail: ENOSYS"}
-	}
-	defer func() { sandboxProbeHook = nil }()
 	root := t.TempDir()
-	tb := sandboxToolbox(t, root, sandboxConfig{})
+	tb := sandboxToolbox(t, root, sandboxConfig{}, probeFails)
 	if n := tb.sandbox.notice(); !strings.Contains(n, "no OS sandbox here") || !strings.Contains(n, "ENOSYS") {
 		t.Errorf("notice %q", n)
 	}
@@ -289,7 +296,7 @@ func TestSandboxNone(t *testing.T) {
 		t.Errorf("said twice: %q", r.Text)
 	}
 	req := true
-	tb = sandboxToolbox(t, root, sandboxConfig{Required: &req})
+	tb = sandboxToolbox(t, root, sandboxConfig{Required: &req}, probeFails)
 	r = sandboxBash(t, tb, "auto", "echo x > refused.txt")
 	if !r.IsError || !strings.Contains(r.Text, "sandbox.required is true") {
 		t.Errorf("required: %q", r.Text)
@@ -430,9 +437,8 @@ func BenchmarkSandboxGoVersion(b *testing.B) { benchSandbox(b, "go version") }
 
 func benchSandbox(b *testing.B, line string) {
 	needLandlock(b)
-	sandboxNoWorld = true // the per-command sandbox; the world's is BenchmarkWorld
-	defer func() { sandboxNoWorld = false }()
 	root, gitRoot := b.TempDir(), b.TempDir()
+	helperExe := ""
 	if err := exec.Command("git", "init", "-q", gitRoot).Run(); err != nil {
 		b.Skip("git: ", err)
 	}
@@ -443,11 +449,12 @@ func benchSandbox(b *testing.B, line string) {
 		if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
 			b.Fatalf("go build: %v\n%s", err, out)
 		}
-		sandboxHelperExe = exe
-		defer func() { sandboxHelperExe = "" }()
+		helperExe = exe
 	}
-	thread := sandboxToolbox(b, root, sandboxConfig{})
-	helper := sandboxToolbox(b, gitRoot, sandboxConfig{})
+	// The per-command sandbox; the world's is BenchmarkWorld.
+	perCommand := func(s *sandbox) { s.noWorld, s.helperExe = true, helperExe }
+	thread := sandboxToolbox(b, root, sandboxConfig{}, perCommand)
+	helper := sandboxToolbox(b, gitRoot, sandboxConfig{}, perCommand)
 	ns, _ := helper.sandbox.namespaces()
 	var bare, bs, th, hp time.Duration
 	b.ResetTimer()
@@ -504,12 +511,11 @@ func BenchmarkUnsandboxedAsk(b *testing.B) {
 // TestSandboxNoneSessionNotice: with no sandbox, a session tells the person
 // once, when it starts.
 func TestSandboxNoneSessionNotice(t *testing.T) {
-	sandboxProbeHook = func() sandboxProbe { return sandboxProbe{Why: "the probe was made to fail: ENOSYS"} }
-	defer func() { sandboxProbeHook = nil }()
 	f := newFakeModel(t)
 	proj := sessionEnv(t, f)
 	var said []string
-	_, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: "auto", cwd: proj}, true, func(s string) { said = append(said, s) })
+	fails := func() sandboxProbe { return sandboxProbe{Why: "the probe was made to fail: ENOSYS"} }
+	_, cleanup, err := newSessionEngine(context.Background(), &sessionOpts{mode: "auto", cwd: proj, sandboxProbe: fails}, true, func(s string) { said = append(said, s) })
 	if err != nil {
 		t.Fatal(err)
 	}

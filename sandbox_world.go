@@ -103,7 +103,7 @@ func sessionOwnerPid(d string) int {
 // theWorld is the session's world, started on first use; nil where the
 // machine gives none (s.worldErr says why).
 func (s *sandbox) theWorld() worldRunner {
-	if sandboxNoWorld || s.probed().Kind != "landlock" {
+	if s.noWorld || s.probed().Kind != "landlock" {
 		return nil
 	}
 	s.worldMu.Lock()

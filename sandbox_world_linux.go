@@ -99,6 +99,7 @@ type world struct {
 	gitHow  string // how git's history is kept: overlay, or pin where overlays fail
 	exeByFD bool   // an MCP server's world: the program is handed over open
 	git     *gitKeep
+	exe     string // the helper; "" is os.Executable (sandbox.helperExe)
 }
 
 // worldConn is one running init.
@@ -128,6 +129,7 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 	plan := worldPlanFor(s, dir)
 	plan.Socket, plan.GitLayer = sock, "git"
 	w := newWorld(plan, idle)
+	w.exe = s.helperExe
 	w.mu.Lock()
 	_, err := w.connLocked()
 	w.mu.Unlock()
@@ -162,6 +164,7 @@ func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
 	plan.GitLayer = "git-server-" + strconv.FormatUint(serverWorlds.Add(1), 10)
 	w := newWorld(plan, 0)
 	w.exeByFD = true
+	w.exe = s.helperExe
 	return w, nil
 }
 
@@ -185,8 +188,8 @@ func (w *world) connLocked() (*worldConn, error) {
 		return nil, w.err
 	}
 	exe, err := os.Executable()
-	if sandboxHelperExe != "" {
-		exe, err = sandboxHelperExe, nil
+	if w.exe != "" {
+		exe, err = w.exe, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("finding lembas's own executable: %v", err)

@@ -129,10 +129,8 @@ echo done-leaking`, port)
 // TestWorldNoneEnvScrubbed: with no OS sandbox at all the environment is
 // still scrubbed.
 func TestWorldNoneEnvScrubbed(t *testing.T) {
-	sandboxProbeHook = func() sandboxProbe { return sandboxProbe{Why: "forced"} }
-	defer func() { sandboxProbeHook = nil }()
 	t.Setenv("GITHUB_TOKEN", "CANARY-GH-TOKEN")
-	tb := sandboxToolbox(t, t.TempDir(), sandboxConfig{})
+	tb := sandboxToolbox(t, t.TempDir(), sandboxConfig{}, probeFails)
 	if r := sandboxBash(t, tb, "auto", "env"); strings.Contains(r.Text, "CANARY-GH-TOKEN") {
 		t.Errorf("GITHUB_TOKEN reached a command with no sandbox:\n%s", r.Text)
 	}
@@ -390,7 +388,12 @@ func TestWorldDiesWithLembasChild(t *testing.T) {
 	if marker == "" {
 		t.Skip("run by TestWorldDiesWithLembas")
 	}
-	root := t.TempDir()
+	// The parent's temp folder (this process is killed, so a t.TempDir of
+	// its own would be left behind).
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tb := sandboxToolbox(t, root, sandboxConfig{})
 	if tb.sandbox.theWorld() == nil {
 		fmt.Println("SKIP no world")
@@ -545,9 +548,8 @@ func TestWorldMCPStdio(t *testing.T) {
 // cannot keep.
 func TestSandboxCheckTells(t *testing.T) {
 	needLandlock(t)
-	sandboxNoWorld = true
-	defer func() { sandboxNoWorld = false }()
 	sb := newSandbox(sandboxConfig{}, t.TempDir())
+	sb.noWorld = true
 	defer sb.close()
 	rep := sb.report("auto")
 	for _, want := range []string{"no namespaces", "emptied: nothing", "limits: none", "direct connections are NOT blocked"} {
@@ -555,10 +557,8 @@ func TestSandboxCheckTells(t *testing.T) {
 			t.Errorf("without a world, check lacks %q:\n%s", want, rep)
 		}
 	}
-	sandboxNoWorld = false
-	sandboxProbeHook = func() sandboxProbe { return sandboxProbe{Why: "forced"} }
-	defer func() { sandboxProbeHook = nil }()
 	sb2 := newSandbox(sandboxConfig{Network: "off"}, t.TempDir())
+	probeFails(sb2)
 	rep = sb2.report("auto")
 	if strings.Contains(rep, "writes:") || strings.Contains(rep, "network: off") || !strings.Contains(rep, "nothing is enforced") {
 		t.Errorf("with no sandbox, check claims what nothing enforces:\n%s", rep)
@@ -572,14 +572,12 @@ func TestSandboxFallbackCannotSignal(t *testing.T) {
 	if sandboxProbeOS().ABI < 6 {
 		t.Skip("Landlock ABI 6 is needed")
 	}
-	sandboxNoWorld = true
-	defer func() { sandboxNoWorld = false }()
 	victim := exec.Command("sleep", "600")
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
-	tb := sandboxToolbox(t, t.TempDir(), sandboxConfig{})
+	tb := sandboxToolbox(t, t.TempDir(), sandboxConfig{}, func(s *sandbox) { s.noWorld = true })
 	r := sandboxBash(t, tb, "auto", fmt.Sprintf("kill -9 %d", victim.Process.Pid))
 	if err := syscall.Kill(victim.Process.Pid, 0); err != nil || !r.IsError {
 		t.Fatalf("the process outside was signalled: %v %s", err, r.Text)

@@ -30,6 +30,8 @@ type sessionOpts struct {
 	mcpServers []json.RawMessage // ACP session/new's, beside config.yaml's and the project's (mcp_config.go)
 	linkOpened bool              // the link's client opened the session: the instance's library scopes its calls by it
 	agents     []int             // the link's agents {min, max}: the Subagents setting for this session (team_setting.go)
+
+	sandboxProbe func() sandboxProbe // the machine's sandbox as a test has it (sandbox.probeHook); nil probes this one
 }
 
 // newSessionEngine sets up a session to work in — new, the newest of the
@@ -114,6 +116,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		return nil, nil, err
 	}
 	tb.sandbox = newSandbox(cfg.Sandbox, root) // every bash call runs in it (sandbox.go)
+	tb.sandbox.probeHook = f.sandboxProbe
 	if n := tb.sandbox.notice(); n != "" && warn != nil {
 		warn(n) // once per session: no OS sandbox here
 	}
@@ -154,6 +157,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
+	tb.webAllowed, perm.net = perm.webAllowRule, tb.sandbox // webfetch follows the commands' network rules (web.go)
 	e := newEngine(ref, tb, perm, st, sess, maxSteps)
 	e.hygiene, e.extra = hygieneOn(os.Getenv), extra
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {

@@ -84,6 +84,7 @@ func soakServiceChild(t *testing.T, d time.Duration) {
 	n := 0
 	for round := 0; round == 0 || time.Since(start) < d; round++ {
 		e.fi.model.clearReplies()
+		e.fi.model.forgetRequests()
 		id := func(what string) string { return fmt.Sprintf("%s-%d", what, round) }
 		params, _ := json.Marshal(map[string]any{"cwd": e.proj, "mcpServers": []any{}, "_meta": map[string]any{"mode": "auto", "lembas_model": "acme/chat-1"}})
 		l.text(`{"jsonrpc":"2.0","id":"` + id("new") + `","method":"session/new","params":` + string(params) + `}`)

@@ -402,8 +402,8 @@ func (s *store) lock(id string) error {
 		return err
 	}
 	if err := tryLock(f); err != nil {
-		holder, _ := os.ReadFile(p)
-		f.Close()
+		holder, _ := os.ReadFile(p) // only names the holder in the message
+		f.Close()                   // opened only to lock, nothing written
 		return fmt.Errorf("session %s is open in another lembas process (pid %s); close it there first", id, strings.TrimSpace(string(holder)))
 	}
 	// The pid in the file only names the holder in another process's

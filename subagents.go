@@ -276,14 +276,14 @@ func toolTask(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) 
 	if !inList(sp.Agents, agent) {
 		return errResult(subRefusal("unknown_agent", "agent", a.Agent, "agents", strings.Join(sp.Agents, ", ")))
 	}
-	mode := e.perm.mode
+	mode := e.perm.mode()
 	if strings.TrimSpace(a.Mode) != "" {
 		m, err := normMode(a.Mode)
 		if err != nil {
 			return errResult(subRefusal("unknown_mode", "asked", a.Mode))
 		}
-		if !modeNoWider(m, e.perm.mode) {
-			return errResult(subRefusal("wider_mode", "mode", e.perm.mode, "asked", m))
+		if !modeNoWider(m, e.perm.mode()) {
+			return errResult(subRefusal("wider_mode", "mode", e.perm.mode(), "asked", m))
 		}
 		mode = m
 	}
@@ -390,6 +390,7 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	e.perm.mu.Unlock()
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
+	tb.webAllowed, perm.net = perm.webAllowRule, e.perm.net
 	steps := sp.Loop.Subagents.MaxSteps
 	if e.maxSteps < steps {
 		steps = e.maxSteps
@@ -564,6 +565,9 @@ type subApprover struct {
 	inner approver
 	agent string
 }
+
+// unattended: a subagent's approver asks nobody when its session's does not.
+func (s subApprover) unattended() bool { return nobodyApproves(s.inner) }
 
 func (s subApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
 	if req.Agent == "" { // the asking subagent, not a sub-manager it passes through

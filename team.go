@@ -44,6 +44,10 @@ type teamState struct {
 	min, max int
 	said     []string      // the person's earlier words in an agent chat (the link's said)
 	changed  chan struct{} // closed and replaced at every change (teamHold waits on it)
+	// run starts a member's loop; nil is `go m.loop(t)` (a conformance
+	// case leaves the loop to its steps and sets its own).
+	run     func(t *teamState, m *teamMember)
+	saidErr string // the last save fault told to the person (told once)
 }
 
 // teamMember is one subagent of the tree.
@@ -62,6 +66,7 @@ type teamMember struct {
 	stopBy    string // who stopped it, and why
 	pending   string // the prompt of its next run (a task, a message)
 	running   bool   // its loop goroutine is running
+	reporting bool   // it ended and its report is not yet marked to its parent
 }
 
 // teamRequest is a request a subagent made with team_request.
@@ -211,7 +216,7 @@ func (t *teamState) treeLocked() *teamTree {
 	root := t.root
 	tr := &teamTree{Min: t.min, Max: t.max}
 	rootPhase, rootSince := root.phaseNow()
-	tr.Agents = append(tr.Agents, teamNode{ID: teamText("main"), Name: teamText("main"), Mode: root.perm.mode, Model: root.ref.String(),
+	tr.Agents = append(tr.Agents, teamNode{ID: teamText("main"), Name: teamText("main"), Mode: root.perm.mode(), Model: root.ref.String(),
 		State: "working", Phase: rootPhase, Since: rootSince, Session: root.sess.ID})
 	for _, m := range t.members {
 		since := m.added
@@ -251,12 +256,26 @@ func (t *teamState) saveMemberLocked(m *teamMember) {
 }
 
 // save is called where the member's own engine is not running (before its
-// loop starts, at its end) or from its own tool calls.
-func (t *teamState) save(m *teamMember) {
+// loop starts, at its end) or from its own tool calls. A failed save is
+// told to the person once per fault (the record stays in memory, and the
+// next save writes it whole) and returned for a tool to tell its model.
+func (t *teamState) save(m *teamMember) error {
 	t.mu.Lock()
 	t.saveMemberLocked(m)
+	id := m.rec.ID
 	t.mu.Unlock()
-	m.run.e.st.save(m.run.e.sess)
+	err := m.run.e.st.save(m.run.e.sess)
+	if err != nil {
+		text := teamText("save_failed", "id", id, "error", err)
+		t.mu.Lock()
+		said := t.saidErr == err.Error()
+		t.saidErr = err.Error()
+		t.mu.Unlock()
+		if !said {
+			t.root.send(event{Type: evNotice, Text: text})
+		}
+	}
+	return err
 }
 
 // note keeps a change another agent made (a grant, a new task) in the
@@ -270,7 +289,7 @@ func (t *teamState) note(m *teamMember) {
 	rec.Findings = append([]string(nil), m.rec.Findings...)
 	t.mu.Unlock()
 	if !running {
-		t.save(m)
+		t.save(m) // a fault is told by save, and the next save writes the record whole
 		return
 	}
 	st := m.run.e.st
@@ -308,7 +327,11 @@ func (e *engine) teamHold(ctx context.Context) bool {
 		}
 		live := 0
 		for _, m := range t.members {
-			if m.parent == e && teamLive(m.rec.State) {
+			// A member whose loop still runs or whose report is still on
+			// its way counts: its state leaves working before end() marks
+			// the report, and a manager that looked in between ended its
+			// turn without it (the lead's report lost, 1 run in 60).
+			if m.parent == e && (teamLive(m.rec.State) || m.running || m.reporting) {
 				live++
 			}
 		}
@@ -426,14 +449,14 @@ func (t *teamState) addMember(e *engine, ctx context.Context, ts *toolSpec, a ad
 		return teamRefusal("full", "size", size, "max", t.max), nil, false
 	}
 	t.mu.Unlock()
-	mode := parent.perm.mode
+	mode := parent.perm.mode()
 	if strings.TrimSpace(a.Mode) != "" {
 		m, err := normMode(a.Mode)
 		if err != nil {
 			return subRefusal("unknown_mode", "asked", a.Mode), nil, false
 		}
-		if !modeNoWider(m, parent.perm.mode) {
-			return teamRefusal("wider_mode", "mode", parent.perm.mode, "asked", m), nil, false
+		if !modeNoWider(m, parent.perm.mode()) {
+			return teamRefusal("wider_mode", "mode", parent.perm.mode(), "asked", m), nil, false
 		}
 		mode = m
 	}
@@ -590,7 +613,7 @@ func (t *teamState) dress(m *teamMember) error {
 	if tb.defs, err = tb.definitions(); err != nil {
 		return err
 	}
-	tb.protected, tb.privateWeb = e.tb.protected, e.tb.privateWeb
+	tb.protected, tb.privateWeb, tb.webAllowed = e.tb.protected, e.tb.privateWeb, e.tb.webAllowed
 	e.tb = tb
 	e.ask = subApprover{inner: parent.ask, agent: rec.ID + " " + rec.Name}
 	up := parent.emit
@@ -605,7 +628,7 @@ func (t *teamState) dress(m *teamMember) error {
 	}
 	j := m.run.job
 	j.stop = func() { t.stopOne(m, "", false) }
-	t.save(m)
+	t.save(m) // a fault is told by save, and the next save writes the record whole
 	return nil
 }
 
@@ -627,17 +650,15 @@ func (t *teamState) startWaiting() []*teamMember {
 	t.touchLocked()
 	t.mu.Unlock()
 	for _, m := range go_ {
-		t.save(m)
-		teamRun(t, m)
+		t.save(m) // a fault is told by save, and the next save writes the record whole
+		if t.run != nil {
+			t.run(t, m)
+		} else {
+			go m.loop(t)
+		}
 	}
 	return go_
 }
-
-// teamRun starts a member's loop (a conformance case leaves it to the
-// case's steps: teamRun is replaced there).
-var teamRun func(t *teamState, m *teamMember)
-
-func init() { teamRun = func(t *teamState, m *teamMember) { go m.loop(t) } }
 
 // watch counts a member's context: one request's input past the share of
 // its model's window, or its token budget spent, is out of context — it
@@ -769,10 +790,11 @@ func (t *teamState) end(m *teamMember) {
 	if pm := t.byEngine[m.parent]; pm != nil && pm.stopBy != "" {
 		parentGone = true // stopped with its subtree: the report stays with it
 	}
+	m.reporting = !parentGone
 	t.mu.Unlock()
-	t.save(m)
+	t.save(m) // a fault is told by save; the report still reaches the parent below
 	if rec.Report != "" {
-		r.job.Write([]byte(rec.Report + "\n"))
+		r.job.Write([]byte(rec.Report + "\n")) // the job's output buffer, in memory: it never fails
 	}
 	st := "done"
 	switch rec.State {
@@ -786,8 +808,12 @@ func (t *teamState) end(m *teamMember) {
 	r.mu.Unlock()
 	r.job.finish(st, 0, false)
 	if !parentGone {
-		t.mark(m.parent, teamMarkText("report", "id", rec.ID, "name", rec.Name, "status", rec.State, "report", rec.Report))
+		m.parent.markJob(teamMarkText("report", "id", rec.ID, "name", rec.Name, "status", rec.State, "report", rec.Report))
 	}
+	t.mu.Lock()
+	m.reporting = false
+	t.touchLocked() // wakes a manager in teamHold: the mark is there
+	t.mu.Unlock()
 	t.startWaiting()
 	t.emitTree()
 }

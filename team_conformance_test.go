@@ -92,10 +92,8 @@ func runTeamCase(input json.RawMessage) (any, error) {
 	e := newEngine(ref, tb, perm, st, sess, 20)
 	person := &teamPerson{}
 	e.ask = person
-	prev := teamRun
-	teamRun = func(t *teamState, m *teamMember) { t.mu.Lock(); m.running = false; t.mu.Unlock() }
-	defer func() { teamRun = prev }()
 	t := e.team()
+	t.run = func(t *teamState, m *teamMember) { t.mu.Lock(); m.running = false; t.mu.Unlock() }
 	defer e.stopJobs()
 	t.mu.Lock()
 	t.min, t.max = in.Setting[0], in.Setting[1]
@@ -192,7 +190,7 @@ func runTeamCase(input json.RawMessage) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, "mode "+s.Mode+": "+ag.perm.mode)
+			out = append(out, "mode "+s.Mode+": "+ag.perm.mode())
 		case s.System != "":
 			ag, err := engineOf(s.System)
 			if err != nil {

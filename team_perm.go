@@ -61,7 +61,7 @@ func toolTeamDecide(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 	}
 	json.Unmarshal(raw, &a)
 	t := e.team()
-	text, ok := t.decide(e.perm.mode, strings.TrimSpace(a.ID), a.Allow, strings.TrimSpace(a.Note), ts)
+	text, ok := t.decide(e.perm.mode(), strings.TrimSpace(a.ID), a.Allow, strings.TrimSpace(a.Note), ts)
 	return toolResult{Text: text, IsError: !ok}
 }
 
@@ -114,7 +114,7 @@ func (t *teamState) decide(mainMode, id string, allow bool, note string, ts *too
 	}
 	t.mu.Unlock()
 	if allow {
-		m.run.e.perm.mode = mode
+		m.run.e.perm.setMode(mode)
 	}
 	t.note(m)
 	// Delivered, not only marked: a member whose turn ended while it waited

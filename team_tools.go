@@ -238,7 +238,7 @@ func toolTeamWhoami(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 	defer t.mu.Unlock()
 	m := t.byEngine[e]
 	if m == nil {
-		return toolResult{Text: ts.text("main", "mode", e.perm.mode, "model", e.ref.String(), "size", t.sizeLocked(), "max", t.max)}
+		return toolResult{Text: ts.text("main", "mode", e.perm.mode(), "model", e.ref.String(), "size", t.sizeLocked(), "max", t.max)}
 	}
 	req := strings.Join(m.rec.Request, ", ")
 	if req == "" {
@@ -253,7 +253,7 @@ func toolTeamWhoami(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 		pos = "member"
 	}
 	return toolResult{Text: ts.text("member", "id", m.rec.ID, "name", m.rec.Name, "position", pos, "lead", lead, "parent", m.rec.Parent,
-		"mode", e.perm.mode, "request", req, "model", m.rec.Model, "task", m.rec.Task)}
+		"mode", e.perm.mode(), "request", req, "model", m.rec.Model, "task", m.rec.Task)}
 }
 
 func toolTeamFinish(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMessage) toolResult {
@@ -280,7 +280,11 @@ func toolTeamFinish(e *engine, ctx context.Context, ts *toolSpec, raw json.RawMe
 	m.rec.Report = strings.TrimSpace(a.Report)
 	parent := m.rec.Parent
 	t.mu.Unlock()
-	t.save(m)
+	if err := t.save(m); err != nil {
+		// The report stays in memory and reaches the parent at the end;
+		// the model hears its record is not on disk.
+		return toolResult{Text: ts.text("done", "parent", parent) + "\n" + teamText("not_saved", "error", err)}
+	}
 	return toolResult{Text: ts.text("done", "parent", parent)}
 }
 
@@ -300,8 +304,11 @@ func toolTeamFindings(e *engine, ctx context.Context, ts *toolSpec, raw json.Raw
 		m.rec.Findings = append(m.rec.Findings, add)
 		n := len(m.rec.Findings)
 		t.mu.Unlock()
-		t.save(m) // on disk before the model hears it is saved
+		err := t.save(m) // on disk before the model hears it is saved
 		t.emitTree()
+		if err != nil {
+			return errResult(teamText("not_saved", "error", err))
+		}
 		return toolResult{Text: ts.text("saved", "n", n)}
 	}
 	if strings.TrimSpace(a.ID) == "" {
@@ -382,7 +389,7 @@ func toolTeamReplace(e *engine, ctx context.Context, ts *toolSpec, raw json.RawM
 	}
 	req := append(append([]string(nil), rec.Request...), rec.Granted...)
 	mode := rec.Mode
-	if !modeNoWider(mode, parent.perm.mode) {
+	if !modeNoWider(mode, parent.perm.mode()) {
 		mode = ""
 	}
 	text, m, ok := t.addMember(e, ctx, theSpec().Tools["team_add"], addArgs{Name: name, Position: rec.Position, Task: task,

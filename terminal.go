@@ -60,6 +60,7 @@ type terminalSpec struct {
 	} `json:"flow"`
 	InputQueue    int               `json:"input_queue"`
 	HangupGraceMS int               `json:"hangup_grace_ms"`
+	HangupNudgeMS int               `json:"hangup_nudge_ms"`
 	DrainMS       int               `json:"drain_ms"`
 	Term          string            `json:"term"`
 	NotShells     []string          `json:"not_shells"`
@@ -458,14 +459,30 @@ func (t *terminal) writeLoop() {
 }
 
 // hangup sends SIGHUP to the terminal's session and, should something in it
-// ignore that, kills the session after hangup_grace_ms.
+// ignore that, kills the session after hangup_grace_ms. A shell still there
+// after hangup_nudge_ms gets SIGHUP once more: bash takes a SIGHUP that
+// lands between drawing its prompt and blocking in read as a pending trap,
+// then sleeps in read with it, since a hangup that leaves the line up
+// brings no input to wake it (the HUP trap never ran; 2 runs in 300 of
+// TestTerminalCloseHangsUp under load). The second signal interrupts that
+// read, and the pending trap runs.
 func (t *terminal) hangup() {
 	t.hungup.Do(func() {
 		t.p.hangup()
 		go func() {
+			grace := time.Duration(t.ts.sp.HangupGraceMS) * time.Millisecond
+			if nudge := time.Duration(t.ts.sp.HangupNudgeMS) * time.Millisecond; nudge > 0 && nudge < grace {
+				select {
+				case <-t.p.done:
+					return
+				case <-time.After(nudge):
+					t.p.nudge()
+					grace -= nudge
+				}
+			}
 			select {
 			case <-t.p.done:
-			case <-time.After(time.Duration(t.ts.sp.HangupGraceMS) * time.Millisecond):
+			case <-time.After(grace):
 				t.p.kill()
 			}
 		}()

@@ -101,6 +101,9 @@ func TestTerminalSpec(t *testing.T) {
 	if !(0 < f.LowWater && f.LowWater < f.HighWater && f.ReadBytes > 0 && f.MessageBytes >= f.ReadBytes) {
 		t.Errorf("flow numbers make no sense: %+v", f)
 	}
+	if !(0 < sp.HangupNudgeMS && sp.HangupNudgeMS < sp.HangupGraceMS) {
+		t.Errorf("the hangup's nudge (%d ms) must come before its kill (%d ms)", sp.HangupNudgeMS, sp.HangupGraceMS)
+	}
 	for _, k := range []string{"off", "no_roots", "outside", "not_dir", "too_many", "closed", "unknown", "bad_params", "bad_data", "busy", "start"} {
 		if sp.Errors[k] == "" {
 			t.Errorf("terminal.json has no errors.%s", k)

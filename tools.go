@@ -87,11 +87,22 @@ type toolbox struct {
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
 
 	display func() bool // a viewer is attached (show's requirement; link_cards.go); nil: never
+	// offer is the offered_if conditions this session holds (tools_offer.go;
+	// nil: every one), for a front end that adds a tool it implements.
+	offer map[string]bool
+	// unmetNote is what a front end adds, by tool, to the unavailable text
+	// a call answers while its requirement is not met: how it comes to be
+	// met there (the REPL's show: share the session).
+	unmetNote map[string]string
 
 	sandbox *sandbox // the session's OS sandbox for bash (sandbox.go); nil: made from config.yaml on first use
 	// privateWeb says whether an allow rule names a host, so webfetch may
 	// reach a loopback or private address there (web.go); nil: never.
 	privateWeb func(host string) bool
+	// webAllowed says whether the person's allow rules or always answers
+	// cover webfetch on a host, so the network gate does not ask (web.go);
+	// nil: none do.
+	webAllowed func(host string) bool
 
 	// log takes what only a developer needs (a panic's stack); nil: the
 	// process's standard logger (stderr).
@@ -120,7 +131,7 @@ func newToolbox(root string, vision bool) (*toolbox, error) {
 func newToolboxFor(root string, vision bool, held map[string]bool) (*toolbox, error) {
 	sp := theSpec()
 	tb := &toolbox{root: root, spec: sp, byName: map[string]*toolSpec{}, shell: userShell(),
-		vision: vision, reads: map[string]fileStamp{}}
+		vision: vision, reads: map[string]fileStamp{}, offer: held}
 	for _, name := range sp.ToolNames {
 		t := sp.Tools[name]
 		if !offeredHere(t) {
@@ -315,7 +326,7 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 			delete(obj, "purpose")
 		}
 	}
-	fixed, err := checkValue(schema, v, "")
+	fixed, err := checkValue(schema, v, "", t.closed)
 	if err != nil {
 		return nil, fmt.Errorf("%s", loopText(errs, "bad_args", "name", t.Name, "error", err, "expected", expected))
 	}
@@ -323,7 +334,9 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 	return out, nil
 }
 
-func checkValue(schema map[string]any, v any, at string) (any, error) {
+// checkValue checks v against schema; closed makes every object take only
+// the properties it names unless it says additionalProperties itself.
+func checkValue(schema map[string]any, v any, at string, closed bool) (any, error) {
 	name := at
 	if name == "" {
 		name = "the arguments"
@@ -355,7 +368,7 @@ func checkValue(schema map[string]any, v any, at string) (any, error) {
 		for _, k := range keys {
 			ps, ok := props[k].(map[string]any)
 			if !ok {
-				if ap, ok := schema["additionalProperties"].(bool); ok && !ap {
+				if ap, ok := schema["additionalProperties"].(bool); ok && !ap || !ok && closed && schema["additionalProperties"] == nil {
 					return nil, fmt.Errorf("%s is not an argument of this tool", join(at, k))
 				}
 				continue
@@ -364,7 +377,7 @@ func checkValue(schema map[string]any, v any, at string) (any, error) {
 				delete(obj, k) // null for an optional argument means "not given"
 				continue
 			}
-			fv, err := checkValue(ps, obj[k], join(at, k))
+			fv, err := checkValue(ps, obj[k], join(at, k), closed)
 			if err != nil {
 				return nil, err
 			}
@@ -384,7 +397,7 @@ func checkValue(schema map[string]any, v any, at string) (any, error) {
 		items, _ := schema["items"].(map[string]any)
 		for i := range arr {
 			if items != nil {
-				fv, err := checkValue(items, arr[i], fmt.Sprintf("%s[%d]", at, i))
+				fv, err := checkValue(items, arr[i], fmt.Sprintf("%s[%d]", at, i), closed)
 				if err != nil {
 					return nil, err
 				}

@@ -70,3 +70,42 @@ func extraDefinitions(specs []*toolSpec) (json.RawMessage, error) {
 	}
 	return json.Marshal(defs)
 }
+
+// offerFrontTool adds a harness tool a front end implements (show: the
+// link's and the REPL's viewer) to the offered set and the tools array,
+// once, before the first request, its description filled like every
+// harness tool's. false: it is offered already or could not be rendered.
+func (tb *toolbox) offerFrontTool(t *toolSpec, impl toolFunc) (bool, error) {
+	if t == nil || tb.byName[t.Name] != nil {
+		return false, nil
+	}
+	saved := tb.tools
+	tb.tools = []*toolSpec{t}
+	def, err := tb.definitions()
+	tb.tools = saved
+	if err != nil {
+		return false, err
+	}
+	tb.byName[t.Name] = t
+	tb.tools = append(tb.tools, t)
+	if tb.extra == nil {
+		tb.extra = map[string]toolFunc{}
+	}
+	tb.extra[t.Name] = impl
+	base := strings.TrimSpace(string(tb.defs))
+	if base == "" || base == "null" || base == "[]" {
+		tb.defs = def
+	} else {
+		tb.defs = json.RawMessage(base[:len(base)-1] + "," + string(def[1:]))
+	}
+	return true, nil
+}
+
+// offerHeldFrontTool is offerFrontTool for a tool whose offered_if this
+// session must hold (the REPL's show: offered_if viewer).
+func (tb *toolbox) offerHeldFrontTool(t *toolSpec, impl toolFunc) (bool, error) {
+	if t == nil || tb.offer == nil || !offerHolds(t, tb.offer) {
+		return false, nil
+	}
+	return tb.offerFrontTool(t, impl)
+}

@@ -20,29 +20,41 @@ var offerConditions = map[string]func(o *offerContext) bool{
 	"person": func(o *offerContext) bool { return !o.headless },
 	// Plan mode can be on in this session: it is, or a person can turn it on.
 	"plan_mode": func(o *offerContext) bool { return o.mode == "plan" || !o.headless },
+	// The session can be shown where a file opens (show, requires display):
+	// an instance is logged in to, so a terminal's session can be shared
+	// with its web UI (/share) — never -p, a bare terminal for good. Kept
+	// with the session, so show is in its tool list from the first request
+	// and stays there, answering unavailable until the session is shared.
+	"viewer": func(o *offerContext) bool { return !o.headless && len(readLogins()) > 0 },
+	// What the session learns can be kept: a person is there to say what
+	// is worth keeping (and to see it kept), or memory already holds a
+	// record, which the model is shown and may keep up to date. A headless
+	// run against an empty memory is a scripted task: it starts none.
+	"memory_kept": func(o *offerContext) bool {
+		if !o.headless {
+			return true
+		}
+		m := memoryFor(o.root)
+		for _, target := range []string{"user", "project"} {
+			recs, err := m.load(target)
+			if err != nil || len(recs) > 0 {
+				return true // a broken memory file: offer, so the tool can say so
+			}
+		}
+		return false
+	},
+	// Notes can be kept: a person is there, or a note this project can see
+	// exists (the same rule as memory's).
+	"notes_kept": func(o *offerContext) bool {
+		return !o.headless || notesVisible(o)
+	},
 	// The library has knowledge sources (lembas library add).
 	"knowledge": func(o *offerContext) bool {
 		s, err := loadSources()
 		return err != nil || len(s) > 0 // a broken sources file: offer, so the tool can say so
 	},
 	// A note this project can see exists.
-	"notes": func(o *offerContext) bool {
-		ents, err := os.ReadDir(notesDir())
-		if err != nil {
-			return false
-		}
-		for _, e := range ents {
-			id, ok := strings.CutSuffix(e.Name(), ".json")
-			if !ok {
-				continue
-			}
-			n, err := readNote(id)
-			if err != nil || noteVisible(n, o.root) {
-				return true // a corrupt note: offer, so notes_search can say so
-			}
-		}
-		return false
-	},
+	"notes": notesVisible,
 	// A skill this project can use exists.
 	"skills": func(o *offerContext) bool {
 		return len(discoverSkills(o.root, folderTrusted(o.root, o.root))) > 0
@@ -73,6 +85,25 @@ var offerConditions = map[string]func(o *offerContext) bool{
 		}
 		return false
 	},
+}
+
+// notesVisible says whether a note this project can see exists.
+func notesVisible(o *offerContext) bool {
+	ents, err := os.ReadDir(notesDir())
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		n, err := readNote(id)
+		if err != nil || noteVisible(n, o.root) {
+			return true // a corrupt note: offer, so notes_search can say so
+		}
+	}
+	return false
 }
 
 // offerContext is what the conditions look at.
@@ -179,7 +210,7 @@ func (tb *toolbox) namesOffered(line string) bool {
 
 // offerPerRun are conditions about the run rather than the session (who
 // is there to answer): decided again each time a session is opened.
-var offerPerRun = map[string]bool{"person": true, "plan_mode": true}
+var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kept": true, "notes_kept": true}
 
 // sessionOffer is the conditions that hold for this session: the ones it
 // was begun with, kept in it, and this run's own.

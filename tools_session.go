@@ -86,7 +86,7 @@ func (e *toolHost) requirementsMet(t *toolSpec) bool {
 	for _, r := range t.Requires {
 		switch r {
 		case "plan":
-			if e.perm.mode != "plan" {
+			if e.perm.mode() != "plan" {
 				return false
 			}
 		case "display":

@@ -369,3 +369,23 @@ func TestWriteGuardSeesLinkChange(t *testing.T) {
 		t.Error("the file was written into the protected place")
 	}
 }
+
+// TestHarnessToolsClosed: a harness tool's objects, nested ones too, take
+// only the properties they name though the schema sent does not say
+// additionalProperties; an outside schema (an MCP server's) stays open.
+func TestHarnessToolsClosed(t *testing.T) {
+	pu := theSpec().Tools["plan_update"]
+	if strings.Contains(string(pu.Parameters), "additionalProperties") {
+		t.Fatal("plan_update's schema says additionalProperties: the test checks nothing")
+	}
+	if _, err := checkArgs(pu, json.RawMessage(`{"tasks":[{"id":"t1","bogus":1}]}`), nil); err == nil || !strings.Contains(err.Error(), "tasks[0].bogus is not an argument of this tool") {
+		t.Errorf("a nested unknown argument: %v", err)
+	}
+	if _, err := checkArgs(pu, json.RawMessage(`{"tasks":[{"id":"t1","status":"done"}]}`), nil); err != nil {
+		t.Errorf("a valid call refused: %v", err)
+	}
+	open := &toolSpec{Name: "x", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)}
+	if _, err := checkArgs(open, json.RawMessage(`{"a":"1","extra":2}`), nil); err != nil {
+		t.Errorf("an outside schema without additionalProperties is open: %v", err)
+	}
+}
