@@ -60,8 +60,9 @@ type sandboxSpec struct {
 		Processes uint64 `json:"processes"`
 		FileBytes uint64 `json:"file_bytes"`
 	} `json:"limits"`
-	WorldIdleS int `json:"world_idle_s"`
-	Proxy      struct {
+	WorldIdleS  int  `json:"world_idle_s"`
+	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
+	Proxy       struct {
 		Port           int      `json:"port"`
 		Allow          []string `json:"allow"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`
@@ -106,6 +107,8 @@ type sandboxPolicy struct {
 	Signals bool     `json:"signals,omitempty"` // Landlock ABI 6: no signals outside the command (no pid namespace)
 	Protect []string `json:"protect,omitempty"` // bound read-only (namespaces) or denied (seatbelt)
 	NS      bool     `json:"ns,omitempty"`      // run in a user+mount namespace
+	NoUnix  bool     `json:"nounix,omitempty"`  // seccomp: no socket(AF_UNIX) (socketpair stays): no Unix socket reached by path
+	NoMeta  bool     `json:"nometa,omitempty"`  // seccomp: no chmod, chown, utime (plan mode: Landlock does not mediate them)
 	ABI     int      `json:"abi,omitempty"`
 }
 
@@ -140,6 +143,7 @@ type sandbox struct {
 	world    worldRunner // the session's world (Linux), started on first use
 	worldErr error       // why there is none (then the per-command sandbox)
 	session  string      // the session's own folder on the host (temp, caches, the proxy's socket)
+	owner    *os.File    // its owner file, locked while the session lives (sandbox_session_*.go)
 	proxy    *sandboxProxy
 
 	net netState // the commands that may be asked about a host (sandbox_netask.go)
@@ -283,7 +287,7 @@ type policyParts struct {
 	Caches  []string `json:"caches"`  // build caches: copy-on-write in the world, read-only without one
 	Devices []string `json:"devices"` // written and ioctl'd
 	Protect []string `json:"protect"` // git's code-running files: read-only
-	Pin     []string `json:"pin"`     // git's objects and refs: not removable whole
+	Pin     []string `json:"pin"`     // git's history (objects, refs, logs): add-only in the world
 	Mask    []string `json:"mask"`    // credentials: empty in the world
 	Network string   `json:"network"` // on, off, proxy
 }
@@ -425,6 +429,7 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 	pol.Write = append(pol.Write, fmt.Sprintf("/run/user/%d", os.Getuid()))
 	pol.Devices = parts.Devices
 	pol.Protect = parts.Protect // named in a denial; the world binds them
+	pol.NoUnix = !theSandboxSpec().UnixSockets
 	return pol
 }
 
@@ -646,6 +651,7 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	} else {
 		r.pol, _ = sb.policyOf(parts, false)
 	}
+	r.pol.NoMeta = r.plan // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world))
 	if sb.proxy != nil {
 		r.hosts = sb.proxy.refusedCount()
@@ -1005,7 +1011,11 @@ func (s *sandbox) report(mode string) string {
 						pins = append(pins, p)
 					}
 				}
-				line("git", "paths", showRoots(prot), "pins", showRoots(pins))
+				key := "git"
+				if wh, ok := w.(interface{ gitKept() string }); ok && wh.gitKept() != "overlay" {
+					key = "git_pinned"
+				}
+				line(key, "paths", showRoots(prot), "pins", showRoots(pins))
 			}
 			sp := theSandboxSpec()
 			if w.processBound() {
