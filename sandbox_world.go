@@ -198,6 +198,13 @@ func (s *sandbox) startServer(cmd *exec.Cmd) (procHandle, error) {
 			return nil, err
 		}
 		cmd.Env = s.sandboxEnv(cmd.Env, &sandboxRun{sb: s, world: w})
+		if cmd.Dir == "" {
+			// A server with no folder of its own (config.yaml's entries)
+			// starts in the project: lembas's own folder may be one the
+			// world does not show (under the host's /tmp), and the start
+			// would then fail as if the program were missing.
+			cmd.Dir = s.root
+		}
 		p, err := w.start(cmd, s.worldPolicy(s.partsCached("auto")))
 		if err != nil {
 			w.close()

@@ -583,3 +583,33 @@ func TestSandboxFallbackCannotSignal(t *testing.T) {
 		t.Fatalf("the process outside was signalled: %v %s", err, r.Text)
 	}
 }
+
+// TestWorldMCPStartsInProject: a server with no folder of its own (a
+// config.yaml entry) starts in the project even when lembas runs from a
+// folder the world does not show (under the host's /tmp). Before, the
+// start failed as if the program were missing ("exec: /proc/self/fd/3:
+// no such file or directory"), which broke every MCP test run from a
+// checkout under /tmp.
+func TestWorldMCPStartsInProject(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	away, err := os.MkdirTemp("/tmp", "lembas-cwd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(away)
+	t.Chdir(away)
+	cfg := mcpServerConfig{Name: "w", Command: "/bin/sh", Args: []string{"-c", "pwd > here.txt"}, Sandbox: tb.sandbox}
+	s, err := startMCPStdio(cfg, theMCP())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-s.exited()
+	s.close()
+	b, err := os.ReadFile(filepath.Join(proj, "here.txt"))
+	if err != nil {
+		t.Fatalf("the server did not start in the project: %v (%s)", err, s.tail())
+	}
+	if got := strings.TrimSpace(string(b)); got != evalExisting(proj) && got != proj {
+		t.Errorf("the server started in %q, want the project %q", got, proj)
+	}
+}
