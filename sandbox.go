@@ -59,6 +59,10 @@ type sandboxSpec struct {
 	Limits   struct {
 		Processes uint64 `json:"processes"`
 		FileBytes uint64 `json:"file_bytes"`
+		// SpawnRetryMS: how long a start that meets the process limit is
+		// tried again (a command that just ended may leave processes the
+		// world's init has not reaped yet).
+		SpawnRetryMS int `json:"spawn_retry_ms"`
 	} `json:"limits"`
 	WorldIdleS  int  `json:"world_idle_s"`
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)

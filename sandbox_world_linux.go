@@ -733,8 +733,18 @@ func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
 		for i, f := range fds {
 			files[i] = uintptr(f)
 		}
-		pid, err := syscall.ForkExec(m.Path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: m.Env,
-			Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}})
+		attr := &syscall.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
+		pid, err := syscall.ForkExec(m.Path, m.Argv, attr)
+		// At the process limit, the last command's processes may still be
+		// on their way out (killed, not yet reaped): try again for a while
+		// before saying so, rather than fail the next command of a person
+		// whose fork loop was just ended.
+		for waited := 0; err == syscall.EAGAIN && waited < theSandboxSpec().Limits.SpawnRetryMS; waited += 20 {
+			in.mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			in.mu.Lock()
+			pid, err = syscall.ForkExec(m.Path, m.Argv, attr)
+		}
 		if err != nil {
 			in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
 			return
