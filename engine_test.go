@@ -88,16 +88,21 @@ func TestEngineParallelReads(t *testing.T) {
 }
 
 func TestEnginePanicBecomesResult(t *testing.T) {
-	toolImpls["read"], toolImpls["glob"] = toolImpls["glob"], func(*toolbox, context.Context, json.RawMessage) toolResult { panic("boom") }
-	defer func() { toolImpls["read"], toolImpls["glob"] = toolRead, toolGlob }()
 	f := newFakeModel(t)
-	f.push(callsReply(fakeCall{"glob", map[string]any{"pattern": "*"}}), textReply("fine"))
+	f.push(callsReply(fakeCall{"boom_tool", map[string]any{}}), textReply("fine"))
 	e, _ := newTestEngine(t, f, "manual", nil)
+	// A tool that panics, given to this engine alone (no registry swapped).
+	spec := &toolSpec{Name: "boom_tool", Description: "Panics.", Risk: "read", Block: "read",
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
+	boom := func(*toolbox, context.Context, json.RawMessage) toolResult { panic("boom") }
+	if err := e.tb.addExtraTools([]*toolSpec{spec}, map[string]toolFunc{"boom_tool": boom}); err != nil {
+		t.Fatal(err)
+	}
 	out := e.runTurn(context.Background(), "go")
 	if out.Err != nil || out.Answer != "fine" {
 		t.Fatalf("outcome %+v", out)
 	}
-	if res := toolResults(f.got()[1]); !strings.Contains(res[0], "glob failed inside lembas: boom") {
+	if res := toolResults(f.got()[1]); !strings.Contains(res[0], "boom_tool failed inside lembas: boom") {
 		t.Errorf("result %q", res)
 	}
 }
