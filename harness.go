@@ -37,6 +37,7 @@ type toolSpec struct {
 	Exclusive   bool                       `json:"exclusive"`
 	Purpose     bool                       `json:"purpose"`
 	Aliases     map[string][]string        `json:"aliases"`
+	Actions     map[string]string          `json:"actions,omitempty"` // a folded tool: the former name → the action it runs (tools/README.md)
 	Variables   map[string]string          `json:"variables"`
 	Narrow      map[string]json.RawMessage `json:"narrow"`
 	Requires    []string                   `json:"requires,omitempty"`

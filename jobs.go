@@ -647,9 +647,37 @@ func jobTool(e *engine, t *toolSpec, raw json.RawMessage) (*job, map[string]any,
 }
 
 func init() {
-	sessionTools["job_list"] = engineTool(toolJobList)
-	sessionTools["job_output"] = engineTool(toolJobOutput)
-	sessionTools["job_stop"] = engineTool(toolJobStop)
+	sessionTools["job"] = engineTool(toolJob)
+}
+
+// jobActions are what the job tool does; each takes the arguments the
+// tool of its former name took (id for all but list, message for send).
+var jobActions = map[string]struct {
+	run   func(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult
+	needs []string
+}{
+	"list":   {toolJobList, nil},
+	"output": {toolJobOutput, []string{"id"}},
+	"stop":   {toolJobStop, []string{"id"}},
+	"send":   {toolJobSend, []string{"id", "message"}},
+}
+
+// toolJob runs one action on this session's jobs (the four job tools
+// folded into one).
+func toolJob(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+	var a map[string]any
+	json.Unmarshal(raw, &a)
+	action, _ := a["action"].(string)
+	act, ok := jobActions[action]
+	if !ok {
+		return errResult(t.text("bad_action", "action", action))
+	}
+	for _, k := range act.needs {
+		if _, ok := a[k]; !ok {
+			return errResult(t.text("needs", "action", action, "what", k))
+		}
+	}
+	return act.run(e, ctx, t, raw)
 }
 
 func toolJobList(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
