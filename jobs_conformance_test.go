@@ -7,8 +7,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -32,9 +32,9 @@ func runJobsCase(input json.RawMessage) (any, error) {
 		Steps  []struct {
 			Tool  string          `json:"tool"` // op call: a call by this name (job or a former one)
 			Args  json.RawMessage `json:"args"`
-			Write string `json:"write"`
-			Read  string `json:"read"` // new, tail
-			End   string `json:"end"`  // a status: the job ends
+			Write string          `json:"write"`
+			Read  string          `json:"read"` // new, tail
+			End   string          `json:"end"`  // a status: the job ends
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
