@@ -180,6 +180,7 @@ type modelMeta struct {
 	Efforts        []string `json:"efforts,omitempty"`
 	ThinkingSwitch *bool    `json:"thinking_switch,omitempty"`
 	Vision         *bool    `json:"vision,omitempty"`
+	Patch          *bool    `json:"patch,omitempty"` // the model edits by patch: apply_patch is offered (tools_offer.go model_patches)
 	Tools          *bool    `json:"tools,omitempty"`
 	Parallel       int      `json:"parallel,omitempty"`
 	Notes          string   `json:"notes,omitempty"` // what a person should know of it (lembas models shows it)
