@@ -650,34 +650,33 @@ func init() {
 	sessionTools["job"] = engineTool(toolJob)
 }
 
-// jobActions are what the job tool does; each takes the arguments the
-// tool of its former name took (id for all but list, message for send).
-var jobActions = map[string]struct {
-	run   func(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult
-	needs []string
-}{
-	"list":   {toolJobList, nil},
-	"output": {toolJobOutput, []string{"id"}},
-	"stop":   {toolJobStop, []string{"id"}},
-	"send":   {toolJobSend, []string{"id", "message"}},
-}
-
 // toolJob runs one action on this session's jobs (the four job tools
-// folded into one).
+// folded into one); each takes the arguments the tool of its former name
+// took: id for all but list, and message for send.
 func toolJob(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
 	var a map[string]any
 	json.Unmarshal(raw, &a)
 	action, _ := a["action"].(string)
-	act, ok := jobActions[action]
-	if !ok {
+	var run func(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult
+	var needs []string
+	switch action {
+	case "list":
+		run = toolJobList
+	case "output":
+		run, needs = toolJobOutput, []string{"id"}
+	case "stop":
+		run, needs = toolJobStop, []string{"id"}
+	case "send":
+		run, needs = toolJobSend, []string{"id", "message"}
+	default:
 		return errResult(t.text("bad_action", "action", action))
 	}
-	for _, k := range act.needs {
+	for _, k := range needs {
 		if _, ok := a[k]; !ok {
 			return errResult(t.text("needs", "action", action, "what", k))
 		}
 	}
-	return act.run(e, ctx, t, raw)
+	return run(e, ctx, t, raw)
 }
 
 func toolJobList(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {

@@ -88,7 +88,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		model = sess.Model
 	}
 	offer := sessionOffer(sess, root, mode, headless, st, namePatches(cfg, model, os.Getenv)) // the model's name, not its lookup: decided while it runs
-	teamOfferFor(sess, offer, f.agents)                   // the link's Subagents setting (team_setting.go)
+	teamOfferFor(sess, offer, f.agents)                                                       // the link's Subagents setting (team_setting.go)
 	var ref *modelRef
 	if early != nil {
 		ref, err = early.wait()
