@@ -92,11 +92,12 @@ func init() {
 			Answer  acpPermissionAnswer `json:"answer"`
 			Error   bool                `json:"error"`
 			Timeout bool                `json:"timeout"`
+			Scopes  map[string]string   `json:"scopes"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
 		}
-		req := approvalRequest{CallID: "c1", Tool: "bash", Input: "ls", Options: in.Options}
+		req := approvalRequest{CallID: "c1", Tool: "bash", Input: "ls", Options: in.Options, Scopes: in.Scopes}
 		p := permissionParams("s1", req, map[string]any{"toolCallId": "c1", "title": "ls"})
 		var opts []string
 		for _, o := range p["options"].([]map[string]string) {
@@ -113,7 +114,11 @@ func init() {
 				out[k] = v
 			}
 		}
-		return map[string]any{"options": opts, "answer": out}, nil
+		res := map[string]any{"options": opts, "answer": out}
+		if sc, ok := p["_meta"].(map[string]any)["lembas"].(map[string]any)["always_scope"]; ok {
+			res["always_scope"] = sc // what allow_always would allow, in words
+		}
+		return res, nil
 	}
 }
 

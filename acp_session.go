@@ -510,16 +510,22 @@ func approvalArgs(req approvalRequest) json.RawMessage {
 }
 
 // permissionParams is the one place an approval request becomes ACP's:
-// once → allow_once, session → allow_always, deny → reject_once.
+// once → allow_once, session → allow_always, deny → reject_once; project
+// → allow_always where no session is offered (an MCP server's approval,
+// the network's card), so a request that can only be kept for the project
+// still has its "always" over ACP.
 func permissionParams(sessionID string, req approvalRequest, tc map[string]any) map[string]any {
 	names := theACPSpec().Options
 	kinds := map[string]string{"once": "allow_once", "session": "allow_always", "deny": "reject_once"}
+	if !contains(req.Options, "session") {
+		kinds["project"] = "allow_always"
+	}
 	var opts []map[string]string
 	always := false
 	for _, o := range req.Options {
 		if k, ok := kinds[o]; ok {
 			opts = append(opts, map[string]string{"optionId": o, "name": names[o], "kind": k})
-			always = always || o == "session"
+			always = always || k == "allow_always"
 		}
 	}
 	call := map[string]any{}
@@ -532,6 +538,9 @@ func permissionParams(sessionID string, req approvalRequest, tc map[string]any) 
 	meta := map[string]any{"reason": req.Reason}
 	if always {
 		meta["always"] = req.Tool
+		if sc := req.Scopes["session"]; sc != "" {
+			meta["always_scope"] = sc // what "Allow for this session" would allow, in words
+		}
 	}
 	if req.Purpose != "" {
 		meta["purpose"] = req.Purpose // what the model said the call is for (purpose.json)

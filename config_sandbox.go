@@ -8,6 +8,7 @@ import "strings"
 // sandboxConfig is config.yaml's sandbox: section; empty fields take the
 // harness defaults.
 type sandboxConfig struct {
+	Off      bool     `json:",omitempty"` // sandbox: off — no OS sandbox for commands (then auto asks, as where none exists)
 	Network  string   // on, off, proxy ("": the harness default)
 	Allow    []string // network.allow: hosts commands may reach through the proxy
 	Required *bool    // required: true refuses to run commands with no sandbox
@@ -19,6 +20,16 @@ type sandboxConfig struct {
 // sandbox reads config.yaml's sandbox: section.
 func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
 	var c sandboxConfig
+	if n.kind == yamlScalar && n.val != nil {
+		switch n.val {
+		case false, "off":
+			c.Off = true
+			return c, nil
+		case true, "on":
+			return c, nil
+		}
+		return c, d.errf(n, "sandbox: expected off, on or a map of network, required, writable, env, found %s", describeNode(n))
+	}
 	m, err := d.entries(n, "sandbox", "network", "required", "writable", "env")
 	if err != nil {
 		return c, err

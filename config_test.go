@@ -353,7 +353,7 @@ func TestConfigSetRefuses(t *testing.T) {
 		{"connections.local.base_url", "", `base_url is required`},
 		{"connections.local.models", "x", `is a list written over several lines`},
 		{"connections", "{}", `is a map written over several lines; set its keys one by one, as in connections.local`},
-		{"model.name", "x", `model is the text "local/qwen3", not a map`},
+		{"model.name", "x", `model is a text setting with no keys under it (lembas config set model VALUE)`},
 		{"permissions.allow.5", "x", `permissions.allow has 2 items; to add one use index 2`},
 		{"permissions.allow.x", "x", `permissions.allow is a list; address its items by number`},
 		{"new.1", "x", `there is no list at 1 yet; start one with index 0`},

@@ -24,6 +24,15 @@ func configSet(path, key, value string) error {
 	if err != nil {
 		return err
 	}
+	if len(segs) > 1 && (segs[0] == "model" || segs[0] == "mode") {
+		// model and mode are text; a key under one is most likely a
+		// top-level key written under it (model.idle_timeout).
+		hint := ""
+		if contains(theConfigKeys().TopKeys, segs[1]) {
+			hint = fmt.Sprintf("; %s is a key of its own: lembas config set %s VALUE", segs[1], strings.Join(segs[1:], "."))
+		}
+		return usageError{fmt.Sprintf("config set: %s: %s is a text setting with no keys under it (lembas config set %s VALUE)%s", key, segs[0], segs[0], hint)}
+	}
 	// Two sets at once must not lose one: read, change and write under a
 	// lock beside the file, so each set starts from the other's result.
 	unlock, err := lockBeside(path)
@@ -74,8 +83,8 @@ func mustParseYAML(data []byte) *yamlNode {
 // VALUE as literal text, quoted in the file when it must be.
 func configTypedKey(segs []string) bool {
 	switch {
-	case len(segs) == 1:
-		return segs[0] == "connections" || segs[0] == "permissions"
+	case len(segs) == 1: // idle_timeout is seconds (model.go)
+		return segs[0] == "connections" || segs[0] == "permissions" || segs[0] == "idle_timeout"
 	case segs[0] == "remote" && len(segs) == 2:
 		switch segs[1] { // remote.scheduled true, remote.roots [~/a]; max_mode and unknown keys are text
 		case "enabled", "require_trust", "terminal", "terminal_integration", "scheduled", "approval_timeout", "roots":

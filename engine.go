@@ -93,6 +93,7 @@ func (e *engine) curTurn() *turn { return &e.sess.Turns[len(e.sess.Turns)-1] }
 // end's attachments, for a vision model).
 func (e *engine) runTurn(ctx context.Context, prompt string, images ...imagePart) (out outcome) {
 	lp := theSpec().Loop
+	ctx = withAnswering(ctx, warmCallSpecs) // the first call's specs parse while the model answers (startup.go)
 	e.sess.Turns = append(e.sess.Turns, turn{N: len(e.sess.Turns) + 1, Prompt: prompt, Started: time.Now(), Status: "running"})
 	by := ""
 	if e.turnStarted() {
@@ -443,11 +444,14 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 	}
 	id, name, block := p.call.ID, p.t.Name, p.t.Block
 	ctx = withSandboxCall(ctx, e.perm.mode(), p.bare)
+	ctx = withNetAsker(ctx, e.ask) // a host not allowed is asked through it (sandbox_netask.go)
 	ctx = withJobs(ctx, e)
 	ctx = withLive(ctx, func(tail string) {
 		e.send(event{Type: evToolOutput, Text: tail, Tool: &toolEvent{ID: id, Name: name, Block: block}})
 	})
+	t0 := time.Now()
 	r := e.tb.run(ctx, p.t, p.args)
+	traceSince(t0, "tool %s: %d bytes", name, len(r.Text))
 	p.res = &r
 }
 

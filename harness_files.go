@@ -5,7 +5,6 @@ package main
 // read, so a test can hold what a path parsed (TestPStartupReadsLittle).
 
 import (
-	"embed"
 	"io/fs"
 	"sort"
 	"sync"
@@ -17,7 +16,7 @@ import (
 // TestPStartupReadsLittle reads it at the moment -p's first request
 // arrives: which spec files the path to that request parsed is a fact a
 // test can hold, where a timing is not.
-type harnessFiles struct{ embed.FS }
+type harnessFiles struct{ fs.FS }
 
 var (
 	harnessReadMu sync.Mutex
@@ -26,8 +25,11 @@ var (
 
 func (h harnessFiles) ReadFile(name string) ([]byte, error) {
 	noteHarnessRead(name)
-	return h.FS.ReadFile(name)
+	return fs.ReadFile(h.FS, name)
 }
+
+// ReadDir lists a folder as the files underneath list it (globbing uses it).
+func (h harnessFiles) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(h.FS, name) }
 
 // Open notes a file (not a folder: globbing and walking open folders
 // without reading what is in them).

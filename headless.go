@@ -119,7 +119,18 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	if err != nil {
 		return err
 	}
+	tracef("session engine ready")
 	defer cleanup()
+	if f.format != "stream-json" {
+		// text and json show the person nothing before the turn ends but
+		// notices: saves are made durable before those (store.deferSyncs).
+		e.st.deferSyncs()
+	}
+	flush := func() {
+		if err := e.st.flush(); err != nil {
+			fmt.Fprintln(stderr, "lembas: "+err.Error())
+		}
+	}
 	refused := &refusalLog{}
 	e.ask = headlessApprover{log: refused}
 	var mu sync.Mutex
@@ -137,6 +148,7 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 			enc.Encode(ev)
 		case "text":
 			if ev.Type == evNotice || ev.Type == evRetry {
+				flush()
 				fmt.Fprintln(stderr, "lembas: "+ev.Text)
 			}
 		}
@@ -147,8 +159,11 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	for _, p := range exp.Read {
 		e.tb.stamp(p)
 	}
-	ctx = withQuietNotice(ctx, func(s string) { fmt.Fprintln(stderr, "lembas: "+s) })
+	ctx = withQuietNotice(ctx, func(s string) { flush(); fmt.Fprintln(stderr, "lembas: "+s) })
 	out := e.runTurn(ctx, exp.Text, exp.Images...)
+	if err := e.st.flush(); err != nil && out.Err == nil {
+		out.Err = err // the turn is not known to be on disk: said, as a failed save is
+	}
 	if ids := e.stopJobs(); len(ids) > 0 {
 		fmt.Fprintln(stderr, "lembas: "+jobText("print_leftover", "n", len(ids), "ids", strings.Join(ids, ", ")))
 	}

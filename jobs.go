@@ -580,6 +580,7 @@ func (p *shellProc) adopt(j *job) {
 		p.guard.release()
 		select {
 		case <-stopped:
+			p.sb.release() // its network cards go with it (nil-safe)
 			j.finish("stopped", 0, false)
 			return
 		default:

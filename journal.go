@@ -40,6 +40,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // journal is one JSON Lines file and its size as this process last left it.
@@ -47,6 +48,12 @@ type journal struct {
 	path string
 	perm os.FileMode
 	size int64
+	// lazy appends write without fsync, for a front end that shows the
+	// person nothing until it calls sync (store.deferSyncs): the bytes are
+	// the kernel's at once, so the process's own crash or kill -9 loses
+	// nothing; a power cut before sync loses only what was never shown.
+	lazy                  bool
+	unsynced, dirUnsynced bool // written since the last fsync: the file, its new name
 }
 
 // journalError is a bad record before the last line: the file is corrupt,
@@ -184,8 +191,10 @@ func (j *journal) append(recs ...[]byte) error {
 	}
 	before := st.Size() // the file as found, which a failed write is cut back to
 	_, err = f.Write(buf)
-	if err == nil {
+	if err == nil && !j.lazy {
+		t0 := time.Now()
 		err = f.Sync()
+		traceSince(t0, "fsync %d bytes", len(buf))
 	}
 	if err != nil {
 		// The write's error is the one returned. A cut back that fails too
@@ -198,13 +207,43 @@ func (j *journal) append(recs ...[]byte) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("appending to %s: %w", j.path, err)
 	}
-	if errors.Is(statErr, fs.ErrNotExist) {
+	j.unsynced = j.unsynced || j.lazy
+	if errors.Is(statErr, fs.ErrNotExist) && j.lazy {
+		j.dirUnsynced = true
+	} else if errors.Is(statErr, fs.ErrNotExist) {
 		if err := syncDir(filepath.Dir(j.path)); err != nil { // a new name survives a power cut
 			j.size = before + int64(len(buf))
 			return fmt.Errorf("appending to %s: %w", j.path, err)
 		}
 	}
 	j.size = before + int64(len(buf))
+	return nil
+}
+
+// sync makes what lazy appends wrote durable: the file, and its name when
+// they created it. Nothing written, nothing done.
+func (j *journal) sync() error {
+	if j.unsynced {
+		t0 := time.Now()
+		f, err := os.OpenFile(j.path, os.O_WRONLY, 0)
+		if err == nil {
+			err = f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("saving %s: %w", j.path, err)
+		}
+		traceSince(t0, "fsync (deferred)")
+		j.unsynced = false
+	}
+	if j.dirUnsynced {
+		if err := syncDir(filepath.Dir(j.path)); err != nil {
+			return fmt.Errorf("saving %s: %w", j.path, err)
+		}
+		j.dirUnsynced = false
+	}
 	return nil
 }
 

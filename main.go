@@ -11,7 +11,11 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	traceInit()
+	tracef("main")
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	traceEnd()
+	os.Exit(code)
 }
 
 // run is the whole program behind main, so tests can call it and deferred

@@ -121,6 +121,37 @@ func approveMCP(root string, c mcpServerConfig) error {
 	return writeFileAtomic(path, append(data, '\n'), 0o600)
 }
 
+// mcpApprovedKeys is root's approved servers (source:name), in order.
+func mcpApprovedKeys(root string) []string {
+	var keys []string
+	for k := range readMCPApprovals()[root] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// revokeMCP takes back a server's approval for root (key source:name): a
+// later session holds it and asks again.
+func revokeMCP(root, key string) error {
+	path := mcpApprovalFile()
+	unlock, err := lockBeside(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m := readMCPApprovals()
+	delete(m[root], key)
+	if len(m[root]) == 0 {
+		delete(m, root)
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'), 0o600)
+}
+
 // gateMCP splits a session's servers into those that may start and those
 // held for the person's approval, with the notices for the held ones.
 func gateMCP(cfgs []mcpServerConfig, root string) (start, held []mcpServerConfig, notes []string) {
@@ -165,7 +196,8 @@ func (m *mcpSet) approveHeld(ctx context.Context, a approver, root string, say f
 		req := approvalRequest{Tool: "mcp", Input: mcpCommandLine(c), Risk: "execute",
 			Reason:  theMCP().text("approval_reason", "name", c.Name, "source", mcpSourceName(c)),
 			Rule:    "mcp approval " + mcpSourceName(c) + " " + c.Name,
-			Options: []string{"once", "project", "deny"}}
+			Options: []string{"once", "project", "deny"},
+			Scopes:  map[string]string{"project": permText("scope_mcp_server", "command", "`"+mcpCommandLine(c)+"`")}}
 		ans := approveWithin(ctx, a, req, approvalTimeout())
 		switch ans.Choice {
 		case "project":

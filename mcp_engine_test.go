@@ -20,6 +20,9 @@ func writeMCPConfig(t *testing.T, mode, log string, extra ...string) {
 	y := "mcp:\n  fake:\n    command: " + strconv.Quote(os.Args[0]) + "\n    args: [\"-test.run=^TestFakeMCPProcess$\"]\n" +
 		"    env:\n      LEMBAS_FAKE_MCP: " + mode + "\n      LEMBAS_FAKE_MCP_LOG: " + strconv.Quote(log) + "\n" +
 		"      LEMBAS_FAKE_MCP_GATE: " + strconv.Quote(log+".gate") + "\n" + strings.Join(extra, "\n") + "\n"
+	// The server's world has a /tmp of its own: the folder of its log and
+	// gate (a test's temp folder) is made writable, so both sides see it.
+	y += "sandbox:\n  writable: [" + strconv.Quote(filepath.Dir(log)) + "]\n"
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -762,6 +762,15 @@ func withQuietNotice(ctx context.Context, say func(string)) context.Context {
 	return context.WithValue(ctx, quietKey{}, say)
 }
 
+type answeringKey struct{}
+
+// withAnswering has f called each time the server has begun to answer a
+// request (its headers are in): work that can wait for the model, no
+// longer than that, goes there (startup.go).
+func withAnswering(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, answeringKey{}, f)
+}
+
 // idleWatch abandons a request when the server sends nothing for idle —
 // before its headers or between two pieces of its answer — and says once,
 // after quiet, that it still waits. poke restarts both clocks.
@@ -824,7 +833,9 @@ func (r *modelRef) stream(ctx context.Context, req *chatRequest, onText, onReaso
 	shownDetail, attemptsMade := "", 0
 	for attempt := 1; ; attempt++ {
 		attemptsMade = attempt
+		t0 := time.Now()
 		rep, retryAfter, err := r.streamOnce(ctx, body, onText, onReasoning)
+		traceSince(t0, "model request: %d bytes sent", len(body))
 		if err == nil {
 			return rep, nil
 		}
@@ -950,6 +961,9 @@ func (r *modelRef) streamOnce(ctx context.Context, body []byte, onText, onReason
 		return reply{}, 0, &modelError{Kind: "refused", Msg: fillPairs(errs["refused"], "connection", c.Name, "url", c.BaseURL)}
 	}
 	defer resp.Body.Close()
+	if f, ok := ctx.Value(answeringKey{}).(func()); ok {
+		f()
+	}
 	if resp.StatusCode != 200 {
 		detail := readErrorDetail(resp.Body)
 		ra := retryAfter(resp.Header.Get("Retry-After"))

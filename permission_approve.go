@@ -46,6 +46,11 @@ type approvalRequest struct {
 	Agent string `json:"agent,omitempty"` // the subagent that asks (its job id and agent); "" the session's own
 
 	Purpose string `json:"purpose,omitempty"` // what the model said the call is for (purpose.json); "" none
+
+	// Scopes says in words what each "always" answer on offer would
+	// allow (session, project → a sentence), so a card never offers one
+	// without saying how far it goes.
+	Scopes map[string]string `json:"scopes,omitempty"`
 }
 
 // approver is answered by the REPL, ACP, the link — or, headless, by nobody.
@@ -65,6 +70,9 @@ func (h headlessApprover) approve(ctx context.Context, req approvalRequest) appr
 	}
 	return approvalAnswer{Choice: "deny", Why: "headless"}
 }
+
+// unattended: asking a headless approver is refusing (sandbox_netask.go).
+func (headlessApprover) unattended() bool { return true }
 
 // refusalLog is the tools a headlessApprover refused, in order.
 type refusalLog struct {
@@ -135,6 +143,8 @@ func (p *permissions) request(callID string, t *toolSpec, args json.RawMessage, 
 	req.Options = []string{"once", "deny"}
 	if d.Remember && t.Confirm != "always" {
 		req.Options = []string{"once", "session", "project", "deny"}
+		what := alwaysWhat(t, d)
+		req.Scopes = map[string]string{"session": permText("scope_session", "what", what), "project": permText("scope_project", "what", what)}
 	}
 	for _, abs := range p.callPaths(t, args) {
 		req.Paths = append(req.Paths, relPath(p.root, abs))
@@ -149,6 +159,34 @@ func (p *permissions) request(callID string, t *toolSpec, args json.RawMessage, 
 		req.Diff = diff
 	}
 	return req
+}
+
+// alwaysWhat says what an always answer to d would allow, as remember
+// keeps it: bash's command patterns (`git log …`), webfetch's host, or the
+// tool itself, for a file tool within the project (outside paths and
+// protected files are asked every time, whatever was allowed).
+func alwaysWhat(t *toolSpec, d decision) string {
+	if len(d.Patterns) > 0 {
+		var shown []string
+		for _, pat := range d.Patterns {
+			if t.Name == theArityShellTool() && strings.HasSuffix(pat, " *") {
+				pat = strings.TrimSuffix(pat, " *") + " …" // git log * reads as any git log …
+			}
+			shown = append(shown, "`"+pat+"`")
+		}
+		key := "scope_hosts"
+		if t.Name == theArityShellTool() {
+			key = "scope_commands"
+		}
+		return permText(key, "commands", strings.Join(shown, permText("scope_commands_or")), "hosts", strings.Join(shown, permText("scope_commands_or")))
+	}
+	switch t.Risk {
+	case "write":
+		return permText("scope_write", "tool", t.Name)
+	case "read":
+		return permText("scope_read", "tool", t.Name)
+	}
+	return permText("scope_tool", "tool", t.Name)
 }
 
 // editDiff shows what a writing tool would change as a unified diff, where

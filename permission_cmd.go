@@ -1,6 +1,6 @@
 package main
 
-// `lembas permissions check`: what a session would decide about one
+// `lembas permissions check|list|revoke`. check: what a session would decide about one
 // command line or one path, and the rule or table entry that decided it,
 // with the same defaults, config.yaml rules and always answers a session
 // of that project reads. People use it to write rules; tests use it too.
@@ -12,6 +12,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,8 @@ import (
 
 const permissionsUsage = `usage: lembas permissions check [--mode M] [--cwd DIR] [--sandbox S] -- COMMAND...
        lembas permissions check [--mode M] [--cwd DIR] --tool read|write --path P
+       lembas permissions list [--cwd DIR] [--all] [--json]
+       lembas permissions revoke ID|--all [--cwd DIR]
 
   Prints what a session would decide (allow, ask or refuse) and the rule or
   table entry that decided. The words after -- joined with spaces are the
@@ -27,6 +30,14 @@ const permissionsUsage = `usage: lembas permissions check [--mode M] [--cwd DIR]
   judges as if an OS sandbox were in force or not; the default is what this
   machine gives (where none is, auto asks before what the floor cannot show
   stays inside the project). Exit status: 0 allow, 3 ask, 4 refuse, 2 usage.
+
+  list shows what was allowed beyond single calls in the project: the
+  always answers kept for it (a1, a2…), its approved MCP servers (m1…) and
+  config.yaml's allow rules (c1…, changed in config.yaml); --all lists the
+  kept answers of every project, --json prints them as JSON. revoke ID
+  takes one back, revoke --all every always answer and MCP approval of the
+  project. A session already running keeps what it read until it ends; its
+  own /permissions revokes at once. Exit status: 0 done, 2 an unknown id.
 `
 
 // cmdPermissions is `lembas permissions`.
@@ -40,8 +51,105 @@ func cmdPermissions(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "check":
 		return cmdPermissionsCheck(args[1:], stdout, stderr)
+	case "list", "revoke":
+		return cmdPermissionsAllowed(args[0], args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Sprintf("permissions: unknown subcommand %q; use: lembas permissions check ...", args[0])}
+	return usageError{fmt.Sprintf("permissions: unknown subcommand %q; use: lembas permissions check|list|revoke ...", args[0])}
+}
+
+// cmdPermissionsAllowed is `lembas permissions list|revoke`: what was
+// allowed beyond single calls (permission_list.go), and taking it back.
+func cmdPermissionsAllowed(sub string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("permissions "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cwd := fs.String("cwd", ".", "")
+	all := fs.Bool("all", false, "")
+	asJSON := fs.Bool("json", false, "")
+	help := fs.Bool("help", false, "")
+	// Flags may follow the id (revoke a1 --cwd DIR): parse around it.
+	var ids []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return usageError{"permissions " + sub + ": " + err.Error() + "\n" + permissionsUsage}
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			ids, args = append(ids, args[0]), args[1:]
+		}
+	}
+	if *help {
+		fmt.Fprint(stdout, permissionsUsage)
+		return nil
+	}
+	switch {
+	case sub == "list" && len(ids) > 0:
+		return usageError{fmt.Sprintf("permissions list: unexpected %q; use: lembas permissions list [--cwd DIR] [--all] [--json]", ids[0])}
+	case sub == "revoke" && *asJSON:
+		return usageError{"permissions revoke: --json is for list"}
+	case sub == "revoke" && (len(ids) == 0) == !*all || len(ids) > 1:
+		return usageError{"permissions revoke: give one ID (lembas permissions list shows them) or --all"}
+	}
+	root, err := projectRoot(*cwd)
+	if err != nil {
+		return usageError{fmt.Sprintf("permissions %s: --cwd %s: %v", sub, *cwd, err)}
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	p, err := newPermissionsFrom("manual", root, true, cfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range p.warnings {
+		fmt.Fprintln(stderr, "lembas: "+w)
+	}
+	if sub == "list" {
+		list := p.allowedList(false)
+		if *all {
+			list = append(everyProjectAllowed(), list[len(list)-countKind(list, "config"):]...)
+		}
+		if *asJSON {
+			if list == nil {
+				list = []allowedEntry{}
+			}
+			data, _ := json.MarshalIndent(map[string]any{"project": root, "allowed": list}, "", "  ")
+			fmt.Fprintln(stdout, string(data))
+			return nil
+		}
+		fmt.Fprintln(stdout, strings.Join(allowedLines(root, list), "\n"))
+		return nil
+	}
+	if *all {
+		n, err := p.revokeAllAllowed()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, permText("allowed_revoked_all", "n", n, "project", root))
+		return nil
+	}
+	e, err := p.revokeAllowed(ids[0], false)
+	var unknown errUnknownAllowed
+	var inConfig errConfigAllowed
+	switch {
+	case errors.As(err, &unknown), errors.As(err, &inConfig):
+		return usageError{"permissions revoke: " + err.Error()}
+	case err != nil:
+		return err
+	}
+	fmt.Fprintln(stdout, permText("allowed_revoked", "id", e.ID, "what", e.Rule))
+	return nil
+}
+
+// countKind counts a listing's entries of one kind.
+func countKind(list []allowedEntry, kind string) int {
+	n := 0
+	for _, e := range list {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
 
 // cmdPermissionsCheck decides one call the way a session would, but asks

@@ -94,9 +94,14 @@ func (p *permissions) remember(t *toolSpec, d decision, scope string) error {
 		return nil
 	case "project":
 		p.project = appendNew(p.project, rules)
-		pa := projectAnswers{Project: p.root}
-		for _, r := range p.project {
-			pa.Allow = append(pa.Allow, r.Text)
+		// The file as it is now, plus the new answers: what another
+		// process revoked meanwhile (lembas permissions revoke) stays gone.
+		pa := readProjectAnswers(p.projectFile)
+		pa.Project = p.root
+		for _, r := range rules {
+			if !contains(pa.Allow, r.Text) {
+				pa.Allow = append(pa.Allow, r.Text)
+			}
 		}
 		data, _ := json.MarshalIndent(pa, "", "  ")
 		return writeFileAtomic(p.projectFile, append(data, '\n'), 0o600)

@@ -27,6 +27,7 @@ func init() {
 			} `json:"answers"`
 			NewSession bool     `json:"new_session"`
 			Call       permCall `json:"call"`
+			Scopes     bool     `json:"scopes"` // also what each always answer would allow, in words
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
@@ -97,7 +98,11 @@ func init() {
 		d := p.decide(t, args)
 		out := map[string]any{"verdict": map[string]string{"allow": "allow", "ask": "ask", "deny": "refuse"}[d.Verdict], "rule": d.Rule}
 		if d.Verdict == "ask" {
-			out["options"] = p.request("", t, args, d).Options
+			req := p.request("", t, args, d)
+			out["options"] = req.Options
+			if in.Scopes && req.Scopes != nil {
+				out["scopes"] = req.Scopes
+			}
 		}
 		return out, nil
 	}

@@ -155,8 +155,14 @@ func (r *repl) say(role, s string) {
 
 func (r *repl) sayLocked(role, s string) {
 	r.endLineLocked()
+	s = strings.TrimRight(s, "\n")
+	if r.tty {
+		// The terminal would break a long notice wherever the row ends,
+		// mid-word; break it at spaces instead.
+		s = wrapWords(s, r.cols())
+	}
 	var b strings.Builder
-	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+	for _, line := range strings.Split(s, "\n") {
 		b.WriteString(r.paint(role, line))
 		b.WriteByte('\n')
 	}
@@ -165,6 +171,16 @@ func (r *repl) sayLocked(role, s string) {
 	r.since = time.Now()
 	r.shownWait = false
 	r.updatePromptLocked()
+}
+
+// cols is the terminal's width now.
+func (r *repl) cols() int {
+	if r.size != nil {
+		if w := r.size(); w > 0 {
+			return w
+		}
+	}
+	return r.width
 }
 
 // paint wraps s in a theme role's colour, when colour is on.

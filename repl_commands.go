@@ -76,7 +76,8 @@ func (r *repl) askTrust(root string) (trusted, ok bool) {
 		var k rune
 		select {
 		case k = <-in.keys:
-		case <-r.quitCh:
+		case <-r.quitCh: // Ctrl-C: quit, and say nothing was kept
+			r.say("notice", r.text("trust_quit"))
 			return false, false
 		}
 		switch unicode.ToLower(k) {
@@ -237,6 +238,8 @@ func (r *repl) terminalCommand(name, args string) {
 			r.theme = pickTheme(args)
 		}
 		r.say("status", r.text("theme_now", "theme", r.themeName(), "themes", strings.Join(theThemes().Order, ", ")))
+	case "permissions":
+		r.permissionsCommand(args)
 	case "mcp":
 		r.write(mcpListText(e.tb.mcp))
 	case "sessions":
@@ -275,6 +278,64 @@ func (r *repl) terminalCommand(name, args string) {
 	}
 }
 
+// permissionsCommand is /permissions: the listing (this session's answers
+// too), /permissions revoke ID, and revoke --all after a y.
+func (r *repl) permissionsCommand(args string) {
+	p := r.e.perm
+	f := strings.Fields(args)
+	switch {
+	case len(f) == 0 || f[0] == "list" && len(f) == 1:
+		r.say("status", strings.Join(allowedLines(p.root, p.allowedList(true)), "\n"))
+	case f[0] == "revoke" && len(f) == 2 && f[1] == "--all":
+		if !r.confirmKey(permText("allowed_revoke_ask", "project", p.root)) {
+			r.say("status", r.text("permissions_kept"))
+			return
+		}
+		n, err := p.revokeAllAllowed()
+		if err != nil {
+			r.say("error", r.text("error", "text", err.Error()))
+			return
+		}
+		r.say("status", permText("allowed_revoked_all", "n", n, "project", p.root))
+	case f[0] == "revoke" && len(f) == 2:
+		e, err := p.revokeAllowed(f[1], true)
+		if err != nil {
+			r.say("error", r.text("error", "text", err.Error()))
+			return
+		}
+		r.say("status", permText("allowed_revoked", "id", e.ID, "what", e.Rule))
+	default:
+		r.say("error", r.text("permissions_usage"))
+	}
+}
+
+// confirmKey asks a question one key answers: y is yes, any other no.
+func (r *repl) confirmKey(ask string) bool {
+	var k rune
+	ok := true
+	if r.ed == nil {
+		// Plain lines, no turn running: the next line comes to the main
+		// loop, which waits here.
+		io.WriteString(r.out, ask)
+		var line string
+		if line, ok = <-r.lines; !ok {
+			r.quit()
+		}
+		k, _ = utf8.DecodeRuneInString(strings.TrimSpace(line))
+	} else {
+		in := r.listen()
+		shown := ask
+		if w := r.cols(); stringWidth(ask) > w {
+			shown = wrapWords(ask, w-1) + " " // broken at spaces, not where the row ends
+		}
+		r.write(shown)
+		k, ok = r.readKey(r.ctx, in, ask)
+		r.unlisten(in)
+		r.write("\n")
+	}
+	return ok && (k == 'y' || k == 'Y')
+}
+
 // confirmDelete asks before /delete removes a session for good (id ""
 // is the current one); one key, y deletes.
 func (r *repl) confirmDelete(id string) bool {
@@ -290,25 +351,7 @@ func (r *repl) confirmDelete(id string) bool {
 	}
 	ask := r.text("delete_confirm", "id", id, "turns", turns,
 		"turn_word", plural(turns, r.text("turn_one"), r.text("turn_many")))
-	var k rune
-	ok := true
-	if r.ed == nil {
-		// Plain lines, no turn running: the next line comes to the main
-		// loop, which waits here.
-		io.WriteString(r.out, ask)
-		var line string
-		if line, ok = <-r.lines; !ok {
-			r.quit()
-		}
-		k, _ = utf8.DecodeRuneInString(strings.TrimSpace(line))
-	} else {
-		in := r.listen()
-		r.write(ask)
-		k, ok = r.readKey(r.ctx, in, ask)
-		r.unlisten(in)
-		r.write("\n")
-	}
-	if !ok || k != 'y' && k != 'Y' {
+	if !r.confirmKey(ask) {
 		r.say("status", r.text("delete_kept", "id", id))
 		return false
 	}

@@ -69,7 +69,8 @@ func newLineEditor(out io.Writer, width int) *lineEditor {
 	return &lineEditor{out: out, width: width, histAt: -1}
 }
 
-// visibleWidth is how many columns s takes: escape sequences take none.
+// visibleWidth is how many columns s takes: escape sequences take none,
+// wide characters two, combining marks none (text_width.go).
 func visibleWidth(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
@@ -79,9 +80,7 @@ func visibleWidth(s string) int {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		if !unicode.IsControl(r) && !unicode.Is(unicode.Mn, r) {
-			n++
-		}
+		n += runeWidth(r)
 	}
 	return n
 }
@@ -157,6 +156,9 @@ func (ed *lineEditor) writeLocked(s string) {
 
 // drawLocked draws the input row where the cursor is: the prompt, the
 // part of the line around the cursor that fits, the cursor in place.
+// Everything is counted in columns (a wide character takes two), so the
+// cursor lands after what it follows on the screen, not after as many
+// runes.
 func (ed *lineEditor) drawLocked() {
 	w := ed.cols()
 	prompt, pw := ed.prompt, ed.pw
@@ -165,13 +167,20 @@ func (ed *lineEditor) drawLocked() {
 	}
 	room := w - pw - 1
 	start := 0
-	if ed.pos > room {
-		start = ed.pos - room
+	for start < ed.pos && runesWidth(ed.line[start:ed.pos]) > room {
+		start++
 	}
-	end := min(len(ed.line), start+room)
+	for start < len(ed.line) && start < ed.pos && runeWidth(ed.line[start]) == 0 {
+		start++ // never begin with a mark that belongs to a character cut off
+	}
+	end, used := start, 0
+	for end < len(ed.line) && used+runeWidth(ed.line[end]) <= room {
+		used += runeWidth(ed.line[end])
+		end++
+	}
 	var b strings.Builder
 	b.WriteString("\r" + prompt + string(ed.line[start:end]) + "\x1b[K\r")
-	if c := pw + ed.pos - start; c > 0 {
+	if c := pw + runesWidth(ed.line[start:ed.pos]); c > 0 {
 		b.WriteString("\x1b[" + strconv.Itoa(c) + "C")
 	}
 	io.WriteString(ed.out, b.String())
@@ -181,7 +190,7 @@ func (ed *lineEditor) drawLocked() {
 // ended).
 func cutVisible(s string, n int) string {
 	var b strings.Builder
-	for i := 0; i < len(s) && n > 0; {
+	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
 			l := escapeLen(s[i:])
 			b.WriteString(s[i : i+l])
@@ -189,9 +198,12 @@ func cutVisible(s string, n int) string {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
+		if runeWidth(r) > n {
+			break
+		}
 		b.WriteRune(r)
 		i += size
-		n--
+		n -= runeWidth(r)
 	}
 	return b.String() + "\x1b[0m"
 }
@@ -293,23 +305,20 @@ func (ed *lineEditor) edit(k rune) {
 	ed.mu.Lock()
 	defer ed.mu.Unlock()
 	switch k {
-	case 127, 8: // Backspace
+	case 127, 8: // Backspace: the character before the cursor, with its marks
 		if ed.pos > 0 {
-			ed.line = append(ed.line[:ed.pos-1], ed.line[ed.pos:]...)
-			ed.pos--
+			i := ed.charLeft()
+			ed.line = append(ed.line[:i], ed.line[ed.pos:]...)
+			ed.pos = i
 		}
 	case keyDelete, 4:
 		if ed.pos < len(ed.line) {
-			ed.line = append(ed.line[:ed.pos], ed.line[ed.pos+1:]...)
+			ed.line = append(ed.line[:ed.pos], ed.line[ed.charRight():]...)
 		}
 	case keyLeft, 2:
-		if ed.pos > 0 {
-			ed.pos--
-		}
+		ed.pos = ed.charLeft()
 	case keyRight, 6:
-		if ed.pos < len(ed.line) {
-			ed.pos++
-		}
+		ed.pos = ed.charRight()
 	case keyHome, 1:
 		ed.pos = 0
 	case keyEnd, 5:
@@ -346,6 +355,32 @@ func (ed *lineEditor) edit(k rune) {
 	if ed.shown {
 		ed.drawLocked()
 	}
+}
+
+// charLeft and charRight are where the cursor goes one character left or
+// right: a combining mark or a zero-width joiner goes with the character
+// before it, so the cursor never stops between a letter and its accent
+// (where the screen shows no place to stop).
+func (ed *lineEditor) charLeft() int {
+	i := ed.pos
+	for i > 0 {
+		i--
+		if runeWidth(ed.line[i]) > 0 {
+			break
+		}
+	}
+	return i
+}
+
+func (ed *lineEditor) charRight() int {
+	i := ed.pos
+	if i < len(ed.line) {
+		i++
+	}
+	for i < len(ed.line) && runeWidth(ed.line[i]) == 0 {
+		i++
+	}
+	return i
 }
 
 func (ed *lineEditor) wordLeft() int {

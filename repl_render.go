@@ -122,15 +122,19 @@ func (r *repl) streamLocked(role, s string) {
 		if len(r.word) == 0 {
 			return
 		}
-		w := len(r.word)
+		w := runesWidth(r.word) // columns: a wide character takes two
 		if r.col > 0 && r.col+w > r.width {
 			b.WriteString("\n")
 			r.col = 0
 		}
 		for len(r.word) > 0 {
-			n := min(len(r.word), r.width-r.col)
+			n, cw := 0, 0
+			for n < len(r.word) && (cw+runeWidth(r.word[n]) <= r.width-r.col || n == 0 && r.col == 0) {
+				cw += runeWidth(r.word[n])
+				n++
+			}
 			b.WriteString(r.paint(role, string(r.word[:n])))
-			r.col += n
+			r.col += cw
 			r.word = r.word[n:]
 			if len(r.word) > 0 {
 				b.WriteString("\n")
@@ -156,14 +160,14 @@ func (r *repl) streamLocked(role, s string) {
 		case unicode.IsControl(c):
 		default:
 			r.word = append(r.word, c)
-			if len(r.word) >= r.width {
+			if runesWidth(r.word) >= r.width {
 				flush()
 			}
 		}
 	}
 	// A word at the end of a piece is written now when it fits, so text
 	// shows as it arrives; one that may grow past the edge waits.
-	if len(r.word) > 0 && r.col+len(r.word) < r.width-8 {
+	if len(r.word) > 0 && r.col+runesWidth(r.word) < r.width-8 {
 		flush()
 	}
 	if b.Len() == 0 {
@@ -180,7 +184,7 @@ func (r *repl) endLineLocked() {
 	if len(r.word) > 0 {
 		w := string(r.word)
 		r.word = nil
-		if r.col > 0 && r.col+utf8.RuneCountInString(w) > r.width {
+		if r.col > 0 && r.col+stringWidth(w) > r.width {
 			r.write("\n")
 			r.col = 0
 		}
@@ -189,7 +193,7 @@ func (r *repl) endLineLocked() {
 			role = "reasoning"
 		}
 		r.write(r.paint(role, w))
-		r.col += utf8.RuneCountInString(w)
+		r.col += stringWidth(w)
 	}
 	if r.col > 0 {
 		r.col = 0
@@ -389,6 +393,14 @@ func (r *repl) approveHere(ctx context.Context, req approvalRequest) approvalAns
 	}
 	for _, l := range r.cardBody(req) {
 		b.WriteString(l + "\n")
+	}
+	// What each always answer would allow, in words, before its key.
+	for _, o := range []struct{ opt, key string }{{"session", "card_scope_session"}, {"project", "card_scope_project"}} {
+		if sc := req.Scopes[o.opt]; sc != "" && offered[o.opt] {
+			for _, l := range strings.Split(wrapWords(r.text(o.key, "scope", sc), r.width-2), "\n") {
+				b.WriteString(r.paint("card", "│ "+l) + "\n")
+			}
+		}
 	}
 	b.WriteString(r.paint("card_keys", "└ "+keyLine) + "\n")
 	r.write(b.String())

@@ -247,6 +247,10 @@ func TestReplToolCallAndApproval(t *testing.T) {
 			h.expect("┌ edit · write")
 			h.expect("-status: TODO")
 			h.expect("+status: DONE")
+			// Each always answer says how far it goes, before the keys.
+			h.expect("│ a always: edit on any file in this project, for the rest of this session")
+			h.expect("│ p always here: edit on any file in this project, in later sessions here too, until revoked")
+			h.expect("│ /permissions")
 			h.expect("└ y once · a always · p always here · n deny")
 			if tty {
 				h.key("y")

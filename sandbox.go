@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // sandboxHelperArg is the hidden subcommand the Linux helper answers to.
@@ -59,11 +60,13 @@ type sandboxSpec struct {
 		Processes uint64 `json:"processes"`
 		FileBytes uint64 `json:"file_bytes"`
 	} `json:"limits"`
-	WorldIdleS int `json:"world_idle_s"`
-	Proxy      struct {
+	WorldIdleS  int  `json:"world_idle_s"`
+	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
+	Proxy       struct {
 		Port           int      `json:"port"`
 		Allow          []string `json:"allow"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`
+		AskMaxHosts    int      `json:"ask_max_hosts"` // cards one command may raise; beyond, refused unasked
 	} `json:"proxy"`
 	DenialMarkers []string          `json:"denial_markers"`
 	ExitSetup     int               `json:"exit_setup"`
@@ -104,6 +107,8 @@ type sandboxPolicy struct {
 	Signals bool     `json:"signals,omitempty"` // Landlock ABI 6: no signals outside the command (no pid namespace)
 	Protect []string `json:"protect,omitempty"` // bound read-only (namespaces) or denied (seatbelt)
 	NS      bool     `json:"ns,omitempty"`      // run in a user+mount namespace
+	NoUnix  bool     `json:"nounix,omitempty"`  // seccomp: no socket(AF_UNIX) (socketpair stays): no Unix socket reached by path
+	NoMeta  bool     `json:"nometa,omitempty"`  // seccomp: no chmod, chown, utime (plan mode: Landlock does not mediate them)
 	ABI     int      `json:"abi,omitempty"`
 }
 
@@ -138,7 +143,10 @@ type sandbox struct {
 	world    worldRunner // the session's world (Linux), started on first use
 	worldErr error       // why there is none (then the per-command sandbox)
 	session  string      // the session's own folder on the host (temp, caches, the proxy's socket)
+	owner    *os.File    // its owner file, locked while the session lives (sandbox_session_*.go)
 	proxy    *sandboxProxy
+
+	net netState // the commands that may be asked about a host (sandbox_netask.go)
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
@@ -158,6 +166,10 @@ func sandboxFromConfig(root string) *sandbox {
 // probed is the machine's sandbox, probed on first use (a system call).
 func (s *sandbox) probed() sandboxProbe {
 	s.once.Do(func() {
+		if s.cfg.Off {
+			s.probe = sandboxProbe{Why: sandboxText("why_off")}
+			return
+		}
 		if s.probeHook != nil {
 			s.probe = s.probeHook()
 			return
@@ -174,7 +186,9 @@ func (s *sandbox) namespaces() (bool, string) {
 		if s.probed().Kind != "landlock" {
 			return
 		}
+		t0 := time.Now()
 		s.ns, s.nsWhy = sandboxNamespacesOS()
+		traceSince(t0, "sandbox namespaces probed")
 	})
 	return s.ns, s.nsWhy
 }
@@ -273,7 +287,7 @@ type policyParts struct {
 	Caches  []string `json:"caches"`  // build caches: copy-on-write in the world, read-only without one
 	Devices []string `json:"devices"` // written and ioctl'd
 	Protect []string `json:"protect"` // git's code-running files: read-only
-	Pin     []string `json:"pin"`     // git's objects and refs: not removable whole
+	Pin     []string `json:"pin"`     // git's history (objects, refs, logs): add-only in the world
 	Mask    []string `json:"mask"`    // credentials: empty in the world
 	Network string   `json:"network"` // on, off, proxy
 }
@@ -415,6 +429,7 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 	pol.Write = append(pol.Write, fmt.Sprintf("/run/user/%d", os.Getuid()))
 	pol.Devices = parts.Devices
 	pol.Protect = parts.Protect // named in a denial; the world binds them
+	pol.NoUnix = !theSandboxSpec().UnixSockets
 	return pol
 }
 
@@ -462,6 +477,22 @@ type sandboxCall struct {
 
 type sandboxCallKey struct{}
 
+type netAskerKey struct{}
+
+// withNetAsker is set by the engine for every tool call it runs: who is
+// asked when the call's command (or fetch) reaches a host not allowed.
+func withNetAsker(ctx context.Context, a approver) context.Context {
+	return context.WithValue(ctx, netAskerKey{}, a)
+}
+
+// netRunFor is the gate's record of one call: its command, its asker, and -p's stderr (the quiet notice) to name the config key on.
+// Its cards last as long as parent (a command's: until it is released).
+func netRunFor(ctx, parent context.Context, what string) *netRun {
+	a, _ := ctx.Value(netAskerKey{}).(approver)
+	say, _ := ctx.Value(quietKey{}).(func(string))
+	return newNetRun(parent, what, a, say)
+}
+
 // withSandboxCall is set by the engine for every tool call it runs.
 func withSandboxCall(ctx context.Context, mode string, bare bool) context.Context {
 	return context.WithValue(ctx, sandboxCallKey{}, sandboxCall{mode, bare})
@@ -482,7 +513,8 @@ type sandboxRun struct {
 	note   string      // said to the model after the result
 	plan   bool
 	before gitSnapshot
-	hosts  int // the proxy's refusals before the command, to name the new ones
+	hosts  int     // the proxy's refusals before the command, to name the new ones
+	net    *netRun // asked about hosts not allowed while it runs (sandbox_netask.go)
 }
 
 type sandboxRunKey struct{}
@@ -517,6 +549,7 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 	case r.world != nil:
 		p, err := r.world.start(cmd, r.pol)
 		if err != nil {
+			r.release()
 			return nil, fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
 		}
 		return p, nil
@@ -524,9 +557,19 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 		err = sandboxStart(cmd, r.pol)
 	}
 	if err != nil {
+		r.release()
 		return nil, err
 	}
 	return execProc{cmd}, nil
+}
+
+// release ends the command's part in the network gate: a card still up
+// for it is taken down. finish calls it; a command stopped or never
+// started calls it alone. A nil run (no sandbox context) does nothing.
+func (r *sandboxRun) release() {
+	if r != nil && r.sb != nil {
+		r.sb.netRelease(r.net)
+	}
 }
 
 // startsOnOwnThread says whether startCommand will start the command from
@@ -559,16 +602,22 @@ func unsandboxedAsk(args json.RawMessage, d decision) decision {
 	return decision{Verdict: "ask", Rule: "sandbox: unsandboxed", Reason: sandboxText("unsandboxed_reason", "reason", reason)}
 }
 
+// theSandbox is the toolbox's sandbox: the session's, else one made from
+// config.yaml on first use.
+func (tb *toolbox) theSandbox() *sandbox {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if tb.sandbox == nil {
+		tb.sandbox = sandboxFromConfig(tb.root)
+	}
+	return tb.sandbox
+}
+
 // sandboxFor prepares one bash call: refused text when it must not run,
 // else the context runShell needs. toolbox.sandbox is the session's; a
 // toolbox made without one reads config.yaml.
 func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context.Context, *sandboxRun, string) {
-	tb.mu.Lock()
-	if tb.sandbox == nil {
-		tb.sandbox = sandboxFromConfig(tb.root)
-	}
-	sb := tb.sandbox
-	tb.mu.Unlock()
+	sb := tb.theSandbox()
 	call := sandboxCallFrom(ctx)
 	r := &sandboxRun{sb: sb, plan: call.mode == "plan"}
 	if unsandboxedArg(raw) != "" {
@@ -602,11 +651,27 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	} else {
 		r.pol, _ = sb.policyOf(parts, false)
 	}
+	r.pol.NoMeta = r.plan // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world))
 	if sb.proxy != nil {
 		r.hosts = sb.proxy.refusedCount()
 	}
+	r.net = netRunFor(ctx, context.Background(), shellCommandArg(raw))
+	sb.netHold(r.net)
 	return context.WithValue(ctx, sandboxRunKey{}, r), r, ""
+}
+
+// shellCommandArg reads a bash call's command line, for the network card.
+func shellCommandArg(args json.RawMessage) string {
+	var a struct {
+		Command string `json:"command"`
+	}
+	json.Unmarshal(args, &a)
+	line := []rune(strings.Join(strings.Fields(a.Command), " "))
+	if len(line) > 300 {
+		return string(line[:300]) + "…"
+	}
+	return string(line)
 }
 
 // finish is what is added to a command's result: the git folder put back
@@ -615,6 +680,7 @@ func (r *sandboxRun) finish(out string, code int) string {
 	if r == nil {
 		return "" // a command run without a sandbox context (benchmarks)
 	}
+	r.release()
 	var notes []string
 	if r.note != "" {
 		notes = append(notes, r.note)
@@ -945,7 +1011,11 @@ func (s *sandbox) report(mode string) string {
 						pins = append(pins, p)
 					}
 				}
-				line("git", "paths", showRoots(prot), "pins", showRoots(pins))
+				key := "git"
+				if wh, ok := w.(interface{ gitKept() string }); ok && wh.gitKept() != "overlay" {
+					key = "git_pinned"
+				}
+				line(key, "paths", showRoots(prot), "pins", showRoots(pins))
 			}
 			sp := theSandboxSpec()
 			if w.processBound() {
@@ -980,6 +1050,19 @@ func (s *sandbox) report(mode string) string {
 		state = c["network_on"]
 	}
 	line("network", "state", state)
+	// webfetch's network is lembas's own, kept with an OS sandbox or without.
+	switch s.networkMode() {
+	case "on":
+		line("webfetch", "state", c["webfetch_on"])
+	case "off":
+		line("webfetch", "state", c["webfetch_off"])
+	default:
+		hosts := append(append([]string{}, s.cfg.Allow...), s.projectHosts()...)
+		if len(hosts) == 0 {
+			hosts = []string{c["webfetch_none"]}
+		}
+		line("webfetch", "state", fillPairs(c["webfetch_proxy"], "hosts", strings.Join(hosts, ", ")))
+	}
 	line("required", "required", s.required())
 	if mode == "plan" {
 		line("plan")

@@ -116,7 +116,7 @@ func init() {
 // FuzzSandboxConfig: any config.yaml gives a config or an error, never a
 // crash, and every root a policy lays out from it is absolute.
 func FuzzSandboxConfig(f *testing.F) {
-	for _, s := range []string{"sandbox:\n  network: false\n", "sandbox:\n  writable: [~/.npm, $GOCACHE/x, rel]\n", "sandbox: 3\n", "sandbox:\n  required: yes\n", "sandbox:\n  writable:\n    - ~\n    - $\n"} {
+	for _, s := range []string{"sandbox: off\n", "sandbox: on\n", "sandbox:\n  network: false\n", "sandbox:\n  writable: [~/.npm, $GOCACHE/x, rel]\n", "sandbox: 3\n", "sandbox:\n  required: yes\n", "sandbox:\n  writable:\n    - ~\n    - $\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {

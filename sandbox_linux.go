@@ -168,10 +168,7 @@ func restrictThread(pol sandboxPolicy) error {
 	if err := landlockRestrict(pol); err != nil {
 		return err
 	}
-	if !pol.Network {
-		return seccompNoNetwork()
-	}
-	return nil
+	return seccompRestrict(pol)
 }
 
 // sandboxHelper is the hidden subcommand: lembas __sandbox POLICY -- PATH ARGV...
@@ -331,66 +328,6 @@ func landlockRestrict(pol sandboxPolicy) error {
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return fmt.Errorf("restricting with Landlock: %v", errno)
-	}
-	return nil
-}
-
-// seccompArch is the audit arch of this build; a system call made through
-// another arch's table (32-bit calls on a 64-bit kernel) is refused.
-func seccompArch() (uint32, bool) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return unix.AUDIT_ARCH_X86_64, true
-	case "arm64":
-		return unix.AUDIT_ARCH_AARCH64, true
-	case "arm":
-		return unix.AUDIT_ARCH_ARM, true
-	case "386":
-		return unix.AUDIT_ARCH_I386, true
-	case "riscv64":
-		return unix.AUDIT_ARCH_RISCV64, true
-	}
-	return 0, false
-}
-
-// seccompNoNetwork installs a filter on this thread: socket() for anything
-// but AF_UNIX, and io_uring (which can open sockets past the filter), fail
-// with EPERM; everything else is allowed. Landlock's TCP rights cover what
-// this misses on ABI 4+, and this covers UDP, raw and the rest everywhere.
-func seccompNoNetwork() error {
-	arch, ok := seccompArch()
-	if !ok {
-		return fmt.Errorf("no seccomp filter for %s; set sandbox.network: true", runtime.GOARCH)
-	}
-	const (
-		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		ret   = unix.BPF_RET | unix.BPF_K
-		allow = unix.SECCOMP_RET_ALLOW
-		deny  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	)
-	// Offsets into struct seccomp_data: nr 0, arch 4, args[0] 16 (its low
-	// half on these little-endian arches).
-	prog := []unix.SockFilter{
-		/* 0 */ {Code: ld, K: 4},
-		/* 1 */ {Code: jeq, K: arch, Jt: 1},
-		/* 2 */ {Code: ret, K: deny},
-		/* 3 */ {Code: ld, K: 0},
-		/* 4 */ {Code: jge, K: 0x40000000, Jt: 7}, // x32 and other foreign numbers → 12
-		/* 5 */ {Code: jeq, K: unix.SYS_SOCKET, Jt: 4}, // → 10
-		/* 6 */ {Code: jeq, K: unix.SYS_IO_URING_SETUP, Jt: 5},
-		/* 7 */ {Code: jeq, K: unix.SYS_IO_URING_ENTER, Jt: 4},
-		/* 8 */ {Code: jeq, K: unix.SYS_IO_URING_REGISTER, Jt: 3},
-		/* 9 */ {Code: ret, K: allow},
-		/* 10 */ {Code: ld, K: 16},
-		/* 11 */ {Code: jeq, K: unix.AF_UNIX, Jt: 1},
-		/* 12 */ {Code: ret, K: deny},
-		/* 13 */ {Code: ret, K: allow},
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("installing the seccomp filter: %v", err)
 	}
 	return nil
 }

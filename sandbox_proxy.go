@@ -16,8 +16,8 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,8 +27,8 @@ type sandboxProxy struct {
 	port    int    // the loopback port (commands without a world)
 	ls      []net.Listener
 	mu      sync.Mutex
-	refused []string // hosts refused, in order, for the notes
-	conns   sync.WaitGroup
+	refused []string     // hosts refused, in order, for the notes
+	held    atomic.Int32 // connections waiting on the network gate (a card is up)
 }
 
 // startSandboxProxy listens on dir/proxy.sock and on 127.0.0.1.
@@ -71,32 +71,28 @@ func (p *sandboxProxy) serve(l net.Listener) {
 // the lists, or under a "*.name" entry. IP literals and loopback names are
 // never allowed unless listed exactly.
 func (sb *sandbox) allowedHost(host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	lists := [][]string{theSandboxSpec().Proxy.Allow, sb.cfg.Allow}
-	for _, l := range lists {
-		for _, a := range l {
-			a = strings.ToLower(a)
-			if a == host {
-				return true
-			}
-			if strings.HasPrefix(a, "*.") && strings.HasSuffix(host, a[1:]) && net.ParseIP(host) == nil {
-				return true
-			}
-		}
-	}
-	return false
+	return hostListed(host, theSandboxSpec().Proxy.Allow, sb.cfg.Allow)
 }
 
 // allowedHosts names the hosts for `sandbox check`.
 func (sb *sandbox) allowedHosts() []string {
-	return append(append([]string{}, theSandboxSpec().Proxy.Allow...), sb.cfg.Allow...)
+	return append(append(append([]string{}, theSandboxSpec().Proxy.Allow...), sb.cfg.Allow...), sb.projectHosts()...)
 }
 
-func (p *sandboxProxy) refuse(c net.Conn, host string) {
+// permit is the network gate for one connection (sandbox_netask.go); while
+// it asks, the connection is held, counted in held.
+func (p *sandboxProxy) permit(host, port string) netVerdict {
+	p.held.Add(1)
+	defer p.held.Add(-1)
+	return p.sb.permitCommand(host, port)
+}
+
+// refuse answers a connection the gate refused: 403 and the gate's
+// sentence, which names the host and what to do.
+func (p *sandboxProxy) refuse(c net.Conn, host, body string) {
 	p.mu.Lock()
 	p.refused = append(p.refused, host)
 	p.mu.Unlock()
-	body := sandboxText("proxy_refused_body", "host", host)
 	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 }
 
@@ -137,8 +133,8 @@ func (p *sandboxProxy) handle(c net.Conn) {
 				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
 				return
 			}
-			if !p.sb.allowedHost(host) {
-				p.refuse(c, host)
+			if v := p.permit(host, port); !v.ok {
+				p.refuse(c, host, v.body)
 				return
 			}
 			up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
@@ -161,13 +157,13 @@ func (p *sandboxProxy) handle(c net.Conn) {
 			return
 		}
 		host := req.URL.Hostname()
-		if !p.sb.allowedHost(host) {
-			p.refuse(c, host)
-			return
-		}
 		port := req.URL.Port()
 		if port == "" {
 			port = "80"
+		}
+		if v := p.permit(host, port); !v.ok {
+			p.refuse(c, host, v.body)
+			return
 		}
 		up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
 		if err != nil {

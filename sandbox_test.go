@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(worldInit(os.Args[2:]))
 	}
 	code := m.Run()
+	sweepSessionDirs(true) // a sandbox a test never closed leaves no folder
 	if binDir != "" {
 		os.RemoveAll(binDir) // lembasBin's build (e2e_test.go)
 	}

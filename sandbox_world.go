@@ -8,6 +8,9 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,8 +33,10 @@ func pathExists(p string) bool {
 }
 
 // sessionDir is the session's own folder on the host, made on first use:
-// the world's /tmp and /var/tmp, its caches' upper layers, the proxy's
-// socket. It is removed when the sandbox closes.
+// the world's /tmp and /var/tmp, its caches' and git's upper layers, the
+// proxy's socket. It is removed when the sandbox closes; its owner file
+// (lembas's pid, locked while the session lives) lets a later session
+// sweep the folders of one that was killed.
 func (s *sandbox) sessionDir() (string, error) {
 	s.worldMu.Lock()
 	defer s.worldMu.Unlock()
@@ -42,12 +47,57 @@ func (s *sandbox) sessionDirLocked() (string, error) {
 	if s.session != "" {
 		return s.session, nil
 	}
-	d, err := os.MkdirTemp("", "lembas-session-")
+	sweepSessionDirs(false)
+	d, err := os.MkdirTemp("", sessionDirPrefix)
 	if err != nil {
 		return "", err
 	}
-	s.session = evalExisting(d)
+	f, err := lockSessionOwner(d)
+	if err != nil {
+		os.RemoveAll(d)
+		return "", err
+	}
+	s.session, s.owner = evalExisting(d), f
 	return s.session, nil
+}
+
+const (
+	sessionDirPrefix = "lembas-session-"
+	sessionOwnerFile = "owner" // "<pid>\n", locked (flock) while the session lives
+)
+
+// sweepSessionDirs removes the session folders in the temp folder whose
+// owner is gone (no lock on the owner file; a folder without one, from an
+// older lembas, once it is an hour old); with mine, also those this process
+// owns (a test's end: sandboxes it never closed).
+func sweepSessionDirs(mine bool) {
+	ents, _ := os.ReadDir(os.TempDir())
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), sessionDirPrefix) {
+			continue
+		}
+		d := filepath.Join(os.TempDir(), e.Name())
+		if mine && sessionOwnerPid(d) == os.Getpid() {
+			os.RemoveAll(d)
+			continue
+		}
+		if gone, lock := sessionOwnerGone(d); gone {
+			os.RemoveAll(d)
+			if lock != nil {
+				lock.Close()
+			}
+		}
+	}
+}
+
+// sessionOwnerPid is the pid an owner file names, or 0.
+func sessionOwnerPid(d string) int {
+	b, err := os.ReadFile(filepath.Join(d, sessionOwnerFile))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
 }
 
 // theWorld is the session's world, started on first use; nil where the
@@ -77,7 +127,9 @@ func (s *sandbox) theWorld() worldRunner {
 		}
 		sock = s.proxy.sock
 	}
+	t0 := time.Now()
 	w, err := newWorldOS(s, dir, sock, time.Duration(theSandboxSpec().WorldIdleS)*time.Second)
+	traceSince(t0, "sandbox world started")
 	if err != nil {
 		s.worldErr = err
 		return nil
@@ -109,8 +161,8 @@ func (s *sandbox) snapshotPaths(all []string, w worldRunner) []string {
 // close ends the session's world and proxy and removes its folder.
 func (s *sandbox) close() {
 	s.worldMu.Lock()
-	w, p, dir := s.world, s.proxy, s.session
-	s.world, s.proxy, s.session = nil, nil, ""
+	w, p, dir, owner := s.world, s.proxy, s.session, s.owner
+	s.world, s.proxy, s.session, s.owner = nil, nil, "", nil
 	s.worldMu.Unlock()
 	if w != nil {
 		w.close()
@@ -118,13 +170,17 @@ func (s *sandbox) close() {
 	if p != nil {
 		p.close()
 	}
+	if owner != nil {
+		owner.Close() // first: Windows removes no open file
+	}
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
 }
 
-// startServer starts a stdio MCP server for the session: in its world
-// where there is one, else in the per-command sandbox (or bare where the
+// startServer starts a stdio MCP server for the session: in a world laid
+// out as the session's (its private /tmp, its masks, git add-only) where
+// there is one, else in the per-command sandbox (or bare where the
 // machine gives none), with the network as sandbox.network says. The
 // caller has scrubbed its environment and set its stdio (files).
 func (s *sandbox) startServer(cmd *exec.Cmd) (procHandle, error) {

@@ -22,8 +22,9 @@ package main
 // whose upper layer is the session's: the person's cache is never written),
 // /dev/shm and /run/user/<uid> (empty). Credential folders are an empty
 // read-only tmpfs and credential files /dev/null; git's code-running files
-// are bound read-only, and .git/objects and .git/refs are mount points
-// (they cannot be removed or renamed whole). /proc is the world's own. The
+// are bound read-only, and git's history (.git/objects, refs, logs) is an
+// overlay whose upper layer is the session's, copied back add-only after
+// each command (sandbox_world_git.go). /proc is the world's own. The
 // world dies with lembas: its socket's end closes (and Pdeathsig), and when
 // pid 1 ends the kernel kills every process in it, setsid or not.
 
@@ -41,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -49,21 +51,21 @@ import (
 
 // worldPlan is what the init lays out once; it is handed over on argv.
 type worldPlan struct {
-	Write   []string `json:"write"`             // bound writable again: the project, its git folders, config's writable
-	Overlay []string `json:"overlay"`           // build caches: copy-on-write into the session folder
-	Mask    []string `json:"mask"`              // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
-	Empty   []string `json:"empty"`             // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
-	Protect []string `json:"protect"`           // bound read-only (git's code-running files)
-	Pin     []string `json:"pin"`               // made mount points: cannot be removed or renamed whole
-	Session string   `json:"session"`           // the session folder on the host: tmp/, var-tmp/, cache/N/
-	Net     bool     `json:"net"`               // a network namespace of its own (loopback only)
-	Proxy   int      `json:"proxy,omitempty"`   // with Net: the loopback port forwarded to the proxy socket
-	Socket  string   `json:"socket,omitempty"`  // the proxy's socket on the host
-	NProc   uint64   `json:"nproc,omitempty"`   // RLIMIT_NPROC of every process in the world
-	FSize   uint64   `json:"fsize,omitempty"`   // RLIMIT_FSIZE, bytes
-	NoProc  bool     `json:"noproc,omitempty"`  // keep the host's /proc (tests of the fallback)
-	HostTmp bool     `json:"hosttmp,omitempty"` // /tmp and /var/tmp are the host's, writable (an MCP server's world)
-	Version string   `json:"version,omitempty"` // lembas's, so a stale binary is noticed
+	Write    []string `json:"write"`              // bound writable again: the project, its git folders, config's writable
+	Overlay  []string `json:"overlay"`            // build caches: copy-on-write into the session folder
+	Mask     []string `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
+	Empty    []string `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
+	Protect  []string `json:"protect"`            // bound read-only (git's code-running files)
+	Pin      []string `json:"pin"`                // git's history (objects, refs, logs): add-only overlays (sandbox_world_git.go)
+	GitLayer string   `json:"gitlayer,omitempty"` // the pins' upper layers: <session>/<gitlayer>/<i>/{u,w}
+	Session  string   `json:"session"`            // the session folder on the host: tmp/, var-tmp/, cache/N/
+	Net      bool     `json:"net"`                // a network namespace of its own (loopback only)
+	Proxy    int      `json:"proxy,omitempty"`    // with Net: the loopback port forwarded to the proxy socket
+	Socket   string   `json:"socket,omitempty"`   // the proxy's socket on the host
+	NProc    uint64   `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
+	FSize    uint64   `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
+	NoProc   bool     `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
+	Version  string   `json:"version,omitempty"`  // lembas's, so a stale binary is noticed
 }
 
 // worldMsg is one message on the control socket, either way.
@@ -80,6 +82,7 @@ type worldMsg struct {
 	Status int            `json:"status,omitempty"` // a wait status
 	Error  string         `json:"error,omitempty"`
 	Limits string         `json:"limits,omitempty"` // ready: how processes are bounded (pid_max, rlimit)
+	Git    string         `json:"git,omitempty"`    // ready: how git's history is kept (overlay, pin)
 }
 
 // world is lembas's side of one session's world: the plan, and the running
@@ -93,6 +96,9 @@ type world struct {
 	idleFor time.Duration
 	err     error  // set for good when it cannot start
 	limits  string // how the init bounds processes: pid_max, rlimit
+	gitHow  string // how git's history is kept: overlay, or pin where overlays fail
+	exeByFD bool   // an MCP server's world: the program is handed over open
+	git     *gitKeep
 	exe     string // the helper; "" is os.Executable (sandbox.helperExe)
 }
 
@@ -107,7 +113,11 @@ type worldConn struct {
 }
 
 func newWorld(plan worldPlan, idle time.Duration) *world {
-	return &world{plan: plan, idleFor: idle}
+	w := &world{plan: plan, idleFor: idle}
+	if len(plan.Pin) > 0 && plan.GitLayer != "" {
+		w.git = newGitKeep(filepath.Join(plan.Session, plan.GitLayer), plan.Pin)
+	}
+	return w
 }
 
 // newWorldOS makes the session's world and starts it once, so that a
@@ -117,7 +127,7 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 		return nil, fmt.Errorf("%s", why)
 	}
 	plan := worldPlanFor(s, dir)
-	plan.Socket = sock
+	plan.Socket, plan.GitLayer = sock, "git"
 	w := newWorld(plan, idle)
 	w.exe = s.helperExe
 	w.mu.Lock()
@@ -131,21 +141,35 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 
 func (w *world) protected() []string { return w.plan.Protect }
 
-func (w *world) privateTmp() bool { return !w.plan.HostTmp }
+func (w *world) privateTmp() bool { return true } // the session's own, for commands and MCP servers alike
 
-// newServerWorldOS is a world of its own for one stdio MCP server: as the
-// session's, but with the host's /tmp and /var/tmp (servers and their logs
-// live there), so that the session's world is not laid out again for it.
+// gitKept is how git's history is kept: overlay (add-only), or pin.
+func (w *world) gitKept() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gitHow
+}
+
+// newServerWorldOS is a world of its own for one stdio MCP server, laid
+// out as the session's — the same private /tmp and /var/tmp (the session's
+// folders, not the host's), git's history add-only in layers of its own —
+// so that a server cannot reach what a command cannot, and a command
+// cannot reach into the server's processes.
 func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
 	if ok, why := s.namespaces(); !ok {
 		return nil, fmt.Errorf("%s", why)
 	}
 	plan := worldPlanFor(s, dir)
-	plan.Socket, plan.HostTmp = sock, true
+	plan.Socket = sock
+	plan.GitLayer = "git-server-" + strconv.FormatUint(serverWorlds.Add(1), 10)
 	w := newWorld(plan, 0)
+	w.exeByFD = true
 	w.exe = s.helperExe
 	return w, nil
 }
+
+// serverWorlds numbers the MCP servers' worlds, for their git layers.
+var serverWorlds atomic.Uint64
 
 // processBound says whether the world's processes are bounded for this
 // person: by pid_max, or by RLIMIT_NPROC when not root outside.
@@ -169,6 +193,11 @@ func (w *world) connLocked() (*worldConn, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("finding lembas's own executable: %v", err)
+	}
+	if w.git != nil {
+		if err := w.git.reset(); err != nil {
+			return nil, fmt.Errorf("making the world's git layers: %v", err)
+		}
 	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -222,7 +251,7 @@ func (w *world) connLocked() (*worldConn, error) {
 		w.err = fmt.Errorf("%s", why)
 		return nil, w.err
 	}
-	w.limits = m.Limits
+	w.limits, w.gitHow = m.Limits, m.Git
 	f := os.NewFile(uintptr(pair[0]), "world")
 	fc, err := net.FileConn(f) // through the netpoller: no thread sits blocked on it
 	f.Close()
@@ -308,6 +337,7 @@ func (w *world) close() {
 	c.uc.CloseWrite()
 	c.proc.Kill()
 	<-c.gone
+	w.git.sync()
 }
 
 // idleCheck lets an unused world go; the next command starts it again (its
@@ -438,10 +468,25 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	}
 	w.next++
 	p.id, p.c = w.next, c
+	w.git.before(len(c.waits) == 0)
 	c.waits[p.id] = p
 	w.mu.Unlock()
 	m := worldMsg{Op: "run", ID: p.id, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: dir, Policy: &pol}
-	err = c.send(m, []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd())})
+	send := []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd())}
+	if w.exeByFD {
+		// The program the person approved runs even from a folder the
+		// world does not show (the host's /tmp): handed over open, and
+		// executed through its descriptor (fd 3 in the child).
+		exe, err := os.Open(cmd.Path)
+		if err != nil {
+			w.forget(p)
+			return fail(err)
+		}
+		mine = append(mine, exe)
+		send = append(send, int(exe.Fd()))
+		m.Path = "/proc/self/fd/3"
+	}
+	err = c.send(m, send)
 	for _, f := range mine {
 		f.Close()
 	}
@@ -467,10 +512,11 @@ func (w *world) forget(p *worldProc) {
 // past the end, for what a child left running holds open).
 func (p *worldProc) wait() error {
 	m := <-p.status
-	if m.Op == "started" {
-		p.pidIn = m.Pid
+	if m.Op == "started" { // an older init's
 		m = <-p.status
 	}
+	p.pidIn = m.Pid
+	p.w.git.sync() // what the command added to git's history, back into the repository
 	p.w.mu.Lock()
 	p.w.armIdleLocked()
 	p.w.mu.Unlock()
@@ -527,8 +573,9 @@ func worldInit(args []string) int {
 	}
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
 	sessFD, err := unix.Open(plan.Session, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	gitHow := ""
 	if err == nil {
-		err = plan.layout()
+		gitHow, err = plan.layout()
 	}
 	if err == nil && plan.Net {
 		err = loopbackUp()
@@ -546,9 +593,9 @@ func worldInit(args []string) int {
 	}
 	in := &initState{sock: sock, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
 	go in.reap()
-	say(worldMsg{Op: "ready", Limits: limits})
+	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
 	buf := make([]byte, 1<<20)
-	oob := make([]byte, unix.CmsgSpace(3*4))
+	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err == unix.EINTR {
@@ -594,7 +641,9 @@ func closeAll(fds []int) {
 type initState struct {
 	sock  int
 	kick  chan struct{}
-	warm  *warmThread // the next command's thread, made ready (run's alone)
+	warmM sync.Mutex
+	warm  *warmThread    // the next command's thread, made ready
+	last  *sandboxPolicy // the last command's policy: the next one's, most likely
 	sendM sync.Mutex
 	mu    sync.Mutex
 	procs map[int]uint64 // pid → id
@@ -611,16 +660,19 @@ func (in *initState) say(m worldMsg) {
 // run starts one command from a thread of its own, restricted for good and
 // then thrown away, so no other goroutine of the init runs restricted. The
 // thread for the next command is made ready (caps dropped, Landlock and
-// seccomp on) as soon as one has forked, so a command waits for neither.
+// seccomp on) when a command ends — not while it runs, where it would take
+// a core from it — so the next command usually waits for neither.
 func (in *initState) run(m worldMsg, fds []int) {
-	if len(fds) != 3 || m.Policy == nil || len(m.Argv) == 0 {
+	if len(fds) < 3 || len(fds) > 4 || m.Policy == nil || len(m.Argv) == 0 {
 		closeAll(fds)
 		in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
 		return
 	}
 	key, _ := json.Marshal(m.Policy)
+	in.warmM.Lock()
 	t := in.warm
-	in.warm = nil
+	in.warm, in.last = nil, m.Policy
+	in.warmM.Unlock()
 	if t == nil || t.key != string(key) {
 		if t != nil {
 			close(t.reqs) // its thread ends unused
@@ -630,7 +682,17 @@ func (in *initState) run(m worldMsg, fds []int) {
 	done := make(chan struct{})
 	t.reqs <- warmReq{m: m, fds: fds, done: done}
 	<-done
-	in.warm = in.prepare(string(key), *m.Policy)
+}
+
+// warmUp makes the next command's thread ready for the last policy, unless
+// one is.
+func (in *initState) warmUp() {
+	in.warmM.Lock()
+	defer in.warmM.Unlock()
+	if in.warm == nil && in.last != nil {
+		key, _ := json.Marshal(in.last)
+		in.warm = in.prepare(string(key), *in.last)
+	}
 }
 
 // warmThread is a thread restricted for a policy, waiting for a command.
@@ -667,8 +729,12 @@ func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
 		fds := req.fds
 		in.mu.Lock()
 		defer in.mu.Unlock()
+		files := make([]uintptr, len(fds))
+		for i, f := range fds {
+			files[i] = uintptr(f)
+		}
 		pid, err := syscall.ForkExec(m.Path, m.Argv, &syscall.ProcAttr{Dir: m.Dir, Env: m.Env,
-			Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: &syscall.SysProcAttr{Setpgid: true}})
+			Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}})
 		if err != nil {
 			in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
 			return
@@ -678,8 +744,8 @@ func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
 		default:
 		}
 		// Recorded before the reaper can look: it reaps without the lock,
-		// but looks the pid up with it.
-		in.say(worldMsg{Op: "started", ID: m.ID, Pid: pid})
+		// but looks the pid up with it. The pid goes with the exit: one
+		// message a command, not two.
 		in.procs[pid], in.ids[m.ID] = m.ID, pid
 	}()
 	return t
@@ -720,7 +786,8 @@ func (in *initState) reap() {
 			}
 			in.mu.Unlock()
 			if ok {
-				in.say(worldMsg{Op: "exit", ID: id, Status: int(ws)})
+				in.say(worldMsg{Op: "exit", ID: id, Status: int(ws), Pid: pid})
+				in.warmUp()
 			}
 		}
 	}
@@ -754,10 +821,24 @@ func (plan worldPlan) limits() (string, error) {
 	return how, nil
 }
 
-// layout lays out the world's file system; see the file's comment.
-func (plan worldPlan) layout() error {
+// layout lays out the world's file system; see the file's comment. It
+// says how git's history is kept: "overlay", or "pin" (the folders only
+// cannot be removed whole) where this kernel gives no overlay.
+func (plan worldPlan) layout() (gitHow string, _ error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making mounts private: %v", err)
+		return "", fmt.Errorf("making mounts private: %v", err)
+	}
+	// git's history first, so the writable roots' copies below take the
+	// overlays with them (and their upper layers are still writable).
+	overlaid := map[string]bool{}
+	if plan.GitLayer != "" {
+		for i, p := range plan.Pin {
+			base := filepath.Join(plan.Session, plan.GitLayer, strconv.Itoa(i))
+			opts := "lowerdir=" + overlayEscape(p) + ",upperdir=" + overlayEscape(base+"/u") + ",workdir=" + overlayEscape(base+"/w")
+			if unix.Mount("overlay", p, "overlay", 0, opts+",userxattr") == nil || unix.Mount("overlay", p, "overlay", 0, opts) == nil {
+				overlaid[p] = true
+			}
+		}
 	}
 	clone := func(p string) (int, error) {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
@@ -775,22 +856,16 @@ func (plan worldPlan) layout() error {
 	// they are still writable and in view.
 	write := append([]string{}, plan.Write...)
 	for _, t := range [][2]string{{"tmp", "/tmp"}, {"var-tmp", "/var/tmp"}} {
-		if plan.HostTmp {
-			if _, err := os.Stat(t[1]); err == nil {
-				write = append(write, t[1])
-			}
-			continue
-		}
 		src := filepath.Join(plan.Session, t[0])
 		if err := os.MkdirAll(src, 0o700); err != nil {
-			return err
+			return "", err
 		}
 		if _, err := os.Stat(t[1]); err != nil {
 			continue
 		}
 		fd, err := clone(src)
 		if err != nil {
-			return err
+			return "", err
 		}
 		later = append(later, placed{fd, t[1]})
 	}
@@ -798,7 +873,7 @@ func (plan worldPlan) layout() error {
 	for _, p := range write {
 		fd, err := clone(p)
 		if err != nil {
-			return err
+			return "", err
 		}
 		later = append(later, placed{fd, p})
 	}
@@ -807,36 +882,36 @@ func (plan worldPlan) layout() error {
 	for i, c := range plan.Overlay {
 		up, work := filepath.Join(plan.Session, "cache", strconv.Itoa(i), "u"), filepath.Join(plan.Session, "cache", strconv.Itoa(i), "w")
 		if err := os.MkdirAll(up, 0o700); err != nil {
-			return err
+			return "", err
 		}
 		if err := os.MkdirAll(work, 0o700); err != nil {
-			return err
+			return "", err
 		}
 		opts := "lowerdir=" + overlayEscape(c) + ",upperdir=" + overlayEscape(up) + ",workdir=" + overlayEscape(work)
 		if err := unix.Mount("overlay", c, "overlay", 0, opts); err != nil {
-			return fmt.Errorf("overlaying the cache %s: %v", c, err)
+			return "", fmt.Errorf("overlaying the cache %s: %v", c, err)
 		}
 		overlays = append(overlays, c)
 	}
 	// Everything read-only, then the writable parts back.
 	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
-		return fmt.Errorf("making the root read-only: %v", err)
+		return "", fmt.Errorf("making the root read-only: %v", err)
 	}
 	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
 	for _, c := range overlays {
 		if err := unix.MountSetattr(unix.AT_FDCWD, c, 0, rw); err != nil {
-			return fmt.Errorf("making the cache %s writable: %v", c, err)
+			return "", fmt.Errorf("making the cache %s writable: %v", c, err)
 		}
 	}
 	for _, pl := range later {
 		if _, err := os.Stat(pl.target); err != nil {
 			if err := os.MkdirAll(pl.target, 0o755); err != nil { // under the private /tmp
-				return fmt.Errorf("making the mount point %s: %v", pl.target, err)
+				return "", fmt.Errorf("making the mount point %s: %v", pl.target, err)
 			}
 		}
 		if err := unix.MoveMount(pl.fd, "", unix.AT_FDCWD, pl.target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return fmt.Errorf("placing %s: %v", pl.target, err)
+			return "", fmt.Errorf("placing %s: %v", pl.target, err)
 		}
 		unix.Close(pl.fd)
 	}
@@ -845,26 +920,34 @@ func (plan worldPlan) layout() error {
 			continue
 		}
 		if err := unix.Mount("tmpfs", e, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
-			return fmt.Errorf("emptying %s: %v", e, err)
+			return "", fmt.Errorf("emptying %s: %v", e, err)
 		}
 	}
 	if !plan.NoProc {
 		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			return fmt.Errorf("mounting the world's /proc: %v", err)
+			return "", fmt.Errorf("mounting the world's /proc: %v", err)
 		}
 	}
-	// git: code-running files read-only; objects and refs pinned.
+	// git: history add-only (an overlay each, copied back by lembas), or
+	// at least pinned; code-running files read-only.
 	for _, p := range plan.Pin {
-		if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("pinning %s: %v", p, err)
+		how := "overlay"
+		if !overlaid[p] {
+			how = "pin"
+			if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
+				return "", fmt.Errorf("pinning %s: %v", p, err)
+			}
+		}
+		if gitHow == "" || how == "pin" {
+			gitHow = how
 		}
 	}
 	for _, p := range plan.Protect {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("binding %s: %v", p, err)
+			return "", fmt.Errorf("binding %s: %v", p, err)
 		}
 		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, ro); err != nil {
-			return fmt.Errorf("making %s read-only: %v", p, err)
+			return "", fmt.Errorf("making %s read-only: %v", p, err)
 		}
 	}
 	// Credentials last, so they are empty inside writable roots too.
@@ -882,10 +965,10 @@ func (plan worldPlan) layout() error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("emptying %s: %v", p, err)
+			return "", fmt.Errorf("emptying %s: %v", p, err)
 		}
 	}
-	return nil
+	return gitHow, nil
 }
 
 // overlayEscape escapes a path for overlay's options (commas, colons and
@@ -972,6 +1055,9 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 		}
 	}
 	for _, p := range parts.Pin {
+		if !exists(p) && exists(filepath.Dir(p)) {
+			os.MkdirAll(p, 0o755) // logs/ before the first commit: git would make it, outside the layer
+		}
 		if exists(p) {
 			plan.Pin = append(plan.Pin, p)
 		}

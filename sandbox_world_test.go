@@ -504,7 +504,13 @@ func TestWorldMCPStdio(t *testing.T) {
 	t.Setenv("OUTER_TOKEN", "CANARY-OUTER")
 	tb, base, proj, _ := worldFixture(t, sandboxConfig{})
 	outside := filepath.Join(base, "mcp-outside.txt")
-	line := "cat ~/.ssh/id_ed25519 > leak.txt 2>&1; env > env.txt; echo x > " + outside + "; echo done > done.txt"
+	// A canary in the host's /tmp: the server's /tmp is the session's.
+	canary := fmt.Sprintf("/tmp/lembas-mcp-canary-%d", os.Getpid())
+	if err := os.WriteFile(canary, []byte("CANARY-HOST-TMP"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(canary)
+	line := "cat ~/.ssh/id_ed25519 > leak.txt 2>&1; cat " + canary + " >> leak.txt 2>&1; echo from-server > /tmp/mcp-made; env > env.txt; echo x > " + outside + "; echo done > done.txt"
 	cfg := mcpServerConfig{Name: "w", Command: "/bin/sh", Args: []string{"-c", line}, Cwd: proj,
 		Env: map[string]string{"GIVEN_TOKEN": "given-by-entry"}, Sandbox: tb.sandbox}
 	s, err := startMCPStdio(cfg, theMCP())
@@ -517,7 +523,15 @@ func TestWorldMCPStdio(t *testing.T) {
 		t.Fatalf("the server did not run: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(proj, "leak.txt")); strings.Contains(string(b), "CANARY") {
-		t.Errorf("the server read a key: %q", b)
+		t.Errorf("the server read a key or the host's /tmp: %q", b)
+	}
+	if _, err := os.Stat("/tmp/mcp-made"); err == nil {
+		os.Remove("/tmp/mcp-made")
+		t.Error("the server wrote the host's /tmp")
+	}
+	// Its /tmp is the one the session's commands see.
+	if r := sandboxBash(t, tb, "auto", "cat /tmp/mcp-made"); !strings.Contains(r.Text, "from-server") {
+		t.Errorf("the server's /tmp is not the session's: %s", r.Text)
 	}
 	env, _ := os.ReadFile(filepath.Join(proj, "env.txt"))
 	if strings.Contains(string(env), "CANARY-OUTER") || !strings.Contains(string(env), "GIVEN_TOKEN=given-by-entry") {

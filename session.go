@@ -144,8 +144,10 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	sess.Mode = mode
 	// On disk before any front end names the session (session/new's
 	// answer): a kill -9 before its first turn must leave one that opens
-	// again on its model (the soak, soak_test.go).
-	if err := st.save(sess); err != nil {
+	// again on its model (the soak, soak_test.go). -p names it only after
+	// its first message is saved, which writes it whole (store.go begin).
+	if headless {
+	} else if err := st.save(sess); err != nil {
 		st.close()
 		return nil, nil, err
 	}
@@ -157,6 +159,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
+	tb.webAllowed, perm.net = perm.webAllowRule, tb.sandbox // webfetch follows the commands' network rules (web.go)
 	e := newEngine(ref, tb, perm, st, sess, maxSteps)
 	e.hygiene, e.extra = hygieneOn(os.Getenv), extra
 	e.jx.models = func(ctx context.Context, name string) (*modelRef, error) {

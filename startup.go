@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"sync"
 )
 
 // warmSessionSpecs starts the parse of the harness files a session needs
@@ -34,6 +35,23 @@ func warmSessionSpecs() {
 		permDefaults() // and, through its rules, the arity table
 	}()
 }
+
+// warmCallSpecs starts, once a process, the parse of what the first tool
+// call needs and the first request does not: the floor (every path a call
+// names is checked against it) and the sandbox's boundary. The engine
+// calls it when the model has begun to answer (withAnswering), so the
+// parse overlaps the model's answer instead of delaying either the first
+// request or the first call.
+func warmCallSpecs() {
+	warmCallOnce.Do(func() {
+		go func() {
+			loadHardline()
+			loadBoundary()
+		}()
+	})
+}
+
+var warmCallOnce sync.Once // a plain Once: nothing allocated at start-up
 
 // modelLookup is chooseModel running on its own goroutine.
 type modelLookup struct {

@@ -2,9 +2,10 @@ package main
 
 // Sessions on disk: one append-only JSON Lines journal per session under
 // the state folder's sessions/ (<id>.jsonl, store_journal.go), appended
-// with one write and fsync after every message, so a message the person
-// has seen is on disk and kill -9 at any moment leaves every session
-// readable; compacted by an atomic rewrite now and then. A session in the
+// with one write after every message and an fsync before the person sees
+// it (each save's own, or for -p's text and json one at the turn's end:
+// deferSyncs), so a message the person has seen is on disk and kill -9 at
+// any moment leaves every session readable; compacted by an atomic rewrite now and then. A session in the
 // older single-object format (<id>.json) is read as before and converted
 // on its next save. A session open in a process is guarded by a lock file;
 // a corrupt file is reported and set aside, never silently dropped.
@@ -109,6 +110,7 @@ type store struct {
 	locks   map[string]*os.File
 	mu      sync.Mutex                // guards shadows, and makes saves one at a time
 	shadows map[string]*sessionShadow // what is on disk, for sessions this process holds
+	lazy    bool                      // saves are written at once and made durable at flush (deferSyncs)
 }
 
 func newStore(stateDir string, warn func(string)) *store {
@@ -173,9 +175,14 @@ func (s *store) begin(project string) (*session, error) {
 func (s *store) save(sess *session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer traceSince(time.Now(), "save")
 	sess.Updated = time.Now()
 	sh := s.shadows[sess.ID]
-	if st, err := os.Lstat(s.path(sess.ID)); sh == nil || err != nil || st.Size() != sh.j.size {
+	st, err := os.Lstat(s.path(sess.ID))
+	if _, oldErr := os.Lstat(s.oldPath(sess.ID)); sh == nil && s.lazy && errors.Is(err, fs.ErrNotExist) && errors.Is(oldErr, fs.ErrNotExist) {
+		return s.firstWrite(sess)
+	}
+	if sh == nil || err != nil || st.Size() != sh.j.size {
 		// No shadow, or the file is not the one the shadow describes
 		// (removed, or written by someone else): start it afresh.
 		return s.rewrite(sess)
@@ -186,6 +193,54 @@ func (s *store) save(sess *session) error {
 	}
 	if sh.j.needsCompaction(sh.live()) {
 		return s.rewrite(sess)
+	}
+	return nil
+}
+
+// deferSyncs is for a front end that shows the person nothing of a turn
+// until it ends (-p's text and json): from now on a save writes at once
+// but does not fsync, and flush, called before anything is shown, makes
+// every save since durable with one fsync a journal. The promise holds:
+// the process's crash or kill -9 loses nothing (the kernel has every
+// write), and a power cut loses only what the person has not seen. It
+// spares the turn an fsync a message (one a step and more).
+func (s *store) deferSyncs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lazy = true
+	for _, sh := range s.shadows {
+		sh.j.lazy = true
+	}
+}
+
+// flush makes the saves since deferSyncs durable: call it before the
+// person is shown anything.
+func (s *store) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first error
+	for _, sh := range s.shadows {
+		if err := sh.j.sync(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// firstWrite starts a new session's journal with one lazy append, where
+// rewrite's temp file, rename and fsyncs would make it durable at once:
+// there is no older file for a crash to leave half replaced.
+func (s *store) firstWrite(sess *session) error {
+	j := &journal{path: s.path(sess.ID), perm: 0o600, lazy: true}
+	recs, sh := snapshotRecords(sess, j)
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+	}
+	if err := j.append(recs...); err != nil {
+		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+	}
+	if _, ok := s.locks[sess.ID]; ok {
+		s.shadows[sess.ID] = sh
 	}
 	return nil
 }
@@ -212,6 +267,7 @@ func (s *store) rewrite(sess *session) error {
 		}
 	}
 	if _, ok := s.locks[sess.ID]; ok {
+		sh.j.lazy = s.lazy // the rewrite itself was durable; later appends follow the store
 		s.shadows[sess.ID] = sh
 	}
 	return nil
@@ -250,6 +306,7 @@ func (s *store) read(id string) (*session, error) {
 		return nil, s.setAsideCorrupt(id, p, err)
 	}
 	if locked {
+		sh.j.lazy = s.lazy
 		s.shadows[id] = sh
 	}
 	return sess, nil
@@ -417,6 +474,11 @@ func (s *store) lock(id string) error {
 func (s *store) unlock(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if sh := s.shadows[id]; sh != nil {
+		if err := sh.j.sync(); err != nil { // lazy saves are durable before another process may write
+			s.warn(err.Error())
+		}
+	}
 	delete(s.shadows, id) // once unlocked, another process may write
 	if f, ok := s.locks[id]; ok {
 		// Closing the file drops the lock whatever unlockFile answered,
@@ -428,6 +490,9 @@ func (s *store) unlock(id string) {
 }
 
 func (s *store) close() {
+	if err := s.flush(); err != nil {
+		s.warn(err.Error())
+	}
 	s.mu.Lock()
 	ids := make([]string, 0, len(s.locks))
 	for id := range s.locks {

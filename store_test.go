@@ -233,3 +233,57 @@ func TestStoreTruncatedPrefixes(t *testing.T) {
 		t.Errorf("the whole file: %v", err)
 	}
 }
+
+// TestStoreDeferredSyncs: with deferSyncs (-p's text and json) every save
+// is written at once, so another reader (or the next process after a kill
+// -9) finds it before any flush; flush then makes each journal durable
+// and leaves nothing pending, and close flushes what is left.
+func TestStoreDeferredSyncs(t *testing.T) {
+	dir := t.TempDir()
+	st := newStore(dir, nil)
+	st.deferSyncs()
+	s, err := st.begin("/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Messages = append(s.Messages, message{Role: "user", Content: "hi", Kind: "prompt"})
+	if err := st.save(s); err != nil {
+		t.Fatal(err)
+	}
+	s.Messages = append(s.Messages, message{Role: "assistant", Content: "hello"})
+	if err := st.save(s); err != nil {
+		t.Fatal(err)
+	}
+	sh := st.shadows[s.ID]
+	if sh == nil || !sh.j.lazy || !sh.j.unsynced || !sh.j.dirUnsynced {
+		t.Fatalf("after two lazy saves of a new session: %+v", sh)
+	}
+	_, recs, err := loadJournal(st.path(s.ID), 0o600, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := replaySession(recs, &journal{})
+	if err != nil || len(got.Messages) != 2 || got.Messages[1].Content != "hello" {
+		t.Fatalf("on disk before flush: %v %+v", err, got)
+	}
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if sh.j.unsynced || sh.j.dirUnsynced {
+		t.Errorf("pending after flush: %+v", sh.j)
+	}
+	s.Messages = append(s.Messages, message{Role: "user", Content: "more"})
+	st.save(s)
+	if !sh.j.unsynced {
+		t.Errorf("a save after flush is not pending")
+	}
+	st.close()
+	if sh.j.unsynced {
+		t.Errorf("close left a save pending")
+	}
+	other := newStore(dir, nil)
+	defer other.close()
+	if re, err := other.open(s.ID); err != nil || len(re.Messages) != 3 {
+		t.Fatalf("reopen: %v %+v", err, re)
+	}
+}

@@ -389,6 +389,7 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	e.perm.mu.Unlock()
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
+	tb.webAllowed, perm.net = perm.webAllowRule, e.perm.net
 	steps := sp.Loop.Subagents.MaxSteps
 	if e.maxSteps < steps {
 		steps = e.maxSteps
@@ -563,6 +564,9 @@ type subApprover struct {
 	inner approver
 	agent string
 }
+
+// unattended: a subagent's approver asks nobody when its session's does not.
+func (s subApprover) unattended() bool { return nobodyApproves(s.inner) }
 
 func (s subApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
 	if req.Agent == "" { // the asking subagent, not a sub-manager it passes through

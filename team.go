@@ -613,7 +613,7 @@ func (t *teamState) dress(m *teamMember) error {
 	if tb.defs, err = tb.definitions(); err != nil {
 		return err
 	}
-	tb.protected, tb.privateWeb = e.tb.protected, e.tb.privateWeb
+	tb.protected, tb.privateWeb, tb.webAllowed = e.tb.protected, e.tb.privateWeb, e.tb.webAllowed
 	e.tb = tb
 	e.ask = subApprover{inner: parent.ask, agent: rec.ID + " " + rec.Name}
 	up := parent.emit

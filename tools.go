@@ -99,6 +99,10 @@ type toolbox struct {
 	// privateWeb says whether an allow rule names a host, so webfetch may
 	// reach a loopback or private address there (web.go); nil: never.
 	privateWeb func(host string) bool
+	// webAllowed says whether the person's allow rules or always answers
+	// cover webfetch on a host, so the network gate does not ask (web.go);
+	// nil: none do.
+	webAllowed func(host string) bool
 
 	// log takes what only a developer needs (a panic's stack); nil: the
 	// process's standard logger (stderr).

@@ -271,7 +271,11 @@ func grepTree(ctx context.Context, root, start string, m *lineMatcher, inc *glob
 			mu.Unlock()
 		}()
 	}
+	// With a hand-over size, names are only collected until the walk is
+	// known to stay under it: a tree that goes to ripgrep has no file read
+	// here first (the walk of 2,000 names costs a fraction of reading them).
 	seen := 0
+	var held []string
 	err := walkProject(root, start, func(rel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -285,9 +289,18 @@ func grepTree(ctx context.Context, root, start string, m *lineMatcher, inc *glob
 		if inc != nil && !inc.MatchString(rel) {
 			return nil
 		}
+		if handOver > 0 {
+			held = append(held, rel)
+			return nil
+		}
 		files <- rel
 		return nil
 	})
+	if err == nil {
+		for _, rel := range held {
+			files <- rel
+		}
+	}
 	close(files)
 	wg.Wait()
 	return out, seen, err

@@ -239,3 +239,22 @@ func TestGlobShortcuts(t *testing.T) {
 		}
 	}
 }
+
+// TestGrepHandOverReadsNothing: a walk that passes the hand-over size
+// (ripgrep takes the search) has read no file first, so the person does
+// not wait for a part of the search done twice.
+func TestGrepHandOverReadsNothing(t *testing.T) {
+	root := t.TempDir()
+	for i := range 40 {
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%02d.txt", i)), []byte("needle\n"), 0o644)
+	}
+	re := regexp.MustCompile("needle")
+	out, seen, err := grepTree(context.Background(), root, root, newLineMatcher(re, "needle", false), nil, 1<<20, 30)
+	if err != errTreeTooBig || len(out) != 0 || seen != 31 {
+		t.Errorf("past the hand-over: err %v, %d matches found first, %d seen", err, len(out), seen)
+	}
+	out, _, err = grepTree(context.Background(), root, root, newLineMatcher(re, "needle", false), nil, 1<<20, 100)
+	if err != nil || len(out) != 40 {
+		t.Errorf("under the hand-over: err %v, %d matches", err, len(out))
+	}
+}

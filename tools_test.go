@@ -27,6 +27,14 @@ func newTestToolbox(t *testing.T, files map[string]string) *toolbox {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		tb.mu.Lock()
+		sb := tb.sandbox
+		tb.mu.Unlock()
+		if sb != nil {
+			sb.close()
+		}
+	})
 	return tb
 }
 

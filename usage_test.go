@@ -152,7 +152,7 @@ func runCLICase(input json.RawMessage) (any, error) {
 	out := map[string]any{
 		"exit":       code,
 		"stderr":     strings.ReplaceAll(strings.ReplaceAll(stderr.String(), cfgPath, "CONFIG"), proj, "PROJECT"),
-		"stdout_1":   first,
+		"stdout_1":   strings.ReplaceAll(first, proj, "PROJECT"),
 		"requests":   len(f.got()),
 		"fake_model": tb.errs,
 	}

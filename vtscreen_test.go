@@ -18,7 +18,8 @@ type vtScreen struct {
 	width    int
 	rows     [][]rune
 	row, col int
-	wrap     bool // the cursor is past the last column: the next rune wraps
+	wrap     bool              // the cursor is past the last column: the next rune wraps
+	marks    map[[2]int]string // combining marks after the character in a cell
 }
 
 func newVTScreen(width int) *vtScreen {
@@ -31,24 +32,50 @@ func (s *vtScreen) ensure() {
 	}
 }
 
+// put draws r at the cursor as a terminal does: a wide character takes
+// two cells (the second holds wideTail), wrapping first when only one is
+// left; a combining mark or zero-width character takes none and joins the
+// cell before it (kept in marks, so the text still reads "é").
 func (s *vtScreen) put(r rune) {
-	if s.wrap {
+	w := runeWidth(r)
+	if r == '\t' {
+		w = 1
+	}
+	if w == 0 {
+		if s.marks == nil {
+			s.marks = map[[2]int]string{}
+		}
+		at := [2]int{s.row, max(0, s.col-1)}
+		if s.wrap {
+			at[1] = s.col
+		}
+		s.marks[at] += string(r)
+		return
+	}
+	if s.wrap || (w == 2 && s.col == s.width-1) {
 		s.row++
 		s.col, s.wrap = 0, false
 	}
 	s.ensure()
 	line := s.rows[s.row]
-	for len(line) <= s.col {
+	for len(line) < s.col+w {
 		line = append(line, ' ')
 	}
 	line[s.col] = r
+	delete(s.marks, [2]int{s.row, s.col})
+	if w == 2 {
+		line[s.col+1] = wideTail
+	}
 	s.rows[s.row] = line
-	if s.col == s.width-1 {
-		s.wrap = true
+	if s.col+w >= s.width {
+		s.col, s.wrap = s.width-1, true
 	} else {
-		s.col++
+		s.col += w
 	}
 }
+
+// wideTail fills the second cell of a wide character.
+const wideTail = rune(0xe0ff)
 
 // feed interprets bytes written to the terminal.
 func (s *vtScreen) feed(b []byte) {
@@ -117,10 +144,17 @@ func (s *vtScreen) csi(params string, final byte) {
 		s.col = min(s.width-1, max(0, n-1))
 	case 'K':
 		s.ensure()
+		cut := s.col
 		if params == "2" {
-			s.rows[s.row] = nil
-		} else if len(s.rows[s.row]) > s.col {
-			s.rows[s.row] = s.rows[s.row][:s.col]
+			cut = 0
+		}
+		if len(s.rows[s.row]) > cut {
+			s.rows[s.row] = s.rows[s.row][:cut]
+		}
+		for at := range s.marks {
+			if at[0] == s.row && at[1] >= cut {
+				delete(s.marks, at)
+			}
 		}
 	case 'J':
 		s.ensure()
@@ -134,19 +168,31 @@ func (s *vtScreen) csi(params string, final byte) {
 // text is every row, trailing blanks cut, one a line.
 func (s *vtScreen) text() string {
 	var b strings.Builder
-	for i, r := range s.rows {
+	for i := range s.rows {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(strings.TrimRight(string(r), " "))
+		b.WriteString(s.rowText(i))
 	}
 	return b.String()
+}
+
+// rowText is row i as text: wide characters once, marks after their cell.
+func (s *vtScreen) rowText(i int) string {
+	var b strings.Builder
+	for c, r := range s.rows[i] {
+		if r != wideTail {
+			b.WriteRune(r)
+		}
+		b.WriteString(s.marks[[2]int{i, c}])
+	}
+	return strings.TrimRight(b.String(), " ")
 }
 
 // cursorRow is the row the cursor is on, as text.
 func (s *vtScreen) cursorRow() string {
 	s.ensure()
-	return strings.TrimRight(string(s.rows[s.row]), " ")
+	return s.rowText(s.row)
 }
 
 // screenOf renders what a terminal of the width shows after out.

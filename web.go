@@ -113,6 +113,9 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 		if r, ok := p.privateWebRule(t.Name, host); ok {
 			return decision{Verdict: "allow", Rule: r.label("allow")}
 		}
+		if p.net != nil && p.net.webListed(host) {
+			return decision{Verdict: "allow", Rule: "sandbox.network.allow " + host}
+		}
 		return decision{Verdict: "deny", Rule: "webfetch private address", Reason: t.text("private", "host", host, "ip", ip)}
 	}
 	for _, r := range p.allowRules() {
@@ -120,10 +123,26 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 			return decision{Verdict: "allow", Rule: r.label("allow")}
 		}
 	}
+	if p.net != nil && p.net.webAsks(host) {
+		// The network gate asks about this host when the fetch is made,
+		// with the card commands get (sandbox_netask.go): one question, not two.
+		return decision{Verdict: "allow", Rule: "sandbox.network: the host is asked about when fetched"}
+	}
 	if p.mode() == "auto" {
 		return decision{Verdict: "allow", Rule: "modes.json auto"}
 	}
 	return decision{Verdict: "ask", Rule: "webfetch: a new host", Reason: t.text("ask", "host", host), Remember: true, Patterns: []string{host}}
+}
+
+// webAllowRule says whether one of the person's allow rules or always
+// answers covers webfetch on host (webfetch: <host>, or webfetch alone).
+func (p *permissions) webAllowRule(host string) bool {
+	for _, r := range p.allowRules() {
+		if ruleCovers(r.permRule, "webfetch") && (r.Pattern == "" || wildMatch(strings.ToLower(r.Pattern), host)) {
+			return true
+		}
+	}
+	return false
 }
 
 // privateWebRule is the allow rule that names a host exactly, the only
@@ -179,7 +198,24 @@ func toolWebFetch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolRes
 	// asked again here rather than read off the host's addresses now: a
 	// name that resolved public when the call was judged and private now
 	// (DNS rebinding) must not earn the leave by that.
-	privateOK := tb.privateWeb != nil && tb.privateWeb(host)
+	sb := tb.theSandbox()
+	privateOK := (tb.privateWeb != nil && tb.privateWeb(host)) || sb.webListed(host)
+	// The network rules commands follow (sandbox_netask.go): off reaches
+	// nothing, on anything; else the allowed hosts, and another is asked
+	// about (refused in -p). The person's own webfetch rules count as
+	// allowing their hosts; the package registries do not count here.
+	ruled := tb.webAllowed != nil && tb.webAllowed(host)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if nr := netRunFor(ctx, ctx, "webfetch "+u.String()); sb.networkMode() == "off" || !ruled {
+		v := sb.permitWeb(nr, host, port)
+		nr.cancel()
+		if !v.ok {
+			return toolResult{Text: strings.TrimSpace(strings.TrimPrefix(v.body, "lembas sandbox: ")), IsError: true}
+		}
+	}
 	client := webClient(t, privateOK)
 	defer client.CloseIdleConnections()
 	start := u.String()

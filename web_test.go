@@ -96,9 +96,10 @@ func TestWebFetchPrivateRefusedUnlessRuled(t *testing.T) {
 	if strings.Contains(got, "alert") || strings.Contains(got, "p{}") {
 		t.Errorf("script or style leaked:\n%s", got)
 	}
-	// manual mode asks for a new host; -p cannot answer, so it is refused
+	// a host not allowed is asked about by the network gate; -p cannot
+	// answer, so it is refused, naming the host and the key that allows it
 	got = fetchViaEngine(t, "manual", "http://93.184.216.34/")
-	if !strings.Contains(got, "Not run") {
+	if !strings.Contains(got, "93.184.216.34 (port 80)") || !strings.Contains(got, "sandbox.network.allow") {
 		t.Errorf("a new host in manual -p: %s", got)
 	}
 }
@@ -110,6 +111,7 @@ func TestWebFetchRedirectsAndCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.privateWeb = func(string) bool { return true } // as if an allow rule named the loopback test server
+	tb.webAllowed = func(string) bool { return true } // and so the network gate lets it through
 	ts := tb.lookup("webfetch")
 	fetch := func(path string, format string) toolResult {
 		args, _ := json.Marshal(map[string]any{"url": srv.URL + path, "format": format})

@@ -1,0 +1,344 @@
+package main
+
+// A host that is not allowed is asked, not just refused. When a command
+// connects through the proxy (sandbox_proxy.go) — or webfetch fetches a
+// page (web.go) — to a host that is neither a package registry (commands
+// only) nor in sandbox.network.allow nor allowed for this project before,
+// the connection is held and the person is asked through the session's
+// approver (permission_approve.go: the terminal's card, ACP's
+// session/request_permission, the link's card), naming the host, its port
+// and the command that asked:
+//
+//	once     this command (or this fetch) may reach the host
+//	project  and every later command of this project: kept in
+//	         stateDir()/network.json, never in config.yaml
+//	deny     refused; the command reads why in the proxy's answer
+//
+// Headless (-p), nobody can answer: the host is refused at once, the
+// command reads why, and stderr names sandbox.network.allow. The hold is
+// the approval's timeout (approveWithin), ended early when the command
+// ends (its run is released), so a held connection never outlives its
+// command and no goroutine waits on nothing.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// unattended is an approver that refuses unseen (-p's, and a subagent's
+// that passes to it): asking it is refusing, so the network gate says so
+// on stderr instead of showing a card nobody sees.
+type unattended interface{ unattended() bool }
+
+// nobodyApproves says whether a's requests are refused unseen.
+func nobodyApproves(a approver) bool {
+	if a == nil {
+		return true
+	}
+	u, ok := a.(unattended)
+	return ok && u.unattended()
+}
+
+// netCards numbers the network cards, for their call ids.
+var netCards atomic.Int64
+
+// netRun is what the network gate keeps of one running command: who asks
+// for it, what it is, and the hosts already answered for it.
+type netRun struct {
+	what   string // the command line (or "webfetch URL")
+	ask    approver
+	say    func(string) // -p's stderr, "" elsewhere
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	card    chan struct{} // one card at a time per command: held while one is up
+	mu      sync.Mutex
+	asked   int                      // cards raised, up to proxy.ask_max_hosts
+	allowed map[string]bool          // host: once for this command
+	denied  map[string]string        // host: the body the command reads
+	waiting map[string]chan struct{} // host: a card is up for it
+}
+
+func newNetRun(parent context.Context, what string, ask approver, say func(string)) *netRun {
+	ctx, cancel := context.WithCancel(parent)
+	return &netRun{what: what, ask: ask, say: say, ctx: ctx, cancel: cancel, card: make(chan struct{}, 1),
+		allowed: map[string]bool{}, denied: map[string]string{}, waiting: map[string]chan struct{}{}}
+}
+
+// netState is a sandbox's part of the gate: the commands running now, in
+// the order they started, and the hosts this project allowed.
+type netState struct {
+	mu      sync.Mutex
+	runs    []*netRun
+	project []string // loaded once from network.json
+	loaded  bool
+	told    map[string]bool // -p: hosts already named on stderr
+	file    string          // where the project's hosts are kept; "": netFile() (a test injects a folder of its own)
+}
+
+// netHold registers a command about to run; netRelease ends its cards.
+func (s *sandbox) netHold(r *netRun) {
+	if r == nil {
+		return
+	}
+	s.net.mu.Lock()
+	s.net.runs = append(s.net.runs, r)
+	s.net.mu.Unlock()
+}
+
+func (s *sandbox) netRelease(r *netRun) {
+	if r == nil {
+		return
+	}
+	r.cancel() // a card still up is taken down; its connection is refused
+	s.net.mu.Lock()
+	defer s.net.mu.Unlock()
+	for i, x := range s.net.runs {
+		if x == r {
+			s.net.runs = append(s.net.runs[:i], s.net.runs[i+1:]...)
+			break
+		}
+	}
+}
+
+// netFile is where every project's "always" hosts are kept.
+func netFile() string { return filepath.Join(stateDir(), "network.json") }
+
+// netPath is this sandbox's network.json.
+func (s *sandbox) netPath() string {
+	if s.net.file != "" {
+		return s.net.file
+	}
+	return netFile()
+}
+
+func readNetFile(path string) map[string][]string {
+	m := map[string][]string{}
+	if data, err := os.ReadFile(path); err == nil {
+		json.Unmarshal(data, &m)
+	}
+	return m
+}
+
+// projectHosts are the hosts this project allowed with "always".
+func (s *sandbox) projectHosts() []string {
+	s.net.mu.Lock()
+	defer s.net.mu.Unlock()
+	if !s.net.loaded {
+		s.net.loaded = true
+		s.net.project = readNetFile(s.netPath())[s.root]
+	}
+	return append([]string{}, s.net.project...)
+}
+
+// allowProject keeps host among this project's hosts, on disk.
+func (s *sandbox) allowProject(host string) error {
+	s.projectHosts()
+	s.net.mu.Lock()
+	if !contains(s.net.project, host) {
+		s.net.project = append(s.net.project, host)
+	}
+	s.net.mu.Unlock()
+	path := s.netPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockBeside(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m := readNetFile(path)
+	if !contains(m[s.root], host) {
+		m[s.root] = append(m[s.root], host)
+		sort.Strings(m[s.root])
+	}
+	data, _ := json.MarshalIndent(m, "", "  ")
+	return writeFileAtomic(path, append(data, '\n'), 0o600)
+}
+
+// hostListed says whether host is in one of lists: exactly, or under a
+// "*.name" entry (never an IP literal so).
+func hostListed(host string, lists ...[]string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, l := range lists {
+		for _, a := range l {
+			a = strings.ToLower(a)
+			if a == host {
+				return true
+			}
+			if strings.HasPrefix(a, "*.") && strings.HasSuffix(host, a[1:]) && net.ParseIP(host) == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// netVerdict is the gate's answer for one connection: allowed, or the
+// text the command (or webfetch's model) reads.
+type netVerdict struct {
+	ok   bool
+	body string
+}
+
+// permitCommand judges a command's connection to host:port: the
+// registries, config's list and the project's hosts pass; else the
+// command running now is asked for (the newest, when several run).
+func (s *sandbox) permitCommand(host, port string) netVerdict {
+	if s.allowedHost(host) || hostListed(host, s.projectHosts()) {
+		return netVerdict{ok: true}
+	}
+	s.net.mu.Lock()
+	var r *netRun
+	n := len(s.net.runs)
+	if n > 0 {
+		r = s.net.runs[n-1]
+	}
+	s.net.mu.Unlock()
+	if r == nil { // no command of this session is running: a leftover, or an MCP server
+		return netVerdict{body: sandboxText("proxy_refused_body", "host", host, "port", port)}
+	}
+	what := r.what
+	if n > 1 {
+		what += sandboxText("net_several", "n", n)
+	}
+	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", s.netPath()))
+}
+
+// permitWeb judges webfetch's fetch of host:port: the registries do not
+// count (webfetch is for pages); config's list and the project's hosts
+// pass, sandbox.network: on passes everything and off nothing; else the
+// person is asked, as for a command.
+func (s *sandbox) permitWeb(r *netRun, host, port string) netVerdict {
+	switch s.networkMode() {
+	case "on":
+		return netVerdict{ok: true}
+	case "off":
+		return netVerdict{body: sandboxText("web_off", "host", host)}
+	}
+	if hostListed(host, s.cfg.Allow, s.projectHosts()) {
+		return netVerdict{ok: true}
+	}
+	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", r.what, "file", s.netPath()))
+}
+
+// webAsks says whether the gate, not the permissions, has the question
+// about webfetch on host: the network is not on and host is not listed.
+func (s *sandbox) webAsks(host string) bool {
+	return s.networkMode() != "on" && !hostListed(host, s.cfg.Allow, s.projectHosts())
+}
+
+// webListed says whether config's sandbox.network.allow names host exactly
+// (the leave for webfetch to reach a loopback or private address, as it is
+// for commands).
+func (s *sandbox) webListed(host string) bool {
+	host = strings.ToLower(host)
+	for _, a := range s.cfg.Allow {
+		if strings.ToLower(a) == host {
+			return true
+		}
+	}
+	return false
+}
+
+// askHost asks r's person about host once for the command: a second
+// connection while the card is up waits for its answer, and one after it
+// takes the answer given.
+func (s *sandbox) askHost(r *netRun, host, port, reason string) netVerdict {
+	for {
+		r.mu.Lock()
+		if r.allowed[host] {
+			r.mu.Unlock()
+			return netVerdict{ok: true}
+		}
+		if b, ok := r.denied[host]; ok {
+			r.mu.Unlock()
+			return netVerdict{body: b}
+		}
+		if ch, ok := r.waiting[host]; ok {
+			r.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-r.ctx.Done():
+				return netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
+			}
+		}
+		if max := theSandboxSpec().Proxy.AskMaxHosts; r.asked >= max {
+			r.mu.Unlock()
+			return netVerdict{body: sandboxText("proxy_too_many_body", "host", host, "port", port, "max", max)}
+		}
+		r.asked++
+		ch := make(chan struct{})
+		r.waiting[host] = ch
+		r.mu.Unlock()
+		var v netVerdict
+		select {
+		case r.card <- struct{}{}: // the command's other cards wait their turn
+			v = s.askOnce(r, host, port, reason)
+			<-r.card
+		case <-r.ctx.Done():
+			v = netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
+		}
+		r.mu.Lock()
+		delete(r.waiting, host)
+		if v.ok {
+			r.allowed[host] = true
+		} else {
+			r.denied[host] = v.body
+		}
+		r.mu.Unlock()
+		close(ch)
+		return v
+	}
+}
+
+func (s *sandbox) askOnce(r *netRun, host, port, reason string) netVerdict {
+	if nobodyApproves(r.ask) {
+		s.net.mu.Lock()
+		if s.net.told == nil {
+			s.net.told = map[string]bool{}
+		}
+		first := !s.net.told[host]
+		s.net.told[host] = true
+		s.net.mu.Unlock()
+		if first && r.say != nil {
+			r.say(sandboxText("net_headless", "host", host, "port", port))
+		}
+		return netVerdict{body: sandboxText("proxy_headless_body", "host", host, "port", port)}
+	}
+	// A call id of its own, not the running call's: ACP announces the card
+	// as a tool call of its own, and the link takes it down by that id when
+	// it is no longer waited for.
+	req := approvalRequest{CallID: fmt.Sprintf("net_%d", netCards.Add(1)), Tool: "network", Input: net.JoinHostPort(host, port), Risk: "interact",
+		Reason: reason, Rule: "sandbox.network.allow", Options: []string{"once", "project", "deny"}}
+	ans := approveWithin(r.ctx, r.ask, req, approvalLimit(r.ask))
+	if r.ctx.Err() != nil { // taken down (the command ended): whatever came back, refused
+		return netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
+	}
+	switch ans.Choice {
+	case "project":
+		if err := s.allowProject(host); err != nil && r.say != nil {
+			r.say(sandboxText("net_store_failed", "host", host, "error", err))
+		}
+		return netVerdict{ok: true}
+	case "once":
+		return netVerdict{ok: true}
+	}
+	switch ans.Why {
+	case "timeout":
+		return netVerdict{body: sandboxText("proxy_timeout_body", "host", host, "port", port)}
+	case "cancelled":
+		return netVerdict{body: sandboxText("proxy_cancelled_body", "host", host, "port", port)}
+	}
+	return netVerdict{body: sandboxText("proxy_denied_body", "host", host, "port", port)}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The network area (sandbox_netask.go): what the gate does with one
+// connection — a command's through the proxy, or webfetch's — for a
+// config, the hosts the project allowed before, and the person's answer
+// (once, project, deny, headless: -p, none: no command running, wait: the
+// card is taken down); and what `sandbox check` says where the probe finds
+// no sandbox or config turns it off. No connection is made: the gate is
+// asked directly.
+func init() {
+	conformanceRunners["network"] = func(input json.RawMessage) (any, error) {
+		var in struct {
+			Kind    string   `json:"kind"` // gate, check
+			Config  string   `json:"config"`
+			Project []string `json:"project"` // hosts the project allowed before
+			Who     string   `json:"who"`     // command (default), webfetch
+			Host    string   `json:"host"`
+			Port    string   `json:"port"`
+			Answer  string   `json:"answer"`
+			Again   bool     `json:"again"`  // a second connection of the same command after the answer
+			Before  []string `json:"before"` // hosts the same command was refused before (each asked, denied)
+			Probe   string   `json:"probe"`  // check: none (no sandbox here), or "" (landlock as given)
+			Mode    string   `json:"mode"`
+		}
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, err
+		}
+		c, err := parseConfig([]byte(in.Config), "config.yaml")
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "lembas-net-conf-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		sb := newSandbox(c.Sandbox, "/p")
+		sb.net.file = filepath.Join(dir, "network.json")
+		if len(in.Project) > 0 {
+			data, _ := json.Marshal(map[string][]string{"/p": in.Project})
+			os.WriteFile(sb.net.file, data, 0o600)
+		}
+		switch in.Kind {
+		case "check":
+			switch in.Probe {
+			case "none":
+				sb.probeHook = func() sandboxProbe { return sandboxProbe{Why: "no sandbox on this test machine"} }
+			}
+			mode := in.Mode
+			if mode == "" {
+				mode = "auto"
+			}
+			var heads []string
+			out := map[string]any{"why": sandboxWhy(sb)}
+			for i, l := range strings.Split(strings.TrimRight(sb.report(mode), "\n"), "\n") {
+				head, rest, _ := strings.Cut(strings.TrimSpace(l), ":")
+				if i == 0 || head == "network" {
+					out[head] = strings.TrimSpace(rest)
+				}
+				heads = append(heads, head) // what the environment line drops depends on the machine: only its head
+			}
+			out["lines"] = heads
+			return out, nil
+		case "gate":
+		default:
+			return nil, fmt.Errorf("unknown kind %q", in.Kind)
+		}
+		var ask approver
+		switch in.Answer {
+		case "once", "project", "deny":
+			sa := &scriptedApprover{}
+			for range in.Before {
+				sa.answers = append(sa.answers, approvalAnswer{Choice: "deny"})
+			}
+			ask = &scriptedApprover{answers: append(sa.answers, approvalAnswer{Choice: in.Answer})}
+		case "wait":
+			ask = blockingApprover{}
+		case "headless", "none":
+			ask = headlessApprover{}
+		}
+		var said []string
+		r := newNetRun(context.Background(), "curl https://"+in.Host, ask, func(s string) { said = append(said, s) })
+		if in.Answer == "wait" {
+			r.cancel() // the card is taken down (the command ended)
+		}
+		judge := func() netVerdict {
+			if in.Who == "webfetch" {
+				return sb.permitWeb(r, in.Host, in.Port)
+			}
+			return sb.permitCommand(in.Host, in.Port)
+		}
+		if in.Who != "webfetch" && in.Answer != "none" {
+			sb.netHold(r) // the command is running
+			defer sb.netRelease(r)
+		}
+		host := in.Host
+		for _, h := range in.Before {
+			in.Host = h
+			judge()
+		}
+		in.Host = host
+		v := judge()
+		out := map[string]any{"allowed": v.ok}
+		if v.body != "" {
+			out["body"] = strings.TrimSpace(v.body)
+		}
+		if sa, ok := ask.(*scriptedApprover); ok && len(sa.asked) > len(in.Before) {
+			q := sa.asked[len(in.Before)]
+			out["card"] = map[string]any{"tool": q.Tool, "input": q.Input, "options": q.Options, "rule": q.Rule}
+		}
+		if len(said) > 0 {
+			out["stderr"] = said
+		}
+		if in.Again {
+			out["again"] = judge().ok
+		}
+		if data, err := os.ReadFile(sb.net.file); err == nil && in.Answer == "project" {
+			var m map[string][]string
+			json.Unmarshal(data, &m)
+			out["kept"] = m["/p"]
+		}
+		return out, nil
+	}
+}

@@ -1,0 +1,60 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestSessionDirSwept: a session's folder names and locks its owner and
+// goes when the sandbox closes; a new session sweeps the folders whose
+// owner is gone (the lock free: killed, or never closed) and an older
+// lembas's once an hour old, and never one whose owner lives.
+func TestSessionDirSwept(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	sb := newSandbox(sandboxConfig{}, t.TempDir())
+	d, err := sb.sessionDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sessionOwnerPid(d) != os.Getpid() {
+		t.Errorf("the owner file does not name this process: %d", sessionOwnerPid(d))
+	}
+	sb.close()
+	if pathExists(d) {
+		t.Fatalf("close left %s", d)
+	}
+	mk := func(name string, owner bool) string {
+		p := filepath.Join(tmp, sessionDirPrefix+name)
+		os.MkdirAll(filepath.Join(p, "tmp"), 0o700)
+		if owner {
+			os.WriteFile(filepath.Join(p, sessionOwnerFile), []byte(strconv.Itoa(1<<22)+"\n"), 0o600)
+		}
+		return p
+	}
+	dead := mk("dead", true) // its owner was killed: nothing holds the lock
+	live := mk("live", false)
+	lock, err := lockSessionOwner(live) // held: as a live lembas holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	oldLegacy, newLegacy := mk("old", false), mk("new", false)
+	past := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(oldLegacy, past, past)
+	sb2 := newSandbox(sandboxConfig{}, t.TempDir())
+	defer sb2.close()
+	if _, err := sb2.sessionDir(); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{dead: false, live: true, oldLegacy: false, newLegacy: true} {
+		if pathExists(p) != want {
+			t.Errorf("%s: kept %v, want %v", filepath.Base(p), pathExists(p), want)
+		}
+	}
+}

@@ -1,0 +1,357 @@
+//go:build linux
+
+package main
+
+// git's history in the world is add-only. The world sees .git/objects,
+// .git/refs and .git/logs (the plan's pin paths) through an overlay whose
+// upper layer is a folder of the session, so whatever a command does there
+// — a commit, a gc, `rm -rf .git/objects/*`, a truncated pack — lands in
+// that layer and never in the repository. After each command lembas copies
+// what is new from the layer into the real folders (syncGit):
+//   - objects: a loose object or a pack file only where none is, and only
+//     when it checks (a loose object hashes to its name, a pack file's
+//     trailing checksum is its content's), so an existing one is never
+//     overwritten and a truncated or forged one never lands; the caches
+//     beside them (info/, commit-graph, multi-pack-index) are not copied:
+//     a forged one could mislead the person's next gc, and git makes them
+//     again;
+//   - refs: a new or moved ref (a moved ref is ordinary work: commit,
+//     reset, checkout -b);
+//   - logs: a new reflog, or one that grew (only appended to: an expired or
+//     rewritten reflog stays as it was);
+//   - never a delete: the layer's whiteouts are skipped, so a removed
+//     object, pack or ref is gone only in the world's view, until the
+//     world next starts (it starts with a fresh layer, and sees the whole
+//     history again);
+//   - packed-refs, a file beside the refs, is rewritten for real; a ref it
+//     listed before the command and lists no more is written back as a
+//     loose ref (refs are never deleted).
+// git inside the world sees a delete succeed; the repository keeps it.
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// gitKeep is the host's side of one world's git layers.
+type gitKeep struct {
+	mu     sync.Mutex
+	layer  string            // the session folder's layer: <layer>/<i>/u is pin i's upper
+	pins   []string          // the real folders
+	packed string            // <common>/packed-refs
+	refs   map[string]string // packed refs seen before commands: name → sha
+	synced map[string]string // upper path → size and time when last copied
+}
+
+func newGitKeep(layer string, pins []string) *gitKeep {
+	k := &gitKeep{layer: layer, pins: pins, refs: map[string]string{}, synced: map[string]string{}}
+	for _, p := range pins {
+		if filepath.Base(p) == "refs" {
+			k.packed = filepath.Join(filepath.Dir(p), "packed-refs")
+		}
+	}
+	return k
+}
+
+// reset empties the layers before a world starts with them: everything in
+// them was copied back after the command that made it.
+func (k *gitKeep) reset() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.synced = map[string]string{}
+	if err := os.RemoveAll(k.layer); err != nil {
+		return err
+	}
+	for i := range k.pins {
+		for _, d := range []string{"u", "w"} {
+			if err := os.MkdirAll(filepath.Join(k.layer, strconv.Itoa(i), d), 0o700); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// before notes the packed refs as a command starts; with nothing running
+// it takes them afresh (the person may have deleted one outside).
+func (k *gitKeep) before(idle bool) {
+	if k == nil || k.packed == "" {
+		return
+	}
+	now := readPackedRefs(k.packed)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if idle {
+		k.refs = now
+		return
+	}
+	for n, sha := range now {
+		k.refs[n] = sha
+	}
+}
+
+var (
+	looseObject = lazyRE(`^[0-9a-f]{2}/[0-9a-f]{38,62}$`)
+	packFile    = lazyRE(`^pack/pack-[0-9a-f]{40,64}\.[a-z]+$`)
+)
+
+// sync copies the layers' news into the real folders (see the file's
+// comment); it returns the first error, having tried everything.
+func (k *gitKeep) sync() error {
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for i, real := range k.pins {
+		kind := filepath.Base(real)
+		up := filepath.Join(k.layer, strconv.Itoa(i), "u")
+		// A folder of objects or refs whose time has not moved holds no
+		// new name (objects and refs land by rename), so its files are not
+		// looked at again; reflogs grow in place and always are.
+		quiet := map[string]bool{}
+		filepath.WalkDir(up, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if fi, err := d.Info(); err == nil && kind != "logs" {
+					// Recorded only once it is 2 s old: a folder's time is the
+					// kernel's coarse clock, and a name landing in the same tick
+					// would leave it as it was.
+					stamp := "dir@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+					quiet[p] = k.synced[p] == stamp
+					if time.Since(fi.ModTime()) > 2*time.Second {
+						k.synced[p] = stamp
+					} else {
+						delete(k.synced, p)
+					}
+				}
+				if p != up {
+					rel, _ := filepath.Rel(up, p)
+					keep(os.MkdirAll(filepath.Join(real, rel), 0o755))
+				}
+				return nil
+			}
+			if quiet[filepath.Dir(p)] {
+				return nil
+			}
+			rel, _ := filepath.Rel(up, p)
+			dst := filepath.Join(real, rel)
+			name := d.Name()
+			if !d.Type().IsRegular() || strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "tmp_") {
+				return nil // a whiteout (a delete), a lock or a file being written
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			stamp := strconv.FormatInt(fi.Size(), 10) + "@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+			if k.synced[p] == stamp {
+				return nil
+			}
+			rel = filepath.ToSlash(rel)
+			switch {
+			case kind == "objects":
+				if pathExists(dst) || !objectChecks(p, rel) {
+					k.synced[p] = stamp
+					return nil // named by its content: never overwritten; a forged one never lands
+				}
+			case kind == "logs":
+				old, err := os.ReadFile(dst)
+				if err == nil {
+					now, rerr := os.ReadFile(p)
+					if rerr != nil || len(now) <= len(old) || !bytes.HasPrefix(now, old) {
+						k.synced[p] = stamp
+						return nil // only appended to
+					}
+				}
+			default:
+				if sameBytes(p, dst) {
+					k.synced[p] = stamp
+					return nil
+				}
+			}
+			if err := copyInto(p, dst, fi.Mode().Perm()); err != nil {
+				keep(err)
+				return nil
+			}
+			k.synced[p] = stamp
+			return nil
+		})
+	}
+	keep(k.restorePacked())
+	return first
+}
+
+// restorePacked writes back, as loose refs, the packed refs a command took
+// out of packed-refs.
+func (k *gitKeep) restorePacked() error {
+	if k.packed == "" || len(k.refs) == 0 {
+		return nil
+	}
+	now := readPackedRefs(k.packed)
+	common := filepath.Dir(k.packed)
+	var first error
+	for name, sha := range k.refs {
+		if _, ok := now[name]; ok {
+			continue
+		}
+		f := filepath.Join(common, filepath.FromSlash(name))
+		if !within(common, f) || pathExists(f) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err == nil {
+			err = os.WriteFile(f, []byte(sha+"\n"), 0o644)
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// objectChecks says whether a file of .git/objects is one to copy back: a
+// loose object whose content hashes to its name, a pack file (pack, idx,
+// rev, mtimes, bitmap) whose trailing checksum is its content's, or a
+// pack's .keep or .promisor mark.
+func objectChecks(p, rel string) bool {
+	switch {
+	case looseObject.MatchString(rel):
+		f, err := os.Open(p)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		zr, err := zlib.NewReader(f)
+		if err != nil {
+			return false
+		}
+		name := strings.Replace(rel, "/", "", 1)
+		h := newGitHash(len(name))
+		if _, err := io.Copy(h, io.LimitReader(zr, 1<<34)); err != nil {
+			return false
+		}
+		return hex.EncodeToString(h.Sum(nil)) == name
+	case packFile.MatchString(rel):
+		ext := filepath.Ext(rel)
+		if ext == ".keep" || ext == ".promisor" {
+			return true
+		}
+		if ext != ".pack" && ext != ".idx" && ext != ".rev" && ext != ".mtimes" && ext != ".bitmap" {
+			return false
+		}
+		hexName := strings.TrimSuffix(strings.TrimPrefix(rel, "pack/pack-"), ext)
+		f, err := os.Open(p)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		h := newGitHash(len(hexName))
+		n := int64(h.Size())
+		if err != nil || fi.Size() <= n {
+			return false
+		}
+		if _, err := io.Copy(h, io.LimitReader(f, fi.Size()-n)); err != nil {
+			return false
+		}
+		tail := make([]byte, n)
+		if _, err := io.ReadFull(f, tail); err != nil {
+			return false
+		}
+		return bytes.Equal(h.Sum(nil), tail)
+	}
+	return false
+}
+
+// newGitHash is the hash a repository's names of that length are made by.
+func newGitHash(hexLen int) hash.Hash {
+	if hexLen == 64 {
+		return sha256.New()
+	}
+	return sha1.New()
+}
+
+// readPackedRefs is packed-refs as name → sha.
+func readPackedRefs(p string) map[string]string {
+	out := map[string]string{}
+	f, err := os.Open(p)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		if sha, name, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "refs/") {
+			out[name] = sha
+		}
+	}
+	return out
+}
+
+// sameBytes says whether two files hold the same bytes.
+func sameBytes(a, b string) bool {
+	x, err := os.ReadFile(a)
+	if err != nil {
+		return false
+	}
+	y, err := os.ReadFile(b)
+	return err == nil && bytes.Equal(x, y)
+}
+
+// copyInto copies src to dst through a temporary file beside dst, renamed
+// over it, so a reader never sees half of it.
+func copyInto(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.CreateTemp(filepath.Dir(dst), ".lembas-sync-*")
+	if err != nil {
+		return err
+	}
+	tmp := out.Name()
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, mode)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

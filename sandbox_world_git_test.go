@@ -1,0 +1,209 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// gitOut is git's output on the host, trimmed; "" when it fails.
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestWorldHistoryKept: a script the model wrote and ran by name tries
+// every way of losing an unpushed commit — reset, reflog expire, gc
+// --prune=now, deleted and packed refs, truncated packs, rm -rf of the
+// objects, refs and logs — and afterwards the repository, seen from the
+// host, still has the commit and every branch; in a world started again
+// ordinary git work (commit, branch, checkout -b, gc) goes on and lands.
+func TestWorldHistoryKept(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", "echo a > a.txt && git add a.txt && git commit -qm first && echo b > b.txt && git add b.txt && git commit -qm unpushed && git branch side && git checkout -q -b feature && git checkout -q - && echo ok")
+	if r.IsError || !strings.Contains(r.Text, "ok") {
+		t.Fatalf("ordinary git work in the world: %s", r.Text)
+	}
+	t.Logf("git kept by: %s", tb.sandbox.world.(*world).gitKept())
+	sha := gitOut(t, proj, "rev-parse", "HEAD")
+	br := gitOut(t, proj, "symbolic-ref", "--short", "HEAD")
+	if sha == "" || br == "" || gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/feature") == "" {
+		t.Fatalf("the world's commit and branches did not reach the repository: %q %q", sha, br)
+	}
+	r = sandboxBash(t, tb, "auto", script(`#!/bin/sh
+git reset -q --hard HEAD~1
+git reflog expire --expire=now --all
+git gc -q --prune=now
+git update-ref -d refs/heads/side
+git branch -q -D feature
+git pack-refs --all
+git update-ref -d refs/heads/`+br+`
+for f in .git/objects/pack/* .git/objects/??/*; do chmod u+w "$f"; : > "$f"; done
+rm -rf .git/objects/* .git/refs/heads/* .git/logs/* .git/packed-refs
+git cat-file -e `+sha+` || echo gone-here
+echo tried`))
+	if !strings.Contains(r.Text, "gone-here") {
+		t.Logf("the world's view kept the commit (the script did less than it meant): %s", r.Text)
+	}
+	if err := exec.Command("git", "-C", proj, "cat-file", "-e", sha).Run(); err != nil {
+		t.Fatalf("the unpushed commit %s is lost: %v\n%s", sha, err, r.Text)
+	}
+	for _, ref := range []string{br, "side", "feature"} {
+		if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/"+ref) == "" {
+			t.Errorf("the branch %s was deleted\n%s", ref, r.Text)
+		}
+	}
+	if !strings.Contains(gitOut(t, proj, "reflog", br), sha[:7]) {
+		t.Errorf("the reflog lost the commit: %s", gitOut(t, proj, "reflog", br))
+	}
+	if out, err := exec.Command("git", "-C", proj, "fsck", "--no-dangling").CombinedOutput(); err != nil {
+		t.Errorf("the repository is damaged: %v\n%s", err, out)
+	}
+	// A world started again sees the whole history, and works on.
+	tb.sandbox.world.close()
+	r = sandboxBash(t, tb, "auto", "git cat-file -e "+sha+" && git reset -q --hard "+sha+" && echo c > c.txt && git add c.txt && git commit -qm third && git branch x && git checkout -q -b y && git gc -q && git log --oneline | wc -l")
+	if r.IsError || !strings.Contains(r.Text, "3") {
+		t.Fatalf("git work in a world started again: %s", r.Text)
+	}
+	for _, ref := range []string{"x", "y"} {
+		if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/"+ref) == "" {
+			t.Errorf("the branch %s made in the world is not in the repository", ref)
+		}
+	}
+	if got := gitOut(t, proj, "log", "--format=%s", "-1", "y"); got != "third" {
+		t.Errorf("the world's commit is not in the repository: %q", got)
+	}
+	if out, err := exec.Command("git", "-C", proj, "fsck", "--no-dangling").CombinedOutput(); err != nil {
+		t.Errorf("the repository is damaged after gc in the world: %v\n%s", err, out)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(proj, ".git", "objects", "pack")); len(ents) == 0 {
+		t.Error("gc's pack did not reach the repository")
+	}
+}
+
+// TestWorldUnixSocketsUnreachable: a Unix socket outside the writable
+// roots (an agent's or a daemon's, in a folder the world can read) cannot
+// be connected to from a command, by a script run by name; a socketpair
+// still works, and so does go test.
+func TestWorldUnixSocketsUnreachable(t *testing.T) {
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	// The person's go build cache, so go test below builds little (it is
+	// copy-on-write in the world).
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+	}
+	tb, base, _, _ := worldFixture(t, sandboxConfig{})
+	dir := filepath.Join(base, "agent")
+	os.MkdirAll(dir, 0o755)
+	sock := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var hits atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			c.Write([]byte("CANARY-AGENT\n"))
+			c.Close()
+		}
+	}()
+	// The listener answers from outside, so the test can fail.
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(c) // the listener has counted it once this ends
+	c.Close()
+	hits.Store(0)
+	r := sandboxBash(t, tb, "auto", script(`#!/bin/sh
+test -S `+sq(sock)+` && echo seen
+`+py+` -c 'import socket
+try:
+    s = socket.socket(socket.AF_UNIX); s.connect("`+sock+`"); print(s.recv(100))
+except OSError as e:
+    print("refused:", e)
+a, b = socket.socketpair(); a.send(b"x"); print("pair-ok" if b.recv(1) == b"x" else "pair-bad")'
+`))
+	if hits.Load() != 0 || strings.Contains(r.Text, "CANARY") || !strings.Contains(r.Text, "refused:") {
+		t.Errorf("a Unix socket outside was reached (%d connections): %s", hits.Load(), r.Text)
+	}
+	if !strings.Contains(r.Text, "seen") || !strings.Contains(r.Text, "pair-ok") {
+		t.Errorf("the socket should be visible and a socketpair should work: %s", r.Text)
+	}
+	r = sandboxBash(t, tb, "auto", `mkdir -p m && cd m && printf 'module m\n\ngo 1.21\n' > go.mod && printf 'package m\n\nimport "testing"\n\nfunc TestX(t *testing.T) {}\n' > m_test.go && GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=mod go test ./... && cd .. && rm -rf m`)
+	if r.IsError || !strings.Contains(r.Text, "ok") {
+		t.Errorf("go test in the world: %s", r.Text)
+	}
+}
+
+// TestWorldPlanMetadata: in plan mode chmod, touch -d and chown change
+// nothing in the project (seccomp: Landlock does not mediate them), and a
+// file outside the writable roots keeps its mode and time in every mode
+// (the read-only root).
+func TestWorldPlanMetadata(t *testing.T) {
+	tb, _, proj, home := worldFixture(t, sandboxConfig{})
+	in := filepath.Join(proj, "plan.txt")
+	if err := os.WriteFile(in, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(home, "notes.txt")
+	for _, mode := range []string{"plan", "manual", "edit", "auto"} {
+		files := []string{out}
+		if mode == "plan" {
+			files = append(files, in)
+		}
+		var before []os.FileInfo
+		for _, f := range files {
+			fi, _ := os.Stat(f)
+			before = append(before, fi)
+		}
+		body := "#!/bin/sh\n"
+		for _, f := range files {
+			body += fmt.Sprintf("chmod 600 %[1]s; chmod 777 %[1]s; touch -d 2001-01-01 %[1]s; touch -m %[1]s; chown 0:0 %[1]s; chgrp 0 %[1]s\n", sq(f))
+		}
+		r := sandboxBash(t, tb, mode, "printf '%s\\n' "+sq(body+"echo tried")+" > /tmp/m.sh && sh /tmp/m.sh")
+		for i, f := range files {
+			after, _ := os.Stat(f)
+			if after.Mode() != before[i].Mode() || !after.ModTime().Equal(before[i].ModTime()) {
+				t.Errorf("%s: %s changed: %v %v → %v %v\n%s", mode, f, before[i].Mode(), before[i].ModTime(), after.Mode(), after.ModTime(), r.Text)
+			}
+		}
+		want := "Read-only file system"
+		if mode == "plan" {
+			want = "Operation not permitted"
+		}
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("%s: no %q: %s", mode, want, r.Text)
+		}
+	}
+	// Outside plan mode the project's metadata is the command's to change.
+	if r := sandboxBash(t, tb, "auto", "chmod 600 plan.txt && touch -d 2001-01-01 plan.txt && echo ok"); r.IsError {
+		t.Errorf("chmod in the project in auto: %s", r.Text)
+	}
+	if fi, _ := os.Stat(in); fi.Mode().Perm() != 0o600 {
+		t.Errorf("chmod in the project did not land: %v", fi.Mode())
+	}
+}
