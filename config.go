@@ -50,6 +50,7 @@ type modelConfig struct {
 	Context  int      // context (tokens)
 	Output   int      // output (max output tokens)
 	Vision   *bool    // vision
+	Patch    *bool    // patch: the model edits by patch (apply_patch offered)
 	Tools    *bool    // tools
 	Thinking *bool    // thinking_switch
 	Efforts  []string // efforts
@@ -445,7 +446,7 @@ func (d configDecoder) models(n *yamlNode, key string) ([]modelConfig, error) {
 // and overrides what lembas knows about the model.
 func (d configDecoder) model(n *yamlNode, key string) (modelConfig, error) {
 	var mc modelConfig
-	m, err := d.entries(n, key, "name", "context", "output", "vision", "tools", "thinking_switch", "efforts", "parallel")
+	m, err := d.entries(n, key, "name", "context", "output", "vision", "patch", "tools", "thinking_switch", "efforts", "parallel")
 	if err != nil {
 		return mc, err
 	}
@@ -462,6 +463,8 @@ func (d configDecoder) model(n *yamlNode, key string) (modelConfig, error) {
 			mc.Parallel, err = d.count(v, fk, "4")
 		case "vision":
 			mc.Vision, err = d.flag(v, fk)
+		case "patch":
+			mc.Patch, err = d.flag(v, fk)
 		case "tools":
 			mc.Tools, err = d.flag(v, fk)
 		case "thinking_switch":

@@ -166,9 +166,7 @@ func runPlanCase(input json.RawMessage) (any, error) {
 	for _, c := range in.Calls {
 		t := tb.lookup(c.Tool)
 		raw := c.Args
-		if conv := argConverters[c.Tool]; conv != nil && c.Tool != t.Name {
-			raw = conv(raw)
-		}
+		raw = convertFormer(t, c.Tool, raw)
 		args, err := checkArgs(t, raw, theSpec().Purpose.Schema)
 		if err != nil {
 			errs = append(errs, err.Error())

@@ -298,10 +298,8 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 		}
 		p.t = t
 		raw := json.RawMessage(c.Function.Arguments)
-		if conv := argConverters[c.Function.Name]; conv != nil && c.Function.Name != t.Name {
-			raw = conv(raw) // a former name that took other arguments
-		}
-		p.purpose = callPurpose(t, raw) // checkArgs takes it out of what the tool gets
+		raw = convertFormer(t, c.Function.Name, raw) // a former name that took other arguments
+		p.purpose = callPurpose(t, raw)              // checkArgs takes it out of what the tool gets
 		args, err := checkArgs(t, raw, theSpec().Purpose.Schema)
 		if err != nil {
 			p.res = &toolResult{Text: err.Error(), IsError: true, Status: "failed"}

@@ -44,6 +44,7 @@ type toolSpec struct {
 	Exclusive   bool                       `json:"exclusive"`
 	Purpose     bool                       `json:"purpose"`
 	Aliases     map[string][]string        `json:"aliases"`
+	Actions     map[string]string          `json:"actions,omitempty"` // a folded tool: the former name → the action it runs (tools/README.md)
 	Variables   map[string]string          `json:"variables"`
 	Narrow      map[string]json.RawMessage `json:"narrow"`
 	Requires    []string                   `json:"requires,omitempty"`
@@ -186,6 +187,7 @@ type modelMeta struct {
 	Efforts        []string `json:"efforts,omitempty"`
 	ThinkingSwitch *bool    `json:"thinking_switch,omitempty"`
 	Vision         *bool    `json:"vision,omitempty"`
+	Patch          *bool    `json:"patch,omitempty"` // the model edits by patch: apply_patch is offered (tools_offer.go model_patches)
 	Tools          *bool    `json:"tools,omitempty"`
 	Parallel       int      `json:"parallel,omitempty"`
 	Notes          string   `json:"notes,omitempty"` // what a person should know of it (lembas models shows it)

@@ -75,8 +75,8 @@ func TestHarness(t *testing.T) {
 	if bad := regexp.MustCompile(`\{\{[a-zA-Z0-9_]+\}\}`).Find(tb.defs); bad != nil {
 		t.Errorf("unfilled %s in the tool definitions", bad)
 	}
-	if len(tb.tools) != 39 { // 30, and the nine team tools the main agent is offered (3.4.0)
-		t.Errorf("%d tools offered, want 39: %s", len(tb.tools), tb.names())
+	if len(tb.tools) != 36 { // 27 (the four job tools are one), and the nine team tools the main agent is offered (3.4.0)
+		t.Errorf("%d tools offered, want 36: %s", len(tb.tools), tb.names())
 	}
 	// Every prompt text: its variables are declared in index.json.
 	for p, text := range sp.Prompts {

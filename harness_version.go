@@ -32,6 +32,9 @@ type versionPart struct {
 	Areas []string `json:"areas,omitempty"`
 	Tools []string `json:"tools,omitempty"`
 	Files []string `json:"files,omitempty"`
+	// Aliases: a tool of Tools that others were folded into, and their
+	// names, which its file must keep as aliases that still run.
+	Aliases map[string][]string `json:"aliases,omitempty"`
 }
 
 // conformanceAreas is the set harness/conformance/areas.txt names: the
@@ -63,6 +66,21 @@ func (p versionPart) missing(fsys fs.FS, areas map[string]bool) []string {
 	}
 	for _, t := range p.Tools {
 		check("harness/tools/" + t + ".json")
+	}
+	for t, names := range p.Aliases {
+		path := "harness/tools/" + t + ".json"
+		var ts struct {
+			Aliases map[string][]string `json:"aliases"`
+		}
+		b, err := fs.ReadFile(fsys, path)
+		if err == nil {
+			json.Unmarshal(b, &ts)
+		}
+		for _, n := range names {
+			if !contains(ts.Aliases["cli"], n) {
+				out = append(out, path+" (alias "+n+")")
+			}
+		}
 	}
 	for _, f := range p.Files {
 		check("harness/" + f)

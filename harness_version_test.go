@@ -111,6 +111,21 @@ func TestBuiltVersionRises(t *testing.T) {
 	}
 }
 
+// TestBuiltVersionFolded: a part naming a folded tool's former names is
+// built only while the tool's file keeps them as aliases.
+func TestBuiltVersionFolded(t *testing.T) {
+	sp := &versionsSpec{}
+	json.Unmarshal([]byte(`{"versions":[{"version":"1.0.0","parts":[{"part":"a","tools":["job"],"aliases":{"job":["job_list","job_stop"]}}]}]}`), sp)
+	fsys := fstest.MapFS{"harness/tools/job.json": &fstest.MapFile{Data: []byte(`{"aliases":{"cli":["job_list"]}}`)}}
+	if v := builtVersion(sp, fsys); v != "0.0.0" {
+		t.Errorf("job_stop is no alias of job, yet %s", v)
+	}
+	fsys["harness/tools/job.json"] = &fstest.MapFile{Data: []byte(`{"aliases":{"cli":["job_list","job_stop"]}}`)}
+	if v := builtVersion(sp, fsys); v != "1.0.0" {
+		t.Errorf("both aliases kept: %s", v)
+	}
+}
+
 // semverLess compares two x.y.z versions.
 func semverLess(a, b string) bool {
 	pa, pb := strings.Split(a, "."), strings.Split(b, ".")

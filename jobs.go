@@ -648,9 +648,36 @@ func jobTool(e *engine, t *toolSpec, raw json.RawMessage) (*job, map[string]any,
 }
 
 func init() {
-	sessionTools["job_list"] = engineTool(toolJobList)
-	sessionTools["job_output"] = engineTool(toolJobOutput)
-	sessionTools["job_stop"] = engineTool(toolJobStop)
+	sessionTools["job"] = engineTool(toolJob)
+}
+
+// toolJob runs one action on this session's jobs (the four job tools
+// folded into one); each takes the arguments the tool of its former name
+// took: id for all but list, and message for send.
+func toolJob(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {
+	var a map[string]any
+	json.Unmarshal(raw, &a)
+	action, _ := a["action"].(string)
+	var run func(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult
+	var needs []string
+	switch action {
+	case "list":
+		run = toolJobList
+	case "output":
+		run, needs = toolJobOutput, []string{"id"}
+	case "stop":
+		run, needs = toolJobStop, []string{"id"}
+	case "send":
+		run, needs = toolJobSend, []string{"id", "message"}
+	default:
+		return errResult(t.text("bad_action", "action", action))
+	}
+	for _, k := range needs {
+		if _, ok := a[k]; !ok {
+			return errResult(t.text("needs", "action", action, "what", k))
+		}
+	}
+	return run(e, ctx, t, raw)
 }
 
 func toolJobList(e *engine, ctx context.Context, t *toolSpec, raw json.RawMessage) toolResult {

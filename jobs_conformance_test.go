@@ -5,8 +5,10 @@ package main
 // engine's events mean, and the line drawn). Each runs the real code.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -28,9 +30,11 @@ func runJobsCase(input json.RawMessage) (any, error) {
 		Answer string `json:"answer"`
 		Keep   int    `json:"keep"`
 		Steps  []struct {
-			Write string `json:"write"`
-			Read  string `json:"read"` // new, tail
-			End   string `json:"end"`  // a status: the job ends
+			Tool  string          `json:"tool"` // op call: a call by this name (job or a former one)
+			Args  json.RawMessage `json:"args"`
+			Write string          `json:"write"`
+			Read  string          `json:"read"` // new, tail
+			End   string          `json:"end"`  // a status: the job ends
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
@@ -41,6 +45,35 @@ func runJobsCase(input json.RawMessage) (any, error) {
 	j, err := m.add(in.Kind, in.Title, nil)
 	if err != nil {
 		return nil, err
+	}
+	if in.Op == "call" {
+		// Each call goes the engine's way: looked up by name (aliases
+		// too), its arguments converted and checked, then run.
+		tb, err := newToolbox(os.TempDir(), false)
+		if err != nil {
+			return nil, err
+		}
+		e := &engine{}
+		e.jx.mgr = m
+		var out []string
+		for _, s := range in.Steps {
+			if s.Write != "" {
+				j.Write([]byte(s.Write))
+				continue
+			}
+			t := tb.lookup(s.Tool)
+			if t == nil {
+				return nil, fmt.Errorf("no tool %s", s.Tool)
+			}
+			args, err := checkArgs(t, convertFormer(t, s.Tool, s.Args), theSpec().Purpose.Schema)
+			if err != nil {
+				out = append(out, t.Name+" refused: "+err.Error())
+				continue
+			}
+			r := toolJob(e, context.Background(), t, args)
+			out = append(out, t.Name+": "+r.Text)
+		}
+		return out, nil
 	}
 	switch in.Op {
 	case "mark":
@@ -57,7 +90,7 @@ func runJobsCase(input json.RawMessage) (any, error) {
 		if in.Keep > 0 {
 			j.out.keep = in.Keep
 		}
-		t := theSpec().Tools["job_output"]
+		t := theSpec().Tools["job"]
 		var out []string
 		for _, s := range in.Steps {
 			switch {

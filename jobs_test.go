@@ -167,7 +167,7 @@ func TestCommandPastTimeoutBecomesJob(t *testing.T) {
 	j := e.jobs().get("j1")
 	os.WriteFile(filepath.Join(e.tb.root, "release"), nil, 0o644)
 	<-j.doneCh()
-	text := j.read(theSpec().Tools["job_output"], false)
+	text := j.read(theSpec().Tools["job"], false)
 	if !strings.Contains(text, "late") || strings.Contains(text, "early") {
 		t.Errorf("job output after adoption %q: want only what came after", text)
 	}
@@ -268,7 +268,7 @@ func TestJobStopKillsTree(t *testing.T) {
 			t.Fatalf("job ended early: %q", text)
 		}
 	}
-	res := toolJobStop(e, context.Background(), theSpec().Tools["job_stop"], json.RawMessage(`{"id":"j1"}`))
+	res := toolJobStop(e, context.Background(), theSpec().Tools["job"], json.RawMessage(`{"id":"j1"}`))
 	if !strings.Contains(res.Text, "Stopped job j1") {
 		t.Errorf("job_stop: %q", res.Text)
 	}
@@ -278,7 +278,7 @@ func TestJobStopKillsTree(t *testing.T) {
 	if st, _, _ := j.status(); st != "stopped" {
 		t.Errorf("status %q, want stopped", st)
 	}
-	again := toolJobStop(e, context.Background(), theSpec().Tools["job_stop"], json.RawMessage(`{"id":"j1"}`))
+	again := toolJobStop(e, context.Background(), theSpec().Tools["job"], json.RawMessage(`{"id":"j1"}`))
 	if !strings.Contains(again.Text, "had already ended: stopped") {
 		t.Errorf("second job_stop: %q", again.Text)
 	}

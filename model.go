@@ -436,7 +436,7 @@ func newModelRef(c *connection, model string) *modelRef {
 	for _, mc := range c.Models {
 		if mc.Name == model {
 			m = mergeMeta(m, modelMeta{Context: mc.Context, Output: mc.Output, Efforts: mc.Efforts,
-				ThinkingSwitch: mc.Thinking, Vision: mc.Vision, Tools: mc.Tools, Parallel: mc.Parallel})
+				ThinkingSwitch: mc.Thinking, Vision: mc.Vision, Patch: mc.Patch, Tools: mc.Tools, Parallel: mc.Parallel})
 		}
 	}
 	return &modelRef{Conn: c, Model: model, Meta: m}
@@ -458,6 +458,9 @@ func mergeMeta(a, b modelMeta) modelMeta {
 	if b.Vision != nil {
 		a.Vision = b.Vision
 	}
+	if b.Patch != nil {
+		a.Patch = b.Patch
+	}
 	if b.Tools != nil {
 		a.Tools = b.Tools
 	}
@@ -468,6 +471,44 @@ func mergeMeta(a, b modelMeta) modelMeta {
 }
 
 func (m modelMeta) vision() bool { return m.Vision != nil && *m.Vision }
+
+func (m modelMeta) patches() bool { return m.Patch != nil && *m.Patch }
+
+// namePatches says, from the model's name alone, whether it edits by patch
+// (models/schema.json patch, then config.yaml's models list): the offer is
+// decided while the model is looked up, so nothing here waits for a
+// server. A model not named yet (the first a server lists) does not.
+func namePatches(cfg *config, name string, getenv func(string) string) bool {
+	if name == "" {
+		name = getenv("LEMBAS_MODEL")
+	}
+	if name == "" {
+		name = cfg.Model
+	}
+	if name == "" {
+		return false
+	}
+	m := theSpec().Models.Defaults
+	k := knownModel(strings.ToLower(name))
+	if _, id, ok := strings.Cut(name, "/"); k == nil && ok {
+		k = knownModel(strings.ToLower(id)) // <connection>/<model>
+	}
+	if k != nil {
+		m = mergeMeta(m, *k)
+	}
+	for _, c := range connections(cfg, getenv) {
+		id := name
+		if conn, rest, ok := strings.Cut(name, "/"); ok && conn == c.Name {
+			id = rest
+		}
+		for _, mc := range c.Models {
+			if mc.Name == id && mc.Patch != nil {
+				m.Patch = mc.Patch
+			}
+		}
+	}
+	return m.patches()
+}
 
 // cmdModels prints every model ref and where it came from.
 func cmdModels(args []string, stdout, stderr io.Writer) error {

@@ -68,7 +68,7 @@ func (r *repl) agentsCommand(args string) {
 	if id := strings.TrimSpace(args); id != "" {
 		j := m.get(id)
 		if j == nil || j.sub == nil {
-			r.say("error", r.text("error", "text", theSpec().Tools["job_send"].text("unknown", "id", id)))
+			r.say("error", r.text("error", "text", theSpec().Tools["job"].text("unknown", "id", id)))
 			return
 		}
 		var b strings.Builder

@@ -87,8 +87,8 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	if model == "" && sess.Model != "" && (f.cont || f.sessionID != "") && os.Getenv("LEMBAS_MODEL") == "" {
 		model = sess.Model
 	}
-	offer := sessionOffer(sess, root, mode, headless, st) // needs no model: decided while the lookup runs
-	teamOfferFor(sess, offer, f.agents)                   // the link's Subagents setting (team_setting.go)
+	offer := sessionOffer(sess, root, mode, headless, st, namePatches(cfg, model, os.Getenv)) // the model's name, not its lookup: decided while it runs
+	teamOfferFor(sess, offer, f.agents)                                                       // the link's Subagents setting (team_setting.go)
 	var ref *modelRef
 	if early != nil {
 		ref, err = early.wait()

@@ -75,7 +75,6 @@ func subRefusal(key string, kv ...any) string {
 
 func init() {
 	sessionTools["task"] = engineTool(toolTask)
-	sessionTools["job_send"] = engineTool(toolJobSend)
 	sessionTools["report"] = engineTool(toolReport)
 }
 

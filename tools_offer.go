@@ -55,6 +55,10 @@ var offerConditions = map[string]func(o *offerContext) bool{
 	},
 	// A note this project can see exists.
 	"notes": notesVisible,
+	// The session's model edits by patch (models/schema.json patch, or
+	// config.yaml's), known from its name when the session begins: kept,
+	// so a later -c or /model does not change the tool list.
+	"model_patches": func(o *offerContext) bool { return o.patches },
 	// A skill this project can use exists.
 	"skills": func(o *offerContext) bool {
 		return len(discoverSkills(o.root, folderTrusted(o.root, o.root))) > 0
@@ -113,6 +117,7 @@ type offerContext struct {
 	headless bool
 	st       *store
 	self     string // the session being begun, not an earlier one
+	patches  bool   // the model's name says it edits by patch (namePatches)
 }
 
 // decideOffer answers every condition the harness's tools name, once.
@@ -214,8 +219,8 @@ var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kep
 
 // sessionOffer is the conditions that hold for this session: the ones it
 // was begun with, kept in it, and this run's own.
-func sessionOffer(sess *session, root, mode string, headless bool, st *store) map[string]bool {
-	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID})
+func sessionOffer(sess *session, root, mode string, headless bool, st *store, patches bool) map[string]bool {
+	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches})
 	if sess.Offer == nil {
 		kept := []string{}
 		for _, c := range now {

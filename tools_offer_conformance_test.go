@@ -27,6 +27,8 @@ type offerCase struct {
 	Kept           []string `json:"kept"`            // a decision the session already keeps (resumed)
 	Login          bool     `json:"login"`           // an instance is logged in to
 	Front          bool     `json:"front"`           // a front end that implements show adds it where its offer holds (the REPL)
+	Model          string   `json:"model"`           // the model named (--model), "" none
+	Config         string   `json:"config"`          // config.yaml's text, "" none
 	Tools          []string `json:"tools"`           // the tools asked about
 }
 
@@ -111,7 +113,12 @@ func init() {
 		if mode == "" {
 			mode = "auto"
 		}
-		tb, err := newToolboxFor(root, false, sessionOffer(sess, root, mode, c.Headless, st))
+		cfg, err := parseConfig([]byte(c.Config), filepath.Join(base, "config.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		noEnv := func(string) string { return "" }
+		tb, err := newToolboxFor(root, false, sessionOffer(sess, root, mode, c.Headless, st, namePatches(cfg, c.Model, noEnv)))
 		if err != nil {
 			return nil, err
 		}

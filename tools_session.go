@@ -76,6 +76,33 @@ func sessionTool(name string) sessionToolFunc {
 // arguments into the tool's own (todo → plan_write).
 var argConverters = map[string]func(json.RawMessage) json.RawMessage{}
 
+// convertFormer turns a call by a former name into one by t's own: a
+// folded tool's alias (job_output {id, tail, wait} → job {action:
+// output, id, tail, wait}; the action a call gives itself is kept), or a
+// former name's converter. A call by the tool's own name is as it came.
+func convertFormer(t *toolSpec, called string, raw json.RawMessage) json.RawMessage {
+	if called == t.Name {
+		return raw
+	}
+	if action := t.Actions[called]; action != "" {
+		var a map[string]any
+		if len(strings.TrimSpace(string(raw))) == 0 {
+			a = map[string]any{}
+		} else if json.Unmarshal(raw, &a) != nil || a == nil {
+			return raw // not an object: checkArgs says what is wrong
+		}
+		if _, ok := a["action"]; !ok {
+			a["action"] = action
+		}
+		out, _ := json.Marshal(a)
+		return out
+	}
+	if conv := argConverters[called]; conv != nil {
+		return conv(raw) // a former name that took other arguments
+	}
+	return raw
+}
+
 func init() {
 	sessionTools["recall"] = toolRecall
 }
