@@ -44,7 +44,14 @@ func runRealLembas(t *testing.T, proj, mcpYAML string, steps []realStep) (result
 	replEnv(t, fm)
 	dir := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lembas")
 	os.MkdirAll(dir, 0o755)
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("mcp:\n"+mcpYAML), 0o600); err != nil {
+	cfg := "mcp:\n" + mcpYAML
+	if inst := os.Getenv("LEMBAS_MCP_CONFORMANCE"); inst != "" {
+		// The servers are installed where .ci/run put them, a temp folder:
+		// the host's /tmp, which a server's world does not show. A person's
+		// servers live in home or the system's folders, which it shows.
+		cfg += "sandbox:\n  writable: [" + strconv.Quote(inst) + "]\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	setTrust(proj, true)
@@ -147,7 +154,10 @@ func TestMCPRealServers(t *testing.T) {
 	})
 	t.Run("memory", func(t *testing.T) {
 		main := realPackage(t, "server-memory", "index.js")
-		mem := filepath.Join(t.TempDir(), "memory.jsonl")
+		// Its file in the project: the server's world writes only there
+		// (and in the session's own /tmp), as a command's does.
+		proj := t.TempDir()
+		mem := filepath.Join(proj, "memory.jsonl")
 		yaml := "  memory:\n    command: node\n    args: [" + strconv.Quote(main) + "]\n    env:\n      MEMORY_FILE_PATH: " + strconv.Quote(mem) + "\n"
 		steps := []realStep{
 			{tool: "mcp__memory__create_entities", args: map[string]any{"entities": []any{map[string]any{"name": "Ada Lovelace", "entityType": "person", "observations": []any{"wrote the first program"}}}}, want: []string{"Ada Lovelace"}},
@@ -155,7 +165,7 @@ func TestMCPRealServers(t *testing.T) {
 			{tool: "mcp__memory__read_graph", args: map[string]any{}, want: []string{"Ada Lovelace", "wrote the first program", "knows"}},
 			{tool: "mcp__memory__search_nodes", args: map[string]any{"query": "first program"}, want: []string{"Ada Lovelace"}},
 		}
-		results, _, _ := runRealLembas(t, "", yaml, steps)
+		results, _, _ := runRealLembas(t, proj, yaml, steps)
 		checkSteps(t, "memory", steps, results)
 		if b, _ := os.ReadFile(mem); !bytes.Contains(b, []byte("Ada Lovelace")) {
 			t.Errorf("the memory file holds %q", b)
