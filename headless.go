@@ -121,6 +121,9 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	}
 	tracef("session engine ready")
 	defer cleanup()
+	if e.perm.mode() == "auto" {
+		e.tb.theSandbox().prewarm() // the world starts while the model is asked
+	}
 	if f.format != "stream-json" {
 		// text and json show the person nothing before the turn ends but
 		// notices: saves are made durable before those (store.deferSyncs).

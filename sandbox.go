@@ -149,6 +149,7 @@ type sandbox struct {
 	session  string      // the session's own folder on the host (temp, caches, the proxy's socket)
 	owner    *os.File    // its owner file, locked while the session lives (sandbox_session_*.go)
 	proxy    *sandboxProxy
+	warming  chan struct{} // closed when prewarm's start has ended (nil: none began)
 
 	net netState // the commands that may be asked about a host (sandbox_netask.go)
 }

@@ -161,6 +161,12 @@ func (s *sandbox) snapshotPaths(all []string, w worldRunner) []string {
 // close ends the session's world and proxy and removes its folder.
 func (s *sandbox) close() {
 	s.worldMu.Lock()
+	warming := s.warming
+	s.worldMu.Unlock()
+	if warming != nil {
+		<-warming // a world begun in the background is closed with the rest, never left behind
+	}
+	s.worldMu.Lock()
 	w, p, dir, owner := s.world, s.proxy, s.session, s.owner
 	s.world, s.proxy, s.session, s.owner = nil, nil, "", nil
 	s.worldMu.Unlock()
@@ -176,6 +182,26 @@ func (s *sandbox) close() {
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
+}
+
+// prewarm starts the session's world in the background, once, so the
+// first command does not wait for the namespaces' probe and the world's
+// start (together about two thirds of a first bash call's time): -p in
+// auto mode, where a command is likely and runs unasked. close waits for
+// it.
+func (s *sandbox) prewarm() {
+	s.worldMu.Lock()
+	if s.warming != nil || s.world != nil {
+		s.worldMu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	s.warming = done
+	s.worldMu.Unlock()
+	go func() {
+		defer close(done)
+		s.theWorld()
+	}()
 }
 
 // startServer starts a stdio MCP server for the session: in a world laid

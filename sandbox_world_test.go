@@ -613,3 +613,34 @@ func TestWorldMCPStartsInProject(t *testing.T) {
 		t.Errorf("the server started in %q, want the project %q", got, proj)
 	}
 }
+
+// TestHeadlessPrewarmsWorld: `-p` in auto mode starts the session's world
+// while the model is asked (the trace shows it started though the model
+// calls no command), and the world begun in the background is closed with
+// the session: nothing of it is left in the temp folder after the exit.
+func TestHeadlessPrewarmsWorld(t *testing.T) {
+	needLandlock(t)
+	f := newFakeModel(t)
+	f.push(textReply("nothing to run"))
+	proj := copyProject(t, "basic")
+	tmp := t.TempDir()
+	env := []string{"OPENAI_BASE_URL=" + f.url(), "OPENAI_API_KEY=x", "LEMBAS_MODEL=mock", "LEMBAS_TRACE=1",
+		"TMPDIR=" + tmp, "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	r := runLembas(t, env, proj, "", "--mode", "auto", "-p", "say something")
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to run") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "sandbox world started") && !strings.Contains(r.stderr, "sandbox namespaces probed") {
+		t.Errorf("the world was not begun in the background:\n%s", r.stderr)
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "lembas-session-*"))
+	if len(left) > 0 {
+		t.Errorf("the session's folder was left behind: %v", left)
+	}
+	// manual mode asks before every command: no world is begun for it.
+	f.push(textReply("manual answer"))
+	r = runLembas(t, env, proj, "", "--mode", "manual", "-p", "say something")
+	if strings.Contains(r.stderr, "sandbox world started") {
+		t.Errorf("manual mode began a world:\n%s", r.stderr)
+	}
+}
