@@ -43,8 +43,11 @@ type mcpSpec struct {
 		Latest    string   `json:"latest"`
 		Supported []string `json:"supported"`
 	} `json:"protocol"`
-	Limits  map[string]float64 `json:"limits"`
-	Library struct {
+	Limits map[string]float64 `json:"limits"`
+	// PinBlank: an env entry whose name holds one of these has its value
+	// left out of the approval's pin (a token may change; its name may not).
+	PinBlank []string `json:"pin_blank_substrings"`
+	Library  struct {
 		About     string `json:"about"`
 		Server    string `json:"server"`
 		Path      string `json:"path"`

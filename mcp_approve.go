@@ -64,10 +64,11 @@ func mcpPin(c mcpServerConfig) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// secretName says whether a variable's name says it holds a secret.
+// secretName says whether a variable's name says it holds a secret
+// (mcp.json pin_blank_substrings).
 func secretName(k string) bool {
 	u := strings.ToUpper(k)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"} {
+	for _, w := range theMCP().PinBlank {
 		if strings.Contains(u, w) {
 			return true
 		}
@@ -100,22 +101,30 @@ func mcpApproved(root string, c mcpServerConfig) (ok, changed bool) {
 
 // approveMCP keeps the approval of a server's command line for root.
 func approveMCP(root string, c mcpServerConfig) error {
+	return changeMCPApprovals(func(m map[string]map[string]mcpApproval) {
+		if m[root] == nil {
+			m[root] = map[string]mcpApproval{}
+		}
+		m[root][c.Source+":"+c.Name] = mcpApproval{SHA256: mcpPin(c), Command: mcpCommandLine(c)}
+	})
+}
+
+// changeMCPApprovals changes the kept approvals under the file's lock:
+// read, change, written whole.
+func changeMCPApprovals(change func(map[string]map[string]mcpApproval)) error {
 	path := mcpApprovalFile()
+	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
+		return err
+	}
 	unlock, err := lockBeside(path)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	m := readMCPApprovals()
-	if m[root] == nil {
-		m[root] = map[string]mcpApproval{}
-	}
-	m[root][c.Source+":"+c.Name] = mcpApproval{SHA256: mcpPin(c), Command: mcpCommandLine(c)}
+	change(m)
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, append(data, '\n'), 0o600)
@@ -134,22 +143,12 @@ func mcpApprovedKeys(root string) []string {
 // revokeMCP takes back a server's approval for root (key source:name): a
 // later session holds it and asks again.
 func revokeMCP(root, key string) error {
-	path := mcpApprovalFile()
-	unlock, err := lockBeside(path)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	m := readMCPApprovals()
-	delete(m[root], key)
-	if len(m[root]) == 0 {
-		delete(m, root)
-	}
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(path, append(data, '\n'), 0o600)
+	return changeMCPApprovals(func(m map[string]map[string]mcpApproval) {
+		delete(m[root], key)
+		if len(m[root]) == 0 {
+			delete(m, root)
+		}
+	})
 }
 
 // gateMCP splits a session's servers into those that may start and those
