@@ -120,8 +120,9 @@ type offerContext struct {
 	patches  bool   // the model's name says it edits by patch (namePatches)
 }
 
-// decideOffer answers every condition the harness's tools name, once.
-func decideOffer(o *offerContext) []string {
+// decideOffer answers every condition the harness's tools name, once;
+// with only, just those it names (the rest are not asked, nor held).
+func decideOffer(o *offerContext, only map[string]bool) []string {
 	seen := map[string]bool{}
 	var held []string
 	sp := theSpec()
@@ -131,6 +132,9 @@ func decideOffer(o *offerContext) []string {
 				continue
 			}
 			seen[c] = true
+			if only != nil && !only[c] {
+				continue
+			}
 			if f := offerConditions[c]; f != nil && f(o) {
 				held = append(held, c)
 			}
@@ -219,8 +223,16 @@ var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kep
 
 // sessionOffer is the conditions that hold for this session: the ones it
 // was begun with, kept in it, and this run's own.
+//
+// A session that has its kept ones (resumed) asks only this run's: the
+// others (a glob and a peek of every session, the notes folder, …) would
+// be asked for nothing.
 func sessionOffer(sess *session, root, mode string, headless bool, st *store, patches bool) map[string]bool {
-	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches})
+	var only map[string]bool
+	if sess.Offer != nil {
+		only = offerPerRun
+	}
+	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches}, only)
 	if sess.Offer == nil {
 		kept := []string{}
 		for _, c := range now {
