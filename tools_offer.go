@@ -243,6 +243,9 @@ func sessionOffer(sess *session, root, mode string, headless bool, st *store, pa
 		sess.Offer = &offerDecision{Held: kept}
 	}
 	held := offerSet(sess.Offer.Held)
+	if held == nil {
+		return nil // a kept offer without its list (a hand-edited file): every tool, as undecided
+	}
 	for _, c := range now {
 		if offerPerRun[c] {
 			held[c] = true
