@@ -8,8 +8,8 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
+	"time"
 )
 
 // offerConditions are the conditions offered_if may name. Each looks at
@@ -68,26 +68,12 @@ var offerConditions = map[string]func(o *offerContext) bool{
 		if o.st == nil {
 			return false
 		}
-		names, _ := filepath.Glob(filepath.Join(o.st.dir, "*.json*"))
-		for _, n := range names {
-			base := filepath.Base(n)
-			id := strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
-			if id == base || id == o.self || !validID(id) {
-				continue
-			}
-			proj, _, ok := peekJournal(n)
-			if !ok {
-				s, err := o.st.read(id)
-				if err != nil {
-					continue
-				}
-				proj = s.Project
-			}
-			if proj == o.root {
-				return true
-			}
-		}
-		return false
+		found := false
+		o.st.eachStored(func(id, proj string, _ time.Time) bool {
+			found = id != o.self && proj == o.root
+			return !found
+		})
+		return found
 	},
 }
 
