@@ -179,8 +179,10 @@ func (s *store) save(sess *session) error {
 	sess.Updated = time.Now()
 	sh := s.shadows[sess.ID]
 	st, err := os.Lstat(s.path(sess.ID))
-	if _, oldErr := os.Lstat(s.oldPath(sess.ID)); sh == nil && s.lazy && errors.Is(err, fs.ErrNotExist) && errors.Is(oldErr, fs.ErrNotExist) {
-		return s.firstWrite(sess)
+	if sh == nil && s.lazy && errors.Is(err, fs.ErrNotExist) {
+		if _, oldErr := os.Lstat(s.oldPath(sess.ID)); errors.Is(oldErr, fs.ErrNotExist) {
+			return s.firstWrite(sess) // the older format's file is looked for only here, not at every save
+		}
 	}
 	if sh == nil || err != nil || st.Size() != sh.j.size {
 		// No shadow, or the file is not the one the shadow describes
