@@ -77,8 +77,17 @@ var offerConditions = map[string]func(o *offerContext) bool{
 	},
 }
 
-// notesVisible says whether a note this project can see exists.
+// notesVisible says whether a note this project can see exists, read once
+// a decision: notes and notes_kept both ask.
 func notesVisible(o *offerContext) bool {
+	if o.notes == nil {
+		v := readNotesVisible(o.root)
+		o.notes = &v
+	}
+	return *o.notes
+}
+
+func readNotesVisible(root string) bool {
 	ents, err := os.ReadDir(notesDir())
 	if err != nil {
 		return false
@@ -89,7 +98,7 @@ func notesVisible(o *offerContext) bool {
 			continue
 		}
 		n, err := readNote(id)
-		if err != nil || noteVisible(n, o.root) {
+		if err != nil || noteVisible(n, root) {
 			return true // a corrupt note: offer, so notes_search can say so
 		}
 	}
@@ -104,6 +113,7 @@ type offerContext struct {
 	st       *store
 	self     string // the session being begun, not an earlier one
 	patches  bool   // the model's name says it edits by patch (namePatches)
+	notes    *bool  // notesVisible's answer, once asked
 }
 
 // decideOffer answers every condition the harness's tools name, once;
