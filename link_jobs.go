@@ -75,10 +75,7 @@ type linkJobParams struct {
 // _lembas/job/send and _lembas/job/transcript.
 func (svc *linkService) jobRequest(method string, raw json.RawMessage, lim remoteLimits) (any, error) {
 	var p linkJobParams
-	if err := decodeParams(method, raw, &p); err != nil {
-		return nil, err
-	}
-	ls, rerr := svc.session(p.SessionID, lim)
+	ls, rerr := svc.paramsSession(method, raw, lim, &p, &p.SessionID)
 	if rerr != nil {
 		return nil, rerr
 	}

@@ -601,6 +601,16 @@ func (svc *linkService) approvalTimeout() int {
 	return lim.ApprovalTimeout
 }
 
+// paramsSession decodes a method's params into p and finds the session
+// whose id they put in *id (a field of p): the start every per-session
+// method shares.
+func (svc *linkService) paramsSession(method string, raw json.RawMessage, lim remoteLimits, p any, id *string) (*linkSession, *rpcError) {
+	if err := decodeParams(method, raw, p); err != nil {
+		return nil, err
+	}
+	return svc.session(*id, lim)
+}
+
 // session finds a session of the link, opening it from the store (under
 // the limits as they are now) when it is not in memory.
 func (svc *linkService) session(id string, lim remoteLimits) (*linkSession, *rpcError) {

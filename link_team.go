@@ -43,10 +43,7 @@ type linkTeamParams struct {
 // teamRequest answers the tree's methods.
 func (svc *linkService) teamRequest(method string, raw json.RawMessage, lim remoteLimits) (any, error) {
 	var p linkTeamParams
-	if err := decodeParams(method, raw, &p); err != nil {
-		return nil, err
-	}
-	ls, rerr := svc.session(p.SessionID, lim)
+	ls, rerr := svc.paramsSession(method, raw, lim, &p, &p.SessionID)
 	if rerr != nil {
 		return nil, rerr
 	}

@@ -146,10 +146,11 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	// answer): a kill -9 before its first turn must leave one that opens
 	// again on its model (the soak, soak_test.go). -p names it only after
 	// its first message is saved, which writes it whole (store.go begin).
-	if headless {
-	} else if err := st.save(sess); err != nil {
-		st.close()
-		return nil, nil, err
+	if !headless {
+		if err := st.save(sess); err != nil {
+			st.close()
+			return nil, nil, err
+		}
 	}
 	maxSteps := theSpec().Loop.Budgets["cli"].MaxSteps
 	if f.maxSteps > 0 {

@@ -179,8 +179,10 @@ func (s *store) save(sess *session) error {
 	sess.Updated = time.Now()
 	sh := s.shadows[sess.ID]
 	st, err := os.Lstat(s.path(sess.ID))
-	if _, oldErr := os.Lstat(s.oldPath(sess.ID)); sh == nil && s.lazy && errors.Is(err, fs.ErrNotExist) && errors.Is(oldErr, fs.ErrNotExist) {
-		return s.firstWrite(sess)
+	if sh == nil && s.lazy && errors.Is(err, fs.ErrNotExist) {
+		if _, oldErr := os.Lstat(s.oldPath(sess.ID)); errors.Is(oldErr, fs.ErrNotExist) {
+			return s.firstWrite(sess) // the older format's file is looked for only here, not at every save
+		}
 	}
 	if sh == nil || err != nil || st.Size() != sh.j.size {
 		// No shadow, or the file is not the one the shadow describes
@@ -536,15 +538,39 @@ func (s *store) list() ([]*session, error) {
 // hundred long sessions stored as with one. A file it cannot peek at (the
 // older format, a torn end) is read whole, as list does.
 func (s *store) latest(project string) (*session, error) {
-	names, err := filepath.Glob(filepath.Join(s.dir, "*.json*"))
-	if err != nil {
-		return nil, err
-	}
 	type cand struct {
 		id      string
 		updated time.Time
 	}
 	var cands []cand
+	err := s.eachStored(func(id, proj string, updated time.Time) bool {
+		if proj == project {
+			cands = append(cands, cand{id, updated})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].updated.After(cands[j].updated) })
+	for _, c := range cands {
+		// A session with no turn (started and left) is not a conversation
+		// to go on with: -c takes the last one that has one.
+		if sess, err := s.read(c.id); err == nil && sess.Parent == "" && len(sess.Turns) > 0 {
+			return sess, nil
+		}
+	}
+	return nil, fmt.Errorf("no session of %s yet; run without -c to start one", project)
+}
+
+// eachStored calls visit with every stored session's id, project and last
+// save, peeked at (peekJournal) or, where it cannot be, read whole, until
+// visit answers false. A file that cannot be read is passed over.
+func (s *store) eachStored(visit func(id, project string, updated time.Time) bool) error {
+	names, err := filepath.Glob(filepath.Join(s.dir, "*.json*"))
+	if err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, n := range names {
 		base := filepath.Base(n)
@@ -561,19 +587,11 @@ func (s *store) latest(project string) (*session, error) {
 			}
 			proj, updated = sess.Project, sess.Updated
 		}
-		if proj == project {
-			cands = append(cands, cand{id, updated})
+		if !visit(id, proj, updated) {
+			return nil
 		}
 	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].updated.After(cands[j].updated) })
-	for _, c := range cands {
-		// A session with no turn (started and left) is not a conversation
-		// to go on with: -c takes the last one that has one.
-		if sess, err := s.read(c.id); err == nil && sess.Parent == "" && len(sess.Turns) > 0 {
-			return sess, nil
-		}
-	}
-	return nil, fmt.Errorf("no session of %s yet; run without -c to start one", project)
+	return nil
 }
 
 // dropEmpty removes a session this process leaves without a turn in it

@@ -27,6 +27,14 @@ func (tb *toolbox) addExtraTools(specs []*toolSpec, impls map[string]toolFunc) e
 	if err != nil {
 		return err
 	}
+	tb.joinTools(specs, impls, more)
+	return nil
+}
+
+// joinTools puts specs, rendered as the JSON array more, after the tools
+// offered already: in the offered set, the implementations and the tools
+// array.
+func (tb *toolbox) joinTools(specs []*toolSpec, impls map[string]toolFunc, more json.RawMessage) {
 	if tb.extra == nil {
 		tb.extra = map[string]toolFunc{}
 	}
@@ -44,7 +52,6 @@ func (tb *toolbox) addExtraTools(specs []*toolSpec, impls map[string]toolFunc) e
 	default:
 		tb.defs = json.RawMessage(base[:len(base)-1] + "," + string(more[1:]))
 	}
-	return nil
 }
 
 // extraDefinitions renders tools for the tools array as they are: unlike
@@ -86,18 +93,7 @@ func (tb *toolbox) offerFrontTool(t *toolSpec, impl toolFunc) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	tb.byName[t.Name] = t
-	tb.tools = append(tb.tools, t)
-	if tb.extra == nil {
-		tb.extra = map[string]toolFunc{}
-	}
-	tb.extra[t.Name] = impl
-	base := strings.TrimSpace(string(tb.defs))
-	if base == "" || base == "null" || base == "[]" {
-		tb.defs = def
-	} else {
-		tb.defs = json.RawMessage(base[:len(base)-1] + "," + string(def[1:]))
-	}
+	tb.joinTools([]*toolSpec{t}, map[string]toolFunc{t.Name: impl}, def)
 	return true, nil
 }
 

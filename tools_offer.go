@@ -8,8 +8,8 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
+	"time"
 )
 
 // offerConditions are the conditions offered_if may name. Each looks at
@@ -68,31 +68,26 @@ var offerConditions = map[string]func(o *offerContext) bool{
 		if o.st == nil {
 			return false
 		}
-		names, _ := filepath.Glob(filepath.Join(o.st.dir, "*.json*"))
-		for _, n := range names {
-			base := filepath.Base(n)
-			id := strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
-			if id == base || id == o.self || !validID(id) {
-				continue
-			}
-			proj, _, ok := peekJournal(n)
-			if !ok {
-				s, err := o.st.read(id)
-				if err != nil {
-					continue
-				}
-				proj = s.Project
-			}
-			if proj == o.root {
-				return true
-			}
-		}
-		return false
+		found := false
+		o.st.eachStored(func(id, proj string, _ time.Time) bool {
+			found = id != o.self && proj == o.root
+			return !found
+		})
+		return found
 	},
 }
 
-// notesVisible says whether a note this project can see exists.
+// notesVisible says whether a note this project can see exists, read once
+// a decision: notes and notes_kept both ask.
 func notesVisible(o *offerContext) bool {
+	if o.notes == nil {
+		v := readNotesVisible(o.root)
+		o.notes = &v
+	}
+	return *o.notes
+}
+
+func readNotesVisible(root string) bool {
 	ents, err := os.ReadDir(notesDir())
 	if err != nil {
 		return false
@@ -103,7 +98,7 @@ func notesVisible(o *offerContext) bool {
 			continue
 		}
 		n, err := readNote(id)
-		if err != nil || noteVisible(n, o.root) {
+		if err != nil || noteVisible(n, root) {
 			return true // a corrupt note: offer, so notes_search can say so
 		}
 	}
@@ -118,10 +113,12 @@ type offerContext struct {
 	st       *store
 	self     string // the session being begun, not an earlier one
 	patches  bool   // the model's name says it edits by patch (namePatches)
+	notes    *bool  // notesVisible's answer, once asked
 }
 
-// decideOffer answers every condition the harness's tools name, once.
-func decideOffer(o *offerContext) []string {
+// decideOffer answers every condition the harness's tools name, once;
+// with only, just those it names (the rest are not asked, nor held).
+func decideOffer(o *offerContext, only map[string]bool) []string {
 	seen := map[string]bool{}
 	var held []string
 	sp := theSpec()
@@ -131,6 +128,9 @@ func decideOffer(o *offerContext) []string {
 				continue
 			}
 			seen[c] = true
+			if only != nil && !only[c] {
+				continue
+			}
 			if f := offerConditions[c]; f != nil && f(o) {
 				held = append(held, c)
 			}
@@ -219,8 +219,16 @@ var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kep
 
 // sessionOffer is the conditions that hold for this session: the ones it
 // was begun with, kept in it, and this run's own.
+//
+// A session that has its kept ones (resumed) asks only this run's: the
+// others (a glob and a peek of every session, the notes folder, …) would
+// be asked for nothing.
 func sessionOffer(sess *session, root, mode string, headless bool, st *store, patches bool) map[string]bool {
-	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches})
+	var only map[string]bool
+	if sess.Offer != nil {
+		only = offerPerRun
+	}
+	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches}, only)
 	if sess.Offer == nil {
 		kept := []string{}
 		for _, c := range now {
@@ -231,6 +239,9 @@ func sessionOffer(sess *session, root, mode string, headless bool, st *store, pa
 		sess.Offer = &offerDecision{Held: kept}
 	}
 	held := offerSet(sess.Offer.Held)
+	if held == nil {
+		return nil // a kept offer without its list (a hand-edited file): every tool, as undecided
+	}
 	for _, c := range now {
 		if offerPerRun[c] {
 			held[c] = true

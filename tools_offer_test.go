@@ -66,6 +66,12 @@ func TestOfferRules(t *testing.T) {
 	if got := names(sessionOffer(kept, root, "plan", true, st, false)); !strings.Contains(got, " knowledge_search ") || !strings.Contains(got, " plan_submit ") {
 		t.Errorf("a kept decision or plan mode not honoured:%s", got)
 	}
+	// A session file whose offer has no held list (written by hand, or
+	// torn) is an undecided one: every tool, not a panic.
+	bare := &session{ID: "s4", Project: root, Offer: &offerDecision{}}
+	if got := names(sessionOffer(bare, root, "auto", false, st, false)); !strings.Contains(got, " session_search ") {
+		t.Errorf("an offer without held must offer every tool:%s", got)
+	}
 	if all := names(nil); !strings.Contains(all, " session_search ") {
 		t.Errorf("newToolbox without a decision must offer every tool:%s", all)
 	}
