@@ -216,9 +216,14 @@ func allowedLines(root string, list []allowedEntry) []string {
 		return []string{permText("allowed_none", "project", root)}
 	}
 	lines := []string{permText("allowed_head", "project", root)}
-	w := 0
+	// Ids and kinds in columns, as wide as the widest of each: all the
+	// kinds' labels, so a listing's columns are the same whatever is in it.
+	w, kw := 0, 0
 	for _, e := range list {
 		w = max(w, len(e.ID))
+	}
+	for _, k := range []string{"session", "project", "mcp", "config"} {
+		kw = max(kw, stringWidth(permText("allowed_kind_"+k)))
 	}
 	for _, e := range list {
 		what := e.Rule
@@ -228,7 +233,8 @@ func allowedLines(root string, list []allowedEntry) []string {
 		if e.Project != "" && e.Project != root {
 			what += " (" + e.Project + ")"
 		}
-		lines = append(lines, permText("allowed_line", "id", e.ID+strings.Repeat(" ", w-len(e.ID)), "kind", permText("allowed_kind_"+e.Kind), "what", what))
+		kind := permText("allowed_kind_" + e.Kind)
+		lines = append(lines, permText("allowed_line", "id", e.ID+strings.Repeat(" ", w-len(e.ID)), "kind", kind+strings.Repeat(" ", kw-stringWidth(kind)), "what", what))
 	}
 	return append(lines, permText("allowed_how"))
 }
