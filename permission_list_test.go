@@ -48,6 +48,10 @@ func TestPermissionsListRevokeCLI(t *testing.T) {
 			t.Errorf("list lacks %q:\n%s%s", want, r.stdout, r.stderr)
 		}
 	}
+	r = runLembas(t, env, proj, "", "permissions", "list", "--all")
+	if !strings.Contains(r.stdout, "a1  always here   bash: terraform plan *") || !strings.Contains(r.stdout, "c1  config.yaml   bash: make *") {
+		t.Errorf("list --all lacks the kept answer or config.yaml's rule:\n%s%s", r.stdout, r.stderr)
+	}
 	r = runLembas(t, env, proj, "", "permissions", "list", "--json")
 	var js struct {
 		Project string         `json:"project"`
