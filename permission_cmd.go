@@ -106,8 +106,14 @@ func cmdPermissionsAllowed(sub string, args []string, stdout, stderr io.Writer) 
 	}
 	if sub == "list" {
 		list := p.allowedList(false)
-		if *all {
-			list = append(everyProjectAllowed(), list[len(list)-countKind(list, "config"):]...)
+		if *all { // every project's kept answers, and config.yaml's rules
+			every := everyProjectAllowed()
+			for _, e := range list {
+				if e.Kind == "config" {
+					every = append(every, e)
+				}
+			}
+			list = every
 		}
 		if *asJSON {
 			if list == nil {
@@ -139,17 +145,6 @@ func cmdPermissionsAllowed(sub string, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintln(stdout, permText("allowed_revoked", "id", e.ID, "what", e.Rule))
 	return nil
-}
-
-// countKind counts a listing's entries of one kind.
-func countKind(list []allowedEntry, kind string) int {
-	n := 0
-	for _, e := range list {
-		if e.Kind == kind {
-			n++
-		}
-	}
-	return n
 }
 
 // cmdPermissionsCheck decides one call the way a session would, but asks

@@ -11,6 +11,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -50,7 +52,8 @@ func (p *permissions) allowedList(withSession bool) []allowedEntry {
 		}
 	}
 	p.mu.Unlock()
-	for i, s := range readProjectAnswers(p.projectFile).Allow {
+	kept, _ := readProjectAnswers(p.projectFile) // unreadable: loadProject said so
+	for i, s := range kept.Allow {
 		out = append(out, allowedEntry{ID: "a" + strconv.Itoa(i+1), Kind: "project", Rule: s, Revoke: true})
 	}
 	for i, k := range mcpApprovedKeys(p.root) {
@@ -67,14 +70,23 @@ func (p *permissions) allowedList(withSession bool) []allowedEntry {
 	return out
 }
 
-// readProjectAnswers reads a project's always file as it is now (a
-// missing or unreadable one holds nothing; loadProject reports those).
-func readProjectAnswers(file string) projectAnswers {
+// readProjectAnswers reads a project's always file as it is now. A
+// missing one holds nothing; one that cannot be read or parsed holds
+// nothing and says so, so that no caller writes over what it could not
+// read (loadProject sets such a file aside when a session starts).
+func readProjectAnswers(file string) (projectAnswers, error) {
 	var pa projectAnswers
-	if data, err := os.ReadFile(file); err == nil {
-		json.Unmarshal(data, &pa)
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return pa, nil
 	}
-	return pa
+	if err == nil {
+		err = json.Unmarshal(data, &pa)
+	}
+	if err != nil {
+		return projectAnswers{}, errors.New(permText("always_unreadable", "file", file, "error", err))
+	}
+	return pa, nil
 }
 
 // everyProjectAllowed lists the kept always answers of every project, for
@@ -84,7 +96,10 @@ func everyProjectAllowed() []allowedEntry {
 	files, _ := filepath.Glob(filepath.Join(stateDir(), "permissions", "*.json"))
 	sort.Strings(files)
 	for _, f := range files {
-		pa := readProjectAnswers(f)
+		pa, err := readProjectAnswers(f)
+		if err != nil {
+			continue // another project's file: its next session sets it aside
+		}
 		for i, s := range pa.Allow {
 			out = append(out, allowedEntry{ID: "a" + strconv.Itoa(i+1), Kind: "project", Rule: s, Project: pa.Project, Revoke: true})
 		}
@@ -136,7 +151,8 @@ func (p *permissions) revokeAllAllowed() (int, error) {
 	n += len(p.session)
 	p.session = nil
 	p.mu.Unlock()
-	n += len(readProjectAnswers(p.projectFile).Allow)
+	kept, _ := readProjectAnswers(p.projectFile) // unreadable: dropProjectRules says so
+	n += len(kept.Allow)
 	if err := p.dropProjectRules(func(string) bool { return true }); err != nil {
 		return n, err
 	}
@@ -154,14 +170,6 @@ func (p *permissions) revokeAllAllowed() (int, error) {
 func (p *permissions) dropProjectRules(drop func(string) bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pa := readProjectAnswers(p.projectFile)
-	pa.Project = p.root
-	var keep []string
-	for _, s := range pa.Allow {
-		if !drop(s) {
-			keep = append(keep, s)
-		}
-	}
 	var rules []sourcedRule
 	for _, r := range p.project {
 		if !drop(r.Text) {
@@ -169,6 +177,17 @@ func (p *permissions) dropProjectRules(drop func(string) bool) error {
 		}
 	}
 	p.project = rules
+	pa, err := readProjectAnswers(p.projectFile)
+	if err != nil {
+		return err // this session no longer allows them; the file is left as it is
+	}
+	pa.Project = p.root
+	var keep []string
+	for _, s := range pa.Allow {
+		if !drop(s) {
+			keep = append(keep, s)
+		}
+	}
 	if len(keep) == 0 {
 		if err := os.Remove(p.projectFile); err != nil && !os.IsNotExist(err) {
 			return err
@@ -197,9 +216,14 @@ func allowedLines(root string, list []allowedEntry) []string {
 		return []string{permText("allowed_none", "project", root)}
 	}
 	lines := []string{permText("allowed_head", "project", root)}
-	w := 0
+	// Ids and kinds in columns, as wide as the widest of each: all the
+	// kinds' labels, so a listing's columns are the same whatever is in it.
+	w, kw := 0, 0
 	for _, e := range list {
 		w = max(w, len(e.ID))
+	}
+	for _, k := range []string{"session", "project", "mcp", "config"} {
+		kw = max(kw, stringWidth(permText("allowed_kind_"+k)))
 	}
 	for _, e := range list {
 		what := e.Rule
@@ -209,7 +233,8 @@ func allowedLines(root string, list []allowedEntry) []string {
 		if e.Project != "" && e.Project != root {
 			what += " (" + e.Project + ")"
 		}
-		lines = append(lines, permText("allowed_line", "id", e.ID+strings.Repeat(" ", w-len(e.ID)), "kind", permText("allowed_kind_"+e.Kind), "what", what))
+		kind := permText("allowed_kind_" + e.Kind)
+		lines = append(lines, permText("allowed_line", "id", e.ID+strings.Repeat(" ", w-len(e.ID)), "kind", kind+strings.Repeat(" ", kw-stringWidth(kind)), "what", what))
 	}
 	return append(lines, permText("allowed_how"))
 }

@@ -48,6 +48,10 @@ func TestPermissionsListRevokeCLI(t *testing.T) {
 			t.Errorf("list lacks %q:\n%s%s", want, r.stdout, r.stderr)
 		}
 	}
+	r = runLembas(t, env, proj, "", "permissions", "list", "--all")
+	if !strings.Contains(r.stdout, "a1  always here   bash: terraform plan *") || !strings.Contains(r.stdout, "c1  config.yaml   bash: make *") {
+		t.Errorf("list --all lacks the kept answer or config.yaml's rule:\n%s%s", r.stdout, r.stderr)
+	}
 	r = runLembas(t, env, proj, "", "permissions", "list", "--json")
 	var js struct {
 		Project string         `json:"project"`
@@ -106,5 +110,68 @@ func TestPermissionsListRevokeCLI(t *testing.T) {
 	r = runLembas(t, env, proj, "", "permissions", "--help")
 	if r.code != 0 || !strings.Contains(r.stdout, "lembas permissions revoke ID|--all") {
 		t.Errorf("--help: exit %d, %q", r.code, r.stdout)
+	}
+}
+
+// The always files are read from disk, and any of them may be broken. The
+// project's own is set aside and reported when a session (or the CLI)
+// starts; other projects' broken ones are passed over by list --all; and
+// one that breaks while a session runs is never written over or removed by
+// remembering or revoking: the error names it and the file stays as it was.
+func TestPermissionsCorruptAlwaysFiles(t *testing.T) {
+	proj := copyProject(t, "basic")
+	state, conf := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CONFIG_HOME", conf)
+	env := []string{"XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + conf}
+	dir := filepath.Join(state, "lembas", "permissions")
+	os.MkdirAll(dir, 0o700)
+	for name, body := range map[string]string{"0000000000000001.json": `{"allow":["bash: ls *"`, "0000000000000002.json": `null`,
+		"0000000000000003.json": `{"project":5,"allow":{"x":1}}`, "0000000000000004.json": `{"project":"/elsewhere","allow":["bash: make *"]}`} {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600)
+	}
+	os.Mkdir(filepath.Join(dir, "0000000000000005.json"), 0o700)
+	own := alwaysFile(evalExisting(proj))
+	os.WriteFile(own, []byte(`{"allow":["bash: ls *", 5]}`), 0o600)
+
+	r := runLembas(t, env, proj, "", "permissions", "list")
+	if r.code != 0 || !strings.Contains(r.stderr, "could not be read") || !strings.Contains(r.stdout, "Nothing is allowed") {
+		t.Errorf("list with a broken always file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(own); !os.IsNotExist(err) {
+		t.Errorf("the broken always file was not set aside: %v", err)
+	}
+	r = runLembas(t, env, proj, "", "permissions", "list", "--all")
+	if r.code != 0 || !strings.Contains(r.stdout, "bash: make * (/elsewhere)") {
+		t.Errorf("list --all among broken files: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Broken while a session runs.
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPermissionsFrom("manual", proj, false, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bash := theSpec().Tools["bash"]
+	if err := p.remember(bash, decision{Patterns: []string{"go test *"}}, "project"); err != nil {
+		t.Fatal(err)
+	}
+	broken := []byte(`{"allow":["bash: go test *", 5]}`)
+	os.WriteFile(p.projectFile, broken, 0o600)
+	if err := p.remember(bash, decision{Patterns: []string{"go vet *"}}, "project"); err == nil || !strings.Contains(err.Error(), p.projectFile) {
+		t.Errorf("remember over a broken file: %v", err)
+	}
+	if _, err := p.revokeAllAllowed(); err == nil || !strings.Contains(err.Error(), "could not be read") {
+		t.Errorf("revoke --all over a broken file: %v", err)
+	}
+	if got, _ := os.ReadFile(p.projectFile); string(got) != string(broken) {
+		t.Errorf("the broken file was changed: %q", got)
+	}
+	args, _ := json.Marshal(map[string]string{"command": "go test ./..."})
+	if d := p.decide(bash, args); d.Verdict != "ask" {
+		t.Errorf("revoked in the session, yet: %+v", d)
 	}
 }

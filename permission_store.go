@@ -96,7 +96,10 @@ func (p *permissions) remember(t *toolSpec, d decision, scope string) error {
 		p.project = appendNew(p.project, rules)
 		// The file as it is now, plus the new answers: what another
 		// process revoked meanwhile (lembas permissions revoke) stays gone.
-		pa := readProjectAnswers(p.projectFile)
+		pa, err := readProjectAnswers(p.projectFile)
+		if err != nil {
+			return err // kept for this session; the file is left as it is
+		}
 		pa.Project = p.root
 		for _, r := range rules {
 			if !contains(pa.Allow, r.Text) {

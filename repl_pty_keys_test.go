@@ -188,6 +188,37 @@ func TestReplKeysUnderPTY(t *testing.T) {
 	p.expect("Nothing is allowed in")
 	p.waitRow("›", -1)
 
+	// A command wider than the row is broken at spaces on the card, each
+	// row behind its border, nothing of it cut.
+	long := "touch " + strings.Repeat("a-rather-long-file-name ", 6) + "last-one"
+	fm.push(callsReply(fakeCall{"bash", map[string]any{"command": long}}), textReply("Made them."))
+	p.typ("make long files\r")
+	p.expect("n deny · e edit")
+	rows = strings.Split(p.screen().text(), "\n")
+	from := -1
+	for i, row := range rows {
+		if strings.HasPrefix(row, "│ $ touch a-rather") {
+			from = i
+		}
+	}
+	var card []string
+	for i := from; from >= 0 && i < len(rows) && !strings.HasPrefix(rows[i], "│ a always"); i++ {
+		if !strings.HasPrefix(rows[i], "│ ") {
+			t.Errorf("a row of the card's command without its border: %q", rows[i])
+		}
+		if stringWidth(rows[i]) > 100 {
+			t.Errorf("a card row wider than the terminal: %q", rows[i])
+		}
+		card = append(card, strings.TrimPrefix(rows[i], "│ "))
+	}
+	if len(card) < 2 || strings.Join(card, " ") != "$ "+long {
+		t.Errorf("the long command on the card, row by row: %q", card)
+	}
+	p.typ("y")
+	p.expect("Made them.")
+	p.turnDone()
+	p.waitRow("›", -1)
+
 	// Wide characters take two columns: the cursor lands after 日本語 at
 	// column 8, Left steps over one character, and x lands before 語.
 	p.typ("日本語")

@@ -7,7 +7,6 @@ package main
 // device's terminals use), typed at through the master like a person would.
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,17 +19,10 @@ func TestReplUnderPTY(t *testing.T) {
 	fm.push(textReply("Hi from the PTY."))
 	proj := copyProject(t, "basic")
 	state := t.TempDir()
-	bin := lembasBin(t)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh", "TERM=xterm-256color",
 		"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + t.TempDir()}
-	master, err := startPTY(bin, []string{bin}, proj, env, 100, 24)
-	if err != nil {
-		t.Skipf("no pty here: %v", err)
-	}
-	t.Cleanup(func() { master.kill(); master.close() })
-	out := newSyncBuffer()
-	go io.Copy(out, master)
-	h := &replHarness{t: t, out: out, tty: true}
+	p := startPTYRepl(t, proj, env)
+	h, master, out := p.replHarness, p.master, p.out
 	h.expect("Do you trust")
 	master.Write([]byte("y"))
 	h.expect("trusted; remembered")
@@ -85,18 +77,10 @@ wait:
 func TestReplScreenUnderPTY(t *testing.T) {
 	fm := newFakeModel(t)
 	proj := copyProject(t, "basic")
-	bin := lembasBin(t)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh", "TERM=xterm-256color", "NO_COLOR=1",
 		"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
-	master, err := startPTY(bin, []string{bin}, proj, env, 100, 24)
-	if err != nil {
-		t.Skipf("no pty here: %v", err)
-	}
-	t.Cleanup(func() { master.kill(); master.close() })
-	out := newSyncBuffer()
-	go io.Copy(out, master)
-	h := &replHarness{t: t, out: out, tty: true}
-	typ := func(s string) { master.Write([]byte(s)) }
+	p := startPTYRepl(t, proj, env)
+	h, typ := p.replHarness, p.typ
 	// waitRow waits until the cursor's row reads want (a prompt's space
 	// cut) with the cursor after it, or after ok when want is empty.
 	waitRow := func(want string, ok ...func(string) bool) {
@@ -195,7 +179,7 @@ func TestReplScreenUnderPTY(t *testing.T) {
 
 	typ("\x04") // Ctrl-D at an empty prompt quits
 	select {
-	case <-master.done:
+	case <-p.master.done:
 	case <-time.After(20 * time.Second):
 		t.Fatalf("Ctrl-D did not end lembas:\n%s", h.screen().text())
 	}

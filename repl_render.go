@@ -448,7 +448,17 @@ func (r *repl) approveHere(ctx context.Context, req approvalRequest) approvalAns
 func (r *repl) cardBody(req approvalRequest) []string {
 	var a map[string]any
 	var lines []string
-	add := func(role, s string) { lines = append(lines, r.paint(role, "│ "+s)) }
+	add := func(role, s string) {
+		if r.tty {
+			// The terminal would break a long line where the row ends,
+			// mid-word and without the card's border: break it at spaces,
+			// each row behind the border.
+			s = wrapWords(s, r.cols()-2)
+		}
+		for _, l := range strings.Split(s, "\n") {
+			lines = append(lines, r.paint(role, "│ "+l))
+		}
+	}
 	if req.Diff != "" {
 		// The permission layer worked out the change as a unified diff.
 		for _, l := range strings.Split(strings.TrimSuffix(req.Diff, "\n"), "\n") {

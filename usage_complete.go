@@ -154,6 +154,21 @@ func visible(c *cliSpec) []cliCommand {
 	return out
 }
 
+// kindCase writes, for bash and zsh alike, a case on the subcommand word
+// (subject, as the shell spells it) with an arm per argument kind of cmd's
+// subcommands, each running words(kind); nothing when none takes one.
+func kindCase(b *strings.Builder, cmd cliCommand, subject string, words func(kind string) string) {
+	kinds := argKinds(cmd)
+	if len(kinds) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\t\tcase \"%s\" in\n", subject)
+	for _, k := range kindNames(kinds) {
+		fmt.Fprintf(b, "\t\t%s) %s ;;\n", strings.Join(kinds[k], "|"), words(k))
+	}
+	b.WriteString("\t\tesac\n")
+}
+
 // bashWords is what a bash script runs to fill COMPREPLY for a kind.
 func bashWords(kind string) string {
 	switch kind {
@@ -198,14 +213,7 @@ func bashCompletion(c *cliSpec) string {
 		fmt.Fprintf(&b, "\t\tcase \"$cur\" in -*) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;; esac\n", flags)
 		if len(cmd.Subcommands) > 0 {
 			fmt.Fprintf(&b, "\t\tif [ \"$COMP_CWORD\" -eq 2 ]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n", strings.Join(subNames(cmd), " "))
-			kinds := argKinds(cmd)
-			if len(kinds) > 0 {
-				b.WriteString("\t\tcase \"${COMP_WORDS[2]}\" in\n")
-				for _, k := range kindNames(kinds) {
-					fmt.Fprintf(&b, "\t\t%s) %s ;;\n", strings.Join(kinds[k], "|"), bashWords(k))
-				}
-				b.WriteString("\t\tesac\n")
-			}
+			kindCase(&b, cmd, "${COMP_WORDS[2]}", bashWords)
 		} else if cmd.Args != "" {
 			fmt.Fprintf(&b, "\t\t%s\n", bashWords(cmd.Args))
 		}
@@ -269,14 +277,7 @@ func zshCompletion(c *cliSpec) string {
 		}
 		if len(cmd.Subcommands) > 0 {
 			fmt.Fprintf(&b, "\t\tif (( CURRENT == 3 )); then compadd -- %s; return; fi\n", zshQuote(subNames(cmd)))
-			kinds := argKinds(cmd)
-			if len(kinds) > 0 {
-				b.WriteString("\t\tcase \"$words[3]\" in\n")
-				for _, k := range kindNames(kinds) {
-					fmt.Fprintf(&b, "\t\t%s) %s ;;\n", strings.Join(kinds[k], "|"), zshWords(k))
-				}
-				b.WriteString("\t\tesac\n")
-			}
+			kindCase(&b, cmd, "$words[3]", zshWords)
 		} else if cmd.Args != "" {
 			fmt.Fprintf(&b, "\t\t%s\n", zshWords(cmd.Args))
 		}
@@ -297,10 +298,7 @@ func fishFirstSentence(s string) string {
 }
 
 func fishCompletion(c *cliSpec) string {
-	var names []string
-	for _, cmd := range visible(c) {
-		names = append(names, cmd.Name)
-	}
+	names := commandNames(c)
 	var b strings.Builder
 	b.WriteString("# fish completion for lembas: lembas completion fish > ~/.config/fish/completions/lembas.fish\n")
 	b.WriteString("# Written by `lembas completion fish` from harness/commands_cli.json.\n")

@@ -282,11 +282,7 @@ func TestCompletionScripts(t *testing.T) {
 		for _, p := range probes {
 			words := strings.Fields(p.line)
 			words[0] = bin
-			var q []string
-			for _, w := range words {
-				q = append(q, shQuote(w))
-			}
-			prog := fmt.Sprintf("source %s\nCOMP_WORDS=(%s); COMP_CWORD=%d\n_lembas\nprintf '%%s\\n' \"${COMPREPLY[@]}\"\n", shQuote(s), strings.Join(q, " "), len(words)-1)
+			prog := fmt.Sprintf("source %s\nCOMP_WORDS=(%s); COMP_CWORD=%d\n_lembas\nprintf '%%s\\n' \"${COMPREPLY[@]}\"\n", shQuote(s), shellQuote(words), len(words)-1)
 			out, err := exec.Command(sh, "--norc", "--noprofile", "-c", prog).CombinedOutput()
 			checkCompletion(t, "bash", p.line, string(out), err, p.want)
 		}
@@ -300,14 +296,10 @@ func TestCompletionScripts(t *testing.T) {
 		for _, p := range probes {
 			words := strings.Fields(p.line)
 			words[0] = bin
-			var q []string
-			for _, w := range words {
-				q = append(q, shQuote(w))
-			}
 			// compadd is zsh's builtin only inside completion widgets; a
 			// stand-in prints what it is given, after its options.
 			prog := fmt.Sprintf("compadd() { while [[ $1 == -* && $1 != -- ]]; do shift; done; [[ $1 == -- ]] && shift; print -l -- \"$@\" }\n"+
-				"_files() { }\nsource %s\nwords=(%s); CURRENT=%d\n_lembas\n", shQuote(s), strings.Join(q, " "), len(words))
+				"_files() { }\nsource %s\nwords=(%s); CURRENT=%d\n_lembas\n", shQuote(s), shellQuote(words), len(words))
 			out, err := exec.Command(sh, "-f", "-c", prog).CombinedOutput()
 			// compadd offers every candidate; zsh filters by the prefix
 			// typed, so the stand-in's list is filtered here the same way.
