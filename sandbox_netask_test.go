@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -344,4 +345,30 @@ func TestNetMCPStdioModes(t *testing.T) {
 			t.Errorf("network %s: reached %v, the server read %q", c.mode, reached, got)
 		}
 	}
+}
+
+// FuzzNetHost: a host the gate takes is written one way (netHost of it is
+// itself), is no pattern and carries no port, and a list naming it covers it.
+func FuzzNetHost(f *testing.F) {
+	for _, s := range []string{"api.example.com", "API.Example.COM.", "*.com", "::ffff:127.0.0.1", "[::1]", "127.1", "b\u00fccher.example", "\u212aey.example", "a..", "", "x:443"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := netHost(s)
+		if !ok {
+			if hostListed(s, []string{s}) {
+				t.Fatalf("%q is refused by netHost but listed", s)
+			}
+			return
+		}
+		if m, ok2 := netHost(n); !ok2 || m != n {
+			t.Fatalf("netHost(%q) = %q, whose netHost is %q, %v", s, n, m, ok2)
+		}
+		if strings.ContainsAny(n, "*[]/ ") || (strings.Contains(n, ":") && net.ParseIP(n) == nil) {
+			t.Fatalf("netHost(%q) = %q: a pattern or a port", s, n)
+		}
+		if !hostListed(s, []string{n}) {
+			t.Fatalf("%q is not listed under its own form %q", s, n)
+		}
+	})
 }
