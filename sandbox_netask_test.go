@@ -8,15 +8,18 @@ package main
 // through lembas's proxy, as the person answers.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -371,4 +374,32 @@ func FuzzNetHost(f *testing.F) {
 			t.Fatalf("%q is not listed under its own form %q", s, n)
 		}
 	})
+}
+
+// TestProxyConnectPortInRange: CONNECT to a port no connection can have is
+// a bad request, answered as one, never a card or a dial.
+func TestProxyConnectPortInRange(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	sb := newSandbox(sandboxConfig{Allow: []string{"127.0.0.1"}}, t.TempDir())
+	p, err := startSandboxProxy(sb, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	for _, target := range []string{"127.0.0.1:0", "127.0.0.1:70000", "127.0.0.1:"} {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "CONNECT host:port") {
+			t.Errorf("CONNECT %s: %s %q, want 400 naming the port", target, resp.Status, body)
+		}
+	}
 }
