@@ -187,48 +187,69 @@ func (s *sandbox) allowProject(host string) error {
 // a name whose last label is all digits such as "127.1"): the gate refuses
 // it, so none is asked about or kept for the project.
 func netHost(host string) (string, bool) {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.String(), true
+	host = trimHost(host)
+	if strings.IndexByte(host, ':') >= 0 {
+		if ip := net.ParseIP(host); ip != nil {
+			return ip.String(), true
+		}
+		return "", false
 	}
-	host = strings.TrimSuffix(host, ".")
 	if host == "" || len(host) > 253 {
 		return "", false
 	}
-	labels := strings.Split(host, ".")
-	for _, l := range labels {
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return "", false
-		}
-		for i := 0; i < len(l); i++ {
-			c := l[i]
-			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+	digits := true // so far in the label
+	for i, start := 0, 0; i <= len(host); i++ {
+		if i == len(host) || host[i] == '.' {
+			l := host[start:i]
+			if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
 				return "", false
 			}
+			if i == len(host) && digits && net.ParseIP(host) == nil {
+				return "", false // 127.1, 2130706433: no name, and no address Go's dialer reads
+			}
+			start, digits = i+1, true
+			continue
 		}
-	}
-	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
-		return "", false
+		c := host[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return "", false
+		}
+		digits = digits && '0' <= c && c <= '9'
 	}
 	return strings.ToLower(host), true
 }
 
+// trimHost is host without an IPv6 literal's brackets or a trailing dot.
+func trimHost(host string) string {
+	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+		return host[1 : len(host)-1]
+	}
+	return strings.TrimSuffix(host, ".")
+}
+
 // hostListed says whether host is in one of lists: exactly, or under a
 // "*.name" entry (never an IP literal so). Host and entries are compared
-// as netHost writes them; a host netHost refuses is in no list.
+// as netHost writes them (lower case, no trailing dot or brackets, an
+// address canonical); a host netHost refuses is in no list. Every
+// connection through the proxy asks it, so an entry is only lowered and
+// trimmed, and parsed as an address only when host is one.
 func hostListed(host string, lists ...[]string) bool {
 	host, ok := netHost(host)
 	if !ok {
 		return false
 	}
-	isIP := net.ParseIP(host) != nil
+	ip := net.ParseIP(host)
 	for _, l := range lists {
 		for _, a := range l {
 			if rest, wild := strings.CutPrefix(a, "*."); wild {
-				if n, ok := netHost(rest); ok && !isIP && strings.HasSuffix(host, "."+n) {
+				rest = strings.ToLower(trimHost(rest))
+				if ip == nil && len(host) > len(rest) && strings.HasSuffix(host, rest) && host[len(host)-len(rest)-1] == '.' {
 					return true
 				}
-			} else if n, ok := netHost(a); ok && n == host {
+				continue
+			}
+			a = strings.ToLower(trimHost(a))
+			if a == host || (ip != nil && ip.Equal(net.ParseIP(a))) {
 				return true
 			}
 		}
