@@ -70,7 +70,8 @@ type sandboxSpec struct {
 		Port           int      `json:"port"`
 		Allow          []string `json:"allow"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`
-		AskMaxHosts    int      `json:"ask_max_hosts"` // cards one command may raise; beyond, refused unasked
+		AskMaxHosts    int      `json:"ask_max_hosts"`    // cards one command may raise; beyond, refused unasked
+		CardCommandMax int      `json:"card_command_max"` // characters of the command line a network card shows
 	} `json:"proxy"`
 	DenialMarkers []string          `json:"denial_markers"`
 	ExitSetup     int               `json:"exit_setup"`
@@ -673,8 +674,8 @@ func shellCommandArg(args json.RawMessage) string {
 	}
 	json.Unmarshal(args, &a)
 	line := []rune(strings.Join(strings.Fields(a.Command), " "))
-	if len(line) > 300 {
-		return string(line[:300]) + "…"
+	if max := theSandboxSpec().Proxy.CardCommandMax; len(line) > max {
+		return string(line[:max]) + "…"
 	}
 	return string(line)
 }

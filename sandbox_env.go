@@ -38,8 +38,11 @@ func (s *sandbox) envDropped(name string) bool {
 	return false
 }
 
-// scrubEnv is env without the dropped variables, and their names.
+// scrubEnv is env without the dropped variables, and their names. kept is
+// never nil: to exec.Cmd and to the world's start a nil Env means "inherit
+// lembas's own", which would hand back every variable dropped here.
 func (s *sandbox) scrubEnv(env []string) (kept, dropped []string) {
+	kept = []string{}
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		if s.envDropped(name) {

@@ -120,12 +120,19 @@ func (s *sandbox) netPath() string {
 	return netFile()
 }
 
-func readNetFile(path string) map[string][]string {
+// readNetFile reads network.json: each project's hosts. A file that is
+// there but not a map of host lists is an error (allowProject then leaves
+// it as it is rather than write over the other projects' hosts).
+func readNetFile(path string) (map[string][]string, error) {
 	m := map[string][]string{}
-	if data, err := os.ReadFile(path); err == nil {
-		json.Unmarshal(data, &m)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return m, nil
 	}
-	return m
+	if err := json.Unmarshal(data, &m); err != nil {
+		return map[string][]string{}, fmt.Errorf("%s is not a map of host lists (%v); fix or remove it", path, err)
+	}
+	return m, nil
 }
 
 // projectHosts are the hosts this project allowed with "always".
@@ -134,7 +141,12 @@ func (s *sandbox) projectHosts() []string {
 	defer s.net.mu.Unlock()
 	if !s.net.loaded {
 		s.net.loaded = true
-		s.net.project = readNetFile(s.netPath())[s.root]
+		m, _ := readNetFile(s.netPath()) // a corrupt file allows nothing
+		for _, h := range m[s.root] {
+			if _, ok := netHost(h); ok { // a name or an address, never a pattern
+				s.net.project = append(s.net.project, h)
+			}
+		}
 	}
 	return append([]string{}, s.net.project...)
 }
@@ -156,7 +168,10 @@ func (s *sandbox) allowProject(host string) error {
 		return err
 	}
 	defer unlock()
-	m := readNetFile(path)
+	m, err := readNetFile(path)
+	if err != nil {
+		return err
+	}
 	if !contains(m[s.root], host) {
 		m[s.root] = append(m[s.root], host)
 		sort.Strings(m[s.root])
@@ -165,17 +180,76 @@ func (s *sandbox) allowProject(host string) error {
 	return writeFileAtomic(path, append(data, '\n'), 0o600)
 }
 
+// netHost is host as the gate judges it: lower case, without a trailing
+// dot or an IPv6 literal's brackets, an address in its canonical form. ok
+// is false for what is neither an address nor an ASCII host name (a
+// pattern such as "*.com", a zone, a port, an IDN not written in punycode,
+// a name whose last label is all digits such as "127.1"): the gate refuses
+// it, so none is asked about or kept for the project.
+func netHost(host string) (string, bool) {
+	host = trimHost(host)
+	if strings.IndexByte(host, ':') >= 0 {
+		if ip := net.ParseIP(host); ip != nil {
+			return ip.String(), true
+		}
+		return "", false
+	}
+	if host == "" || len(host) > 253 {
+		return "", false
+	}
+	digits := true // so far in the label
+	for i, start := 0, 0; i <= len(host); i++ {
+		if i == len(host) || host[i] == '.' {
+			l := host[start:i]
+			if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+				return "", false
+			}
+			if i == len(host) && digits && net.ParseIP(host) == nil {
+				return "", false // 127.1, 2130706433: no name, and no address Go's dialer reads
+			}
+			start, digits = i+1, true
+			continue
+		}
+		c := host[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return "", false
+		}
+		digits = digits && '0' <= c && c <= '9'
+	}
+	return strings.ToLower(host), true
+}
+
+// trimHost is host without an IPv6 literal's brackets or a trailing dot.
+func trimHost(host string) string {
+	if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+		return host[1 : len(host)-1]
+	}
+	return strings.TrimSuffix(host, ".")
+}
+
 // hostListed says whether host is in one of lists: exactly, or under a
-// "*.name" entry (never an IP literal so).
+// "*.name" entry (never an IP literal so). Host and entries are compared
+// as netHost writes them (lower case, no trailing dot or brackets, an
+// address canonical); a host netHost refuses is in no list. Every
+// connection through the proxy asks it, so an entry is only lowered and
+// trimmed, and parsed as an address only when host is one.
 func hostListed(host string, lists ...[]string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host, ok := netHost(host)
+	if !ok {
+		return false
+	}
+	ip := net.ParseIP(host)
 	for _, l := range lists {
 		for _, a := range l {
-			a = strings.ToLower(a)
-			if a == host {
-				return true
+			if rest, wild := strings.CutPrefix(a, "*."); wild {
+				rest = strings.ToLower(trimHost(rest))
+				if ip == nil && len(host) > len(rest) && strings.HasSuffix(host, rest) && host[len(host)-len(rest)-1] == '.' {
+					return true
+				}
+				continue
 			}
-			if strings.HasPrefix(a, "*.") && strings.HasSuffix(host, a[1:]) && net.ParseIP(host) == nil {
+			a = strings.ToLower(trimHost(a))
+			if a == host || (ip != nil && ip.Equal(net.ParseIP(a))) {
 				return true
 			}
 		}
@@ -194,6 +268,11 @@ type netVerdict struct {
 // registries, config's list and the project's hosts pass; else the
 // command running now is asked for (the newest, when several run).
 func (s *sandbox) permitCommand(host, port string) netVerdict {
+	h, ok := netHost(host)
+	if !ok {
+		return netVerdict{body: sandboxText("net_bad_host", "host", host, "port", port)}
+	}
+	host = h // asked about, and kept, as it is judged
 	if s.allowedHost(host) || hostListed(host, s.projectHosts()) {
 		return netVerdict{ok: true}
 	}
@@ -219,6 +298,11 @@ func (s *sandbox) permitCommand(host, port string) netVerdict {
 // pass, sandbox.network: on passes everything and off nothing; else the
 // person is asked, as for a command.
 func (s *sandbox) permitWeb(r *netRun, host, port string) netVerdict {
+	if n, ok := netHost(host); ok {
+		host = n
+	} else if s.networkMode() != "on" {
+		return netVerdict{body: sandboxText("net_bad_host", "host", host, "port", port)}
+	}
 	switch s.networkMode() {
 	case "on":
 		return netVerdict{ok: true}
@@ -241,9 +325,12 @@ func (s *sandbox) webAsks(host string) bool {
 // (the leave for webfetch to reach a loopback or private address, as it is
 // for commands).
 func (s *sandbox) webListed(host string) bool {
-	host = strings.ToLower(host)
+	host, ok := netHost(host)
+	if !ok {
+		return false
+	}
 	for _, a := range s.cfg.Allow {
-		if strings.ToLower(a) == host {
+		if n, ok := netHost(a); ok && n == host {
 			return true
 		}
 	}

@@ -21,8 +21,9 @@ func init() {
 		var in struct {
 			Kind    string   `json:"kind"` // gate, check
 			Config  string   `json:"config"`
-			Project []string `json:"project"` // hosts the project allowed before
-			Who     string   `json:"who"`     // command (default), webfetch
+			Project []string `json:"project"`      // hosts the project allowed before
+			File    string   `json:"project_file"` // network.json as it is on disk (instead of project)
+			Who     string   `json:"who"`          // command (default), webfetch
 			Host    string   `json:"host"`
 			Port    string   `json:"port"`
 			Answer  string   `json:"answer"`
@@ -48,6 +49,9 @@ func init() {
 		if len(in.Project) > 0 {
 			data, _ := json.Marshal(map[string][]string{"/p": in.Project})
 			os.WriteFile(sb.net.file, data, 0o600)
+		}
+		if in.File != "" {
+			os.WriteFile(sb.net.file, []byte(in.File), 0o600)
 		}
 		switch in.Kind {
 		case "check":
@@ -118,12 +122,17 @@ func init() {
 			out["card"] = map[string]any{"tool": q.Tool, "input": q.Input, "options": q.Options, "rule": q.Rule}
 		}
 		if len(said) > 0 {
+			for i := range said {
+				said[i] = strings.ReplaceAll(said[i], dir, "$DIR")
+			}
 			out["stderr"] = said
 		}
 		if in.Again {
 			out["again"] = judge().ok
 		}
-		if data, err := os.ReadFile(sb.net.file); err == nil && in.Answer == "project" {
+		if data, err := os.ReadFile(sb.net.file); err == nil && in.File != "" {
+			out["file"] = string(data) // as it was left
+		} else if err == nil && in.Answer == "project" {
 			var m map[string][]string
 			json.Unmarshal(data, &m)
 			out["kept"] = m["/p"]

@@ -8,14 +8,18 @@ package main
 // through lembas's proxy, as the person answers.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -342,6 +346,60 @@ func TestNetMCPStdioModes(t *testing.T) {
 		reached := hits.Load() > before
 		if reached != (c.mode == "on") || (c.want != "" && !strings.Contains(string(got), c.want)) || (c.want == "" && strings.Contains(string(got), "TARGET")) {
 			t.Errorf("network %s: reached %v, the server read %q", c.mode, reached, got)
+		}
+	}
+}
+
+// FuzzNetHost: a host the gate takes is written one way (netHost of it is
+// itself), is no pattern and carries no port, and a list naming it covers it.
+func FuzzNetHost(f *testing.F) {
+	for _, s := range []string{"api.example.com", "API.Example.COM.", "*.com", "::ffff:127.0.0.1", "[::1]", "127.1", "b\u00fccher.example", "\u212aey.example", "a..", "", "x:443"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := netHost(s)
+		if !ok {
+			if hostListed(s, []string{s}) {
+				t.Fatalf("%q is refused by netHost but listed", s)
+			}
+			return
+		}
+		if m, ok2 := netHost(n); !ok2 || m != n {
+			t.Fatalf("netHost(%q) = %q, whose netHost is %q, %v", s, n, m, ok2)
+		}
+		if strings.ContainsAny(n, "*[]/ ") || (strings.Contains(n, ":") && net.ParseIP(n) == nil) {
+			t.Fatalf("netHost(%q) = %q: a pattern or a port", s, n)
+		}
+		if !hostListed(s, []string{n}) {
+			t.Fatalf("%q is not listed under its own form %q", s, n)
+		}
+	})
+}
+
+// TestProxyConnectPortInRange: CONNECT to a port no connection can have is
+// a bad request, answered as one, never a card or a dial.
+func TestProxyConnectPortInRange(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	sb := newSandbox(sandboxConfig{Allow: []string{"127.0.0.1"}}, t.TempDir())
+	p, err := startSandboxProxy(sb, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	for _, target := range []string{"127.0.0.1:0", "127.0.0.1:70000", "127.0.0.1:"} {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "CONNECT host:port") {
+			t.Errorf("CONNECT %s: %s %q, want 400 naming the port", target, resp.Status, body)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,8 +130,9 @@ func (p *sandboxProxy) handle(c net.Conn) {
 		c.SetReadDeadline(time.Time{})
 		if req.Method == http.MethodConnect {
 			host, port, err := net.SplitHostPort(req.Host)
-			if err != nil || port == "" {
-				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
+				// no card for a port no connection can have (0, 70000)
+				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n%s", sandboxText("proxy_bad_request"))
 				return
 			}
 			if v := p.permit(host, port); !v.ok {
@@ -153,7 +155,7 @@ func (p *sandboxProxy) handle(c net.Conn) {
 			return
 		}
 		if req.URL.Scheme != "http" || req.URL.Host == "" {
-			fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nlembas sandbox: a proxy request needs an absolute http:// URL or CONNECT\n")
+			fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n%s", sandboxText("proxy_bad_request"))
 			return
 		}
 		host := req.URL.Hostname()

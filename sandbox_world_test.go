@@ -136,6 +136,24 @@ func TestWorldNoneEnvScrubbed(t *testing.T) {
 	}
 }
 
+// TestWorldEnvAllDroppedStaysEmpty: an environment of nothing but secrets
+// scrubs to an empty one, not to nil, which exec (and the world's start)
+// read as "inherit lembas's own", secrets and all.
+func TestWorldEnvAllDroppedStaysEmpty(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "CANARY-GH-TOKEN")
+	sb := newSandbox(sandboxConfig{}, t.TempDir())
+	kept, dropped := sb.scrubEnv([]string{"GITHUB_TOKEN=CANARY-GH-TOKEN"})
+	cmd := exec.Command("env")
+	cmd.Env = kept
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("env: %v", err)
+	}
+	if strings.Contains(string(out), "CANARY-GH-TOKEN") || len(dropped) != 1 {
+		t.Errorf("dropped %v, yet the command read:\n%s", dropped, out)
+	}
+}
+
 // TestWorldTmuxUnreachable: the person's tmux server (its socket in /tmp,
 // where tmux keeps it) cannot be asked to run anything.
 func TestWorldTmuxUnreachable(t *testing.T) {

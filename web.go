@@ -94,9 +94,7 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 	if err != nil {
 		return decision{Verdict: "allow", Rule: "webfetch: the tool answers a bad URL itself"}
 	}
-	match := func(r sourcedRule) bool {
-		return ruleCovers(r.permRule, t.Name) && (r.Pattern == "" || wildMatch(strings.ToLower(r.Pattern), host))
-	}
+	match := func(r sourcedRule) bool { return r.coversWeb(t.Name, host) }
 	for _, r := range p.deny {
 		if match(r) {
 			return decision{Verdict: "deny", Rule: r.label("deny"), Reason: t.text("rule_denies", "rule", r.Text, "host", host)}
@@ -138,11 +136,17 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 // answers covers webfetch on host (webfetch: <host>, or webfetch alone).
 func (p *permissions) webAllowRule(host string) bool {
 	for _, r := range p.allowRules() {
-		if ruleCovers(r.permRule, "webfetch") && (r.Pattern == "" || wildMatch(strings.ToLower(r.Pattern), host)) {
+		if r.coversWeb("webfetch", host) {
 			return true
 		}
 	}
 	return false
+}
+
+// coversWeb says whether r covers the webfetch tool (named tool) on host:
+// a rule for the tool with no pattern, or one whose pattern matches host.
+func (r sourcedRule) coversWeb(tool, host string) bool {
+	return ruleCovers(r.permRule, tool) && (r.Pattern == "" || wildMatch(strings.ToLower(r.Pattern), host))
 }
 
 // privateWebRule is the allow rule that names a host exactly, the only
