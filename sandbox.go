@@ -153,6 +153,9 @@ type sandbox struct {
 	warming  chan struct{} // closed when prewarm's start has ended (nil: none began)
 
 	net netState // the commands that may be asked about a host (sandbox_netask.go)
+
+	envMu   sync.Mutex
+	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {

@@ -42,10 +42,23 @@ func (s *sandbox) envDropped(name string) bool {
 // never nil: to exec.Cmd and to the world's start a nil Env means "inherit
 // lembas's own", which would hand back every variable dropped here.
 func (s *sandbox) scrubEnv(env []string) (kept, dropped []string) {
-	kept = []string{}
+	kept = make([]string, 0, len(env))
+	// Every command brings the same names: each is judged once a session.
+	s.envMu.Lock()
+	defer s.envMu.Unlock()
+	if s.envMemo == nil {
+		s.envMemo = map[string]bool{}
+	}
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if s.envDropped(name) {
+		drop, known := s.envMemo[name]
+		if !known {
+			drop = s.envDropped(name)
+			if len(s.envMemo) < 4096 {
+				s.envMemo[name] = drop
+			}
+		}
+		if drop {
 			dropped = append(dropped, name)
 			continue
 		}

@@ -35,6 +35,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"hash"
 	"io"
 	"io/fs"
@@ -43,21 +44,32 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // gitKeep is the host's side of one world's git layers.
 type gitKeep struct {
 	mu     sync.Mutex
-	layer  string            // the session folder's layer: <layer>/<i>/u is pin i's upper
-	pins   []string          // the real folders
-	packed string            // <common>/packed-refs
-	refs   map[string]string // packed refs seen before commands: name → sha
-	synced map[string]string // upper path → size and time when last copied
+	layer  string                // the session folder's layer: <layer>/<i>/u is pin i's upper
+	pins   []string              // the real folders
+	packed string                // <common>/packed-refs
+	refs   map[string]string     // packed refs seen before commands: name → sha
+	synced map[string]string     // upper path → size and time when last copied
+	dirs   map[string]gitDirSeen // upper folder → its time and subfolders when last read, once quiet
+
+	packedStamp string            // packed-refs' size, time and file when last read
+	packedNow   map[string]string // what it listed then
+}
+
+type gitDirSeen struct {
+	stamp   string
+	subdirs []string
+	files   bool // it held files (a reflog grows in place: a folder of them is always read)
 }
 
 func newGitKeep(layer string, pins []string) *gitKeep {
-	k := &gitKeep{layer: layer, pins: pins, refs: map[string]string{}, synced: map[string]string{}}
+	k := &gitKeep{layer: layer, pins: pins, refs: map[string]string{}, synced: map[string]string{}, dirs: map[string]gitDirSeen{}}
 	for _, p := range pins {
 		if filepath.Base(p) == "refs" {
 			k.packed = filepath.Join(filepath.Dir(p), "packed-refs")
@@ -71,15 +83,21 @@ func newGitKeep(layer string, pins []string) *gitKeep {
 func (k *gitKeep) reset() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.synced = map[string]string{}
+	k.synced, k.dirs = map[string]string{}, map[string]gitDirSeen{}
 	if err := os.RemoveAll(k.layer); err != nil {
 		return err
 	}
+	// The upper layers are dated in the past, so that an empty one is
+	// quiet from the first command (syncDir's 2 s): anything added to one
+	// dates it now.
+	past := time.Now().Add(-time.Minute)
 	for i := range k.pins {
 		for _, d := range []string{"u", "w"} {
-			if err := os.MkdirAll(filepath.Join(k.layer, strconv.Itoa(i), d), 0o700); err != nil {
+			p := filepath.Join(k.layer, strconv.Itoa(i), d)
+			if err := os.MkdirAll(p, 0o700); err != nil {
 				return err
 			}
+			os.Chtimes(p, past, past)
 		}
 	}
 	return nil
@@ -91,12 +109,11 @@ func (k *gitKeep) before(idle bool) {
 	if k == nil || k.packed == "" {
 		return
 	}
-	now := readPackedRefs(k.packed)
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	now := k.packedRefs()
 	if idle {
-		k.refs = now
-		return
+		k.refs = make(map[string]string, len(now))
 	}
 	for n, sha := range now {
 		k.refs[n] = sha
@@ -125,82 +142,108 @@ func (k *gitKeep) sync() error {
 	for i, real := range k.pins {
 		kind := filepath.Base(real)
 		up := filepath.Join(k.layer, strconv.Itoa(i), "u")
-		// A folder of objects or refs whose time has not moved holds no
-		// new name (objects and refs land by rename), so its files are not
-		// looked at again; reflogs grow in place and always are.
-		quiet := map[string]bool{}
-		filepath.WalkDir(up, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() {
-				if fi, err := d.Info(); err == nil && kind != "logs" {
-					// Recorded only once it is 2 s old: a folder's time is the
-					// kernel's coarse clock, and a name landing in the same tick
-					// would leave it as it was.
-					stamp := "dir@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
-					quiet[p] = k.synced[p] == stamp
-					if time.Since(fi.ModTime()) > 2*time.Second {
-						k.synced[p] = stamp
-					} else {
-						delete(k.synced, p)
-					}
-				}
-				if p != up {
-					rel, _ := filepath.Rel(up, p)
-					keep(os.MkdirAll(filepath.Join(real, rel), 0o755))
-				}
-				return nil
-			}
-			if quiet[filepath.Dir(p)] {
-				return nil
-			}
-			rel, _ := filepath.Rel(up, p)
-			dst := filepath.Join(real, rel)
-			name := d.Name()
-			if !d.Type().IsRegular() || strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "tmp_") {
-				return nil // a whiteout (a delete), a lock or a file being written
-			}
-			fi, err := d.Info()
-			if err != nil {
-				return nil
-			}
-			stamp := strconv.FormatInt(fi.Size(), 10) + "@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
-			if k.synced[p] == stamp {
-				return nil
-			}
-			rel = filepath.ToSlash(rel)
-			switch {
-			case kind == "objects":
-				if pathExists(dst) || !objectChecks(p, rel) {
-					k.synced[p] = stamp
-					return nil // named by its content: never overwritten; a forged one never lands
-				}
-			case kind == "logs":
-				old, err := os.ReadFile(dst)
-				if err == nil {
-					now, rerr := os.ReadFile(p)
-					if rerr != nil || len(now) <= len(old) || !bytes.HasPrefix(now, old) {
-						k.synced[p] = stamp
-						return nil // only appended to
-					}
-				}
-			default:
-				if sameBytes(p, dst) {
-					k.synced[p] = stamp
-					return nil
-				}
-			}
-			if err := copyInto(p, dst, fi.Mode().Perm()); err != nil {
-				keep(err)
-				return nil
-			}
-			k.synced[p] = stamp
-			return nil
-		})
+		k.syncDir(up, up, real, kind, keep)
 	}
 	keep(k.restorePacked())
 	return first
+}
+
+// syncDir copies the news of one folder p of the upper layer up (and its
+// subfolders) into real. A folder of objects or refs whose time has not
+// moved holds no new name (objects and refs land by rename), so it is not
+// read again: its subfolders, as last read, are looked at, its files not —
+// one stat a folder on a command that added nothing. Reflogs grow in place:
+// a folder holding one is always read.
+func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	// A folder's time is recorded only once it is 2 s old: it is the
+	// kernel's coarse clock, and a name landing in the same tick would
+	// leave it as it was.
+	stamp := "dir@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+	if seen, ok := k.dirs[p]; ok && seen.stamp == stamp && (kind != "logs" || !seen.files) {
+		for _, d := range seen.subdirs {
+			k.syncDir(up, filepath.Join(p, d), real, kind, keep)
+		}
+		return
+	}
+	rel, _ := filepath.Rel(up, p)
+	if p != up {
+		keep(os.MkdirAll(filepath.Join(real, rel), 0o755))
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return
+	}
+	var subdirs []string
+	files := false
+	failed := false // a file that could not be copied is tried again: the folder is not recorded
+	for _, d := range entries {
+		child := filepath.Join(p, d.Name())
+		if d.IsDir() {
+			subdirs = append(subdirs, d.Name())
+			k.syncDir(up, child, real, kind, keep)
+			continue
+		}
+		files = true
+		if !k.syncFile(up, child, real, kind, d, keep) {
+			failed = true
+		}
+	}
+	if !failed && time.Since(fi.ModTime()) > 2*time.Second {
+		k.dirs[p] = gitDirSeen{stamp, subdirs, files}
+	} else {
+		delete(k.dirs, p)
+	}
+}
+
+// syncFile copies one file of the upper layer back, if it is one to copy
+// (see the file's comment); false when copying failed.
+func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(error)) bool {
+	rel, _ := filepath.Rel(up, p)
+	dst := filepath.Join(real, rel)
+	name := d.Name()
+	if !d.Type().IsRegular() || strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "tmp_") {
+		return true // a whiteout (a delete), a lock or a file being written
+	}
+	fi, err := d.Info()
+	if err != nil {
+		return true
+	}
+	stamp := strconv.FormatInt(fi.Size(), 10) + "@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+	if k.synced[p] == stamp {
+		return true
+	}
+	rel = filepath.ToSlash(rel)
+	switch {
+	case kind == "objects":
+		if pathExists(dst) || !objectChecks(p, rel) {
+			k.synced[p] = stamp
+			return true // named by its content: never overwritten; a forged one never lands
+		}
+	case kind == "logs":
+		old, err := os.ReadFile(dst)
+		if err == nil {
+			now, rerr := os.ReadFile(p)
+			if rerr != nil || len(now) <= len(old) || !bytes.HasPrefix(now, old) {
+				k.synced[p] = stamp
+				return true // only appended to
+			}
+		}
+	default:
+		if sameBytes(p, dst) {
+			k.synced[p] = stamp
+			return true
+		}
+	}
+	if err := copyInto(p, dst, fi.Mode().Perm()); err != nil {
+		keep(err)
+		return false
+	}
+	k.synced[p] = stamp
+	return true
 }
 
 // restorePacked writes back, as loose refs, the packed refs a command took
@@ -209,7 +252,7 @@ func (k *gitKeep) restorePacked() error {
 	if k.packed == "" || len(k.refs) == 0 {
 		return nil
 	}
-	now := readPackedRefs(k.packed)
+	now := k.packedRefs()
 	common := filepath.Dir(k.packed)
 	var first error
 	for name, sha := range k.refs {
@@ -292,6 +335,24 @@ func newGitHash(hexLen int) hash.Hash {
 	return sha1.New()
 }
 
+// packedRefs is packed-refs read, again only when its size, time or file
+// changed (it is read as each command starts and after it ends, and a
+// clone's may list thousands of tags); k.mu is held. The map is not to be
+// changed.
+func (k *gitKeep) packedRefs() map[string]string {
+	stamp := "none"
+	if fi, err := os.Stat(k.packed); err == nil {
+		stamp = fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			stamp += fmt.Sprintf("#%d", st.Ino)
+		}
+	}
+	if stamp != k.packedStamp || k.packedNow == nil {
+		k.packedNow, k.packedStamp = readPackedRefs(k.packed), stamp
+	}
+	return k.packedNow
+}
+
 // readPackedRefs is packed-refs as name → sha.
 func readPackedRefs(p string) map[string]string {
 	out := map[string]string{}
@@ -301,7 +362,7 @@ func readPackedRefs(p string) map[string]string {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "" || line[0] == '#' || line[0] == '^' {

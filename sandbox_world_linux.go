@@ -29,6 +29,7 @@ package main
 // pid 1 ends the kernel kills every process in it, setsid or not.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,6 +84,101 @@ type worldMsg struct {
 	Error  string         `json:"error,omitempty"`
 	Limits string         `json:"limits,omitempty"` // ready: how processes are bounded (pid_max, rlimit)
 	Git    string         `json:"git,omitempty"`    // ready: how git's history is kept (overlay, pin)
+	Key    string         `json:"-"`                // run: the policy's number on this connection
+}
+
+// A run request is the one message on every command's path, and JSON cost
+// the init more to read (its environment, its policy) than the fork that
+// follows. It goes as a frame of length-prefixed fields instead — "run",
+// the id, the policy's number, the policy's JSON the first time that
+// number is used on the connection (else empty), the path, the folder,
+// then argv and env, each a count and its strings — so a NUL or a colon
+// in a field cannot shift the others. The init's other messages, rare,
+// stay JSON.
+const runFrameOp = "run"
+
+func appendField(b []byte, f string) []byte {
+	b = strconv.AppendInt(b, int64(len(f)), 10)
+	b = append(b, ':')
+	return append(b, f...)
+}
+
+func encodeRun(m worldMsg, policy []byte) []byte {
+	n := 64 + len(policy) + len(m.Path) + len(m.Dir)
+	for _, l := range [][]string{m.Argv, m.Env} {
+		for _, f := range l {
+			n += len(f) + 8
+		}
+	}
+	b := make([]byte, 0, n)
+	for _, f := range []string{runFrameOp, strconv.FormatUint(m.ID, 10), m.Key, string(policy), m.Path, m.Dir} {
+		b = appendField(b, f)
+	}
+	for _, l := range [][]string{m.Argv, m.Env} {
+		b = appendField(b, strconv.Itoa(len(l)))
+		for _, f := range l {
+			b = appendField(b, f)
+		}
+	}
+	return b
+}
+
+// decodeRun reads a frame encodeRun made; policy is the JSON when sent.
+func decodeRun(b []byte) (m worldMsg, policy []byte, err error) {
+	field := func() (string, error) {
+		i := 0
+		for i < len(b) && i < 10 && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == 0 || i >= len(b) || b[i] != ':' {
+			return "", errors.New("a run frame's field has no length")
+		}
+		n, err := strconv.Atoi(string(b[:i]))
+		if err != nil || n > len(b)-i-1 {
+			return "", errors.New("a run frame's field runs past its end")
+		}
+		f := string(b[i+1 : i+1+n])
+		b = b[i+1+n:]
+		return f, nil
+	}
+	var head [6]string
+	for i := range head {
+		if head[i], err = field(); err != nil {
+			return m, nil, err
+		}
+	}
+	if head[0] != runFrameOp {
+		return m, nil, errors.New("not a run frame")
+	}
+	if m.ID, err = strconv.ParseUint(head[1], 10, 64); err != nil {
+		return m, nil, errors.New("a run frame's id is not a number")
+	}
+	m.Op, m.Key, m.Path, m.Dir = runFrameOp, head[2], head[4], head[5]
+	if head[3] != "" {
+		policy = []byte(head[3])
+	}
+	for _, l := range []*[]string{&m.Argv, &m.Env} {
+		c, err := field()
+		if err != nil {
+			return m, nil, err
+		}
+		k, err := strconv.Atoi(c)
+		if err != nil || k < 0 || k > len(b) {
+			return m, nil, errors.New("a run frame's count is wrong")
+		}
+		*l = make([]string, 0, k)
+		for ; k > 0; k-- {
+			f, err := field()
+			if err != nil {
+				return m, nil, err
+			}
+			*l = append(*l, f)
+		}
+	}
+	if len(b) != 0 {
+		return m, nil, errors.New("a run frame has bytes past its end")
+	}
+	return m, policy, nil
 }
 
 // world is lembas's side of one session's world: the plan, and the running
@@ -100,15 +196,18 @@ type world struct {
 	exeByFD bool   // an MCP server's world: the program is handed over open
 	git     *gitKeep
 	exe     string // the helper; "" is os.Executable (sandbox.helperExe)
+
+	nullMu sync.Mutex
+	null   [2]*os.File // devNull's
 }
 
 // worldConn is one running init.
 type worldConn struct {
-	fd     int // for shutdown
 	uc     *net.UnixConn
 	proc   *os.Process
 	sendMu sync.Mutex
 	waits  map[uint64]*worldProc // under world.mu
+	pols   map[string]string     // a policy's JSON → its number on this connection, under sendMu
 	gone   chan struct{}         // closed when its reader ends
 }
 
@@ -253,17 +352,16 @@ func (w *world) connLocked() (*worldConn, error) {
 	}
 	w.limits, w.gitHow = m.Limits, m.Git
 	f := os.NewFile(uintptr(pair[0]), "world")
-	fc, err := net.FileConn(f) // through the netpoller: no thread sits blocked on it
+	// Through the netpoller: no thread sits blocked on it, and the command
+	// waiting for its end runs on the thread that read it (a socket read by
+	// a blocking thread costs a thread's wake more on every command).
+	fc, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
 		cmd.Process.Kill()
 		return nil, fmt.Errorf("reading the world's socket: %v", err)
 	}
-	uc := fc.(*net.UnixConn)
-	raw, _ := uc.SyscallConn()
-	fd := -1
-	raw.Control(func(f uintptr) { fd = int(f) })
-	c := &worldConn{fd: fd, uc: uc, proc: cmd.Process, waits: map[uint64]*worldProc{}, gone: make(chan struct{})}
+	c := &worldConn{uc: fc.(*net.UnixConn), proc: cmd.Process, waits: map[uint64]*worldProc{}, pols: map[string]string{}, gone: make(chan struct{})}
 	w.cur = c
 	go w.read(c)
 	return c, nil
@@ -308,16 +406,28 @@ func (w *world) read(c *worldConn) {
 }
 
 func (c *worldConn) send(m worldMsg, fds []int) error {
-	js, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
 	var oob []byte
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
+	var js []byte
+	var err error
+	if m.Op == runFrameOp && m.Policy != nil {
+		pj, _ := json.Marshal(m.Policy)
+		key, seen := c.pols[string(pj)]
+		if !seen {
+			key = strconv.Itoa(len(c.pols) + 1)
+			c.pols[string(pj)] = key
+		} else {
+			pj = nil
+		}
+		m.Key = key
+		js = encodeRun(m, pj)
+	} else if js, err = json.Marshal(m); err != nil {
+		return err
+	}
 	_, _, err = c.uc.WriteMsgUnix(js, oob, nil)
 	return err
 }
@@ -411,11 +521,11 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	// Stdin: nil is /dev/null, as exec.Cmd gives it.
 	switch in := cmd.Stdin.(type) {
 	case nil:
-		f, err := os.Open(os.DevNull)
+		f, err := w.devNull(0)
 		if err != nil {
 			return fail(err)
 		}
-		fds[0], mine = f, append(mine, f)
+		fds[0] = f
 	case *os.File:
 		fds[0] = in
 	default:
@@ -428,11 +538,11 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 		}
 		switch o := o.(type) {
 		case nil:
-			f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			f, err := w.devNull(1)
 			if err != nil {
 				return fail(err)
 			}
-			fds[i+1], mine = f, append(mine, f)
+			fds[i+1] = f
 		case *os.File:
 			fds[i+1] = o
 		default:
@@ -471,7 +581,7 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	w.git.before(len(c.waits) == 0)
 	c.waits[p.id] = p
 	w.mu.Unlock()
-	m := worldMsg{Op: "run", ID: p.id, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: dir, Policy: &pol}
+	m := worldMsg{Op: runFrameOp, ID: p.id, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: dir, Policy: &pol}
 	send := []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd())}
 	if w.exeByFD {
 		// The program the person approved runs even from a folder the
@@ -499,6 +609,24 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	// after this finds the command; whether it started (and its pid) comes
 	// with its end, which saves a round trip on every command.
 	return p, nil
+}
+
+// devNull is /dev/null open for reading (0) or writing (1), opened once
+// for every command that is handed nothing there (each gets its own copy
+// of the descriptor when it is sent). They stay open while the world
+// object does: closing them under a command being handed over could send
+// it a number reused for something else.
+func (w *world) devNull(write int) (*os.File, error) {
+	w.nullMu.Lock()
+	defer w.nullMu.Unlock()
+	if w.null[write] == nil {
+		f, err := os.OpenFile(os.DevNull, []int{os.O_RDONLY, os.O_WRONLY}[write], 0)
+		if err != nil {
+			return nil, err
+		}
+		w.null[write] = f
+	}
+	return w.null[write], nil
 }
 
 func (w *world) forget(p *worldProc) {
@@ -591,36 +719,99 @@ func worldInit(args []string) int {
 	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
 		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)))
 	}
-	in := &initState{sock: sock, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
+		return theSandboxSpec().ExitSetup
+	}
+	in := &initState{pols: map[string]*sandboxPolicy{}, sock: sock, wake: wake, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
 	go in.reap()
 	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
-	buf := make([]byte, 1<<20)
-	oob := make([]byte, unix.CmsgSpace(4*4))
+	// The socket is read by the thread made ready for the next command
+	// when there is one, so that a command for its policy is forked by the
+	// thread the kernel woke, not handed to it (a thread's wake less on
+	// every command); else here, waiting for the socket or for a thread to
+	// become ready (wake).
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
+		if t := in.readyWarm(); t != nil {
+			t.turn <- struct{}{}
+			r := <-t.back
+			if r.gone {
+				return 0 // lembas is gone: pid 1 ends, and the kernel ends the rest
+			}
+			if r.ran {
+				continue
+			}
+			in.handle(r.m, r.fds)
 			continue
 		}
-		if err != nil || n == 0 {
-			return 0 // lembas is gone: pid 1 ends, and the kernel ends the rest
+		pfd := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return 0
 		}
-		var fds []int
-		if oobn > 0 {
-			if cms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-				for _, c := range cms {
-					if f, err := unix.ParseUnixRights(&c); err == nil {
-						fds = append(fds, f...)
-					}
+		if pfd[1].Revents != 0 {
+			var b [8]byte
+			unix.Read(wake, b[:])
+		}
+		if pfd[0].Revents == 0 {
+			continue
+		}
+		m, fds, gone := in.receive()
+		if gone {
+			return 0
+		}
+		in.handle(m, fds)
+	}
+}
+
+// receive reads one message from lembas: its op "" when it was unreadable
+// (and said so where it had an id); gone when lembas is.
+func (in *initState) receive() (m worldMsg, fds []int, gone bool) {
+	if in.buf == nil { // one reader at a time (the main loop, or the thread it gave the turn)
+		in.buf, in.oob = make([]byte, 1<<20), make([]byte, unix.CmsgSpace(4*4))
+	}
+	buf, oob := in.buf, in.oob
+	n, oobn, _, _, err := unix.Recvmsg(in.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	for err == unix.EINTR {
+		n, oobn, _, _, err = unix.Recvmsg(in.sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	}
+	if err != nil || n == 0 {
+		return m, nil, true
+	}
+	if oobn > 0 {
+		if cms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+			for _, c := range cms {
+				if f, err := unix.ParseUnixRights(&c); err == nil {
+					fds = append(fds, f...)
 				}
 			}
 		}
-		var m worldMsg
-		if err := json.Unmarshal(buf[:n], &m); err != nil {
-			closeAll(fds)
-			continue
+	}
+	if bytes.HasPrefix(buf[:n], []byte("3:"+runFrameOp)) {
+		var pj []byte
+		if m, pj, err = decodeRun(buf[:n]); err == nil {
+			m.Policy, err = in.policy(m.Key, pj)
 		}
+		if err != nil {
+			closeAll(fds)
+			in.say(worldMsg{Op: "error", ID: m.ID, Error: err.Error()})
+			return worldMsg{}, nil, false
+		}
+	} else if err := json.Unmarshal(buf[:n], &m); err != nil || m.Op == runFrameOp {
+		closeAll(fds) // a run request comes as a frame, never as JSON
+		return worldMsg{}, nil, false
+	}
+	return m, fds, false
+}
+
+// handle does what one message asks.
+func (in *initState) handle(m worldMsg, fds []int) {
+	{
 		switch m.Op {
-		case "run":
+		case runFrameOp:
 			in.run(m, fds)
 		case "signal":
 			closeAll(fds)
@@ -639,15 +830,20 @@ func closeAll(fds []int) {
 
 // initState is the init's record of the commands it started.
 type initState struct {
-	sock  int
-	kick  chan struct{}
-	warmM sync.Mutex
-	warm  *warmThread    // the next command's thread, made ready
-	last  *sandboxPolicy // the last command's policy: the next one's, most likely
-	sendM sync.Mutex
-	mu    sync.Mutex
-	procs map[int]uint64 // pid → id
-	ids   map[uint64]int // id → pid
+	sock    int
+	wake    int // an eventfd: a thread became ready to read the socket
+	buf     []byte
+	oob     []byte
+	kick    chan struct{}
+	warmM   sync.Mutex
+	warm    *warmThread    // the next command's thread, made ready
+	last    *sandboxPolicy // the last command's policy: the next one's, most likely
+	lastKey string         // its number
+	sendM   sync.Mutex
+	mu      sync.Mutex
+	procs   map[int]uint64            // pid → id
+	pols    map[string]*sandboxPolicy // the connection's policies by number
+	ids     map[uint64]int            // id → pid
 }
 
 func (in *initState) say(m worldMsg) {
@@ -655,6 +851,23 @@ func (in *initState) say(m worldMsg) {
 	in.sendM.Lock()
 	unix.Sendmsg(in.sock, js, nil, nil, 0)
 	in.sendM.Unlock()
+}
+
+// policy is the run request's policy: read from its JSON the first time
+// lembas uses its number, and known by the number after.
+func (in *initState) policy(key string, js []byte) (*sandboxPolicy, error) {
+	if js == nil {
+		if p := in.pols[key]; p != nil {
+			return p, nil
+		}
+		return nil, fmt.Errorf("a run request names policy %q, never sent", key)
+	}
+	p := &sandboxPolicy{}
+	if err := json.Unmarshal(js, p); err != nil {
+		return nil, fmt.Errorf("reading a run request's policy: %v", err)
+	}
+	in.pols[key] = p
+	return p, nil
 }
 
 // run starts one command from a thread of its own, restricted for good and
@@ -668,16 +881,15 @@ func (in *initState) run(m worldMsg, fds []int) {
 		in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
 		return
 	}
-	key, _ := json.Marshal(m.Policy)
 	in.warmM.Lock()
 	t := in.warm
-	in.warm, in.last = nil, m.Policy
+	in.warm, in.last, in.lastKey = nil, m.Policy, m.Key
 	in.warmM.Unlock()
-	if t == nil || t.key != string(key) {
+	if t == nil || t.key != m.Key {
 		if t != nil {
 			close(t.reqs) // its thread ends unused
 		}
-		t = in.prepare(string(key), *m.Policy)
+		t = in.prepare(m.Key, *m.Policy)
 	}
 	done := make(chan struct{})
 	t.reqs <- warmReq{m: m, fds: fds, done: done}
@@ -690,15 +902,37 @@ func (in *initState) warmUp() {
 	in.warmM.Lock()
 	defer in.warmM.Unlock()
 	if in.warm == nil && in.last != nil {
-		key, _ := json.Marshal(in.last)
-		in.warm = in.prepare(string(key), *in.last)
+		in.warm = in.prepare(in.lastKey, *in.last)
 	}
 }
 
-// warmThread is a thread restricted for a policy, waiting for a command.
+// warmThread is a thread restricted for a policy, waiting for a command:
+// handed one (reqs), or given the socket to read the next message itself
+// (turn), whose outcome it hands back.
 type warmThread struct {
-	key  string
-	reqs chan warmReq
+	key   string
+	reqs  chan warmReq
+	turn  chan struct{}
+	back  chan turnResult
+	ready atomic.Bool // restricted, and able to take a turn
+}
+
+// turnResult is what a warm thread's turn at the socket came to: a command
+// it forked (ran), lembas gone, or a message for the init to handle.
+type turnResult struct {
+	ran, gone bool
+	m         worldMsg
+	fds       []int
+}
+
+// readyWarm is the warm thread, when it is ready to take a turn.
+func (in *initState) readyWarm() *warmThread {
+	in.warmM.Lock()
+	defer in.warmM.Unlock()
+	if t := in.warm; t != nil && t.ready.Load() {
+		return t
+	}
+	return nil
 }
 
 type warmReq struct {
@@ -708,25 +942,68 @@ type warmReq struct {
 }
 
 func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
-	t := &warmThread{key: key, reqs: make(chan warmReq, 1)}
+	t := &warmThread{key: key, reqs: make(chan warmReq, 1), turn: make(chan struct{}), back: make(chan turnResult)}
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
 		err := dropCaps()
 		if err == nil {
 			err = restrictThread(pol)
 		}
-		req, ok := <-t.reqs
-		if !ok {
-			return
+		if err == nil {
+			t.ready.Store(true)
+			one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+			unix.Write(in.wake, one)
 		}
-		defer close(req.done)
-		defer closeAll(req.fds)
-		m := req.m
+		for {
+			select {
+			case req, ok := <-t.reqs:
+				if !ok {
+					return
+				}
+				defer close(req.done)
+				t.fork(in, req.m, req.fds, err)
+				return
+			case <-t.turn:
+				m, fds, gone := in.receive()
+				if gone || m.Op != runFrameOp || m.Key != t.key || !in.takeWarm(t) {
+					t.back <- turnResult{gone: gone, m: m, fds: fds}
+					continue
+				}
+				t.fork(in, m, fds, nil)
+				t.back <- turnResult{ran: true}
+				return
+			}
+		}
+	}()
+	return t
+}
+
+// takeWarm takes t as the thread of the command it read (so that no one
+// else hands it one), and notes its policy as the last; false when t is
+// no longer the warm thread.
+func (in *initState) takeWarm(t *warmThread) bool {
+	in.warmM.Lock()
+	defer in.warmM.Unlock()
+	if in.warm != t {
+		return false
+	}
+	in.warm = nil
+	return true
+}
+
+// fork starts the command m on the calling thread, restricted for its
+// policy (err: why it could not be), and records it.
+func (t *warmThread) fork(in *initState, m worldMsg, fds []int, err error) {
+	{
+		defer closeAll(fds)
 		if err != nil {
 			in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
 			return
 		}
-		fds := req.fds
+		if len(fds) < 3 || len(fds) > 4 || m.Policy == nil || len(m.Argv) == 0 {
+			in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
+			return
+		}
 		in.mu.Lock()
 		defer in.mu.Unlock()
 		files := make([]uintptr, len(fds))
@@ -757,8 +1034,7 @@ func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
 		// but looks the pid up with it. The pid goes with the exit: one
 		// message a command, not two.
 		in.procs[pid], in.ids[m.ID] = m.ID, pid
-	}()
-	return t
+	}
 }
 
 // signal sends sig to a command's process group (its session: the

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -495,7 +496,17 @@ func benchWorld(b *testing.B, line string) {
 		b.Skipf("no world: %v", tb.sandbox.worldErr)
 	}
 	sandboxBash(b, tb, "auto", line) // warm: the first command may start the world again
-	var bare, inWorld time.Duration
+	// The command in the world, as the bash tool runs it (runShell under
+	// the call's sandbox), against the same command bare; and the whole
+	// tool call through the world (the floor, the result), which costs
+	// what it costs with no sandbox too. Interleaved, and medians: one
+	// preempted run on a loaded machine moves a mean, not a median.
+	raw, _ := json.Marshal(map[string]any{"command": line})
+	ctx, run, refused := tb.sandboxFor(withSandboxCall(context.Background(), "auto", false), raw)
+	if refused != "" || run == nil || run.world == nil {
+		b.Fatalf("no world for the command: %q", refused)
+	}
+	var bare, inWorld, tool []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -503,16 +514,28 @@ func benchWorld(b *testing.B, line string) {
 			b.Fatal(code)
 		}
 		t1 := time.Now()
+		if out, code, _ := runShell(ctx, "/bin/bash", line, root, 60e9, 1e9, nil); code != 0 {
+			b.Fatal(code, out)
+		}
+		t2 := time.Now()
 		if r := sandboxBash(b, tb, "auto", line); r.IsError {
 			b.Fatal(r.Text)
 		}
-		t2 := time.Now()
-		bare, inWorld = bare+t1.Sub(t0), inWorld+t2.Sub(t1)
+		t3 := time.Now()
+		bare, inWorld, tool = append(bare, t1.Sub(t0)), append(inWorld, t2.Sub(t1)), append(tool, t3.Sub(t2))
 	}
-	n := float64(b.N)
-	b.ReportMetric(float64(bare.Microseconds())/n, "bare-µs/op")
-	b.ReportMetric(float64(inWorld.Microseconds())/n, "world-µs/op")
-	b.ReportMetric(float64(inWorld)/float64(bare), "world/bare")
+	mb, mw, mt := medianDuration(bare), medianDuration(inWorld), medianDuration(tool)
+	b.ReportMetric(float64(mb.Microseconds()), "bare-µs")
+	b.ReportMetric(float64(mw.Microseconds()), "world-µs")
+	b.ReportMetric(float64(mt.Microseconds()), "tool-µs")
+	b.ReportMetric(float64(mw)/float64(mb), "world/bare")
+	b.ReportMetric(float64(mt)/float64(mb), "tool/bare")
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
 }
 
 // TestWorldMCPStdio: a stdio MCP server runs in the session's world: it
@@ -660,5 +683,36 @@ func TestHeadlessPrewarmsWorld(t *testing.T) {
 	r = runLembas(t, env, proj, "", "--mode", "manual", "-p", "say something")
 	if strings.Contains(r.stderr, "sandbox world started") {
 		t.Errorf("manual mode began a world:\n%s", r.stderr)
+	}
+}
+
+// TestWorldRunFrame: a run request's frame reads back as it was written,
+// whatever its fields hold (a NUL, a colon, digits, nothing), and a frame
+// cut short or padded is refused, never read as another command.
+func TestWorldRunFrame(t *testing.T) {
+	m := worldMsg{Op: runFrameOp, ID: 42, Key: "3", Path: "/bin/bash", Dir: "/p:1",
+		Argv: []string{"bash", "-c", "echo 12:ab\x00c; true", ""}, Env: []string{"A=1", "B=2:3", ""}}
+	for _, pol := range [][]byte{nil, []byte(`{"write":["/p"],"network":false}`)} {
+		b := encodeRun(m, pol)
+		got, gotPol, err := decodeRun(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != m.ID || got.Key != m.Key || got.Path != m.Path || got.Dir != m.Dir ||
+			strings.Join(got.Argv, "|") != strings.Join(m.Argv, "|") || len(got.Argv) != len(m.Argv) ||
+			strings.Join(got.Env, "|") != strings.Join(m.Env, "|") || len(got.Env) != len(m.Env) || string(gotPol) != string(pol) {
+			t.Fatalf("read back %+v %q, wrote %+v %q", got, gotPol, m, pol)
+		}
+		for cut := 0; cut < len(b); cut++ {
+			if _, _, err := decodeRun(b[:cut]); err == nil {
+				t.Fatalf("a frame cut at %d of %d was read", cut, len(b))
+			}
+		}
+		if _, _, err := decodeRun(append(append([]byte{}, b...), "1:x"...)); err == nil {
+			t.Fatal("a frame with bytes past its end was read")
+		}
+	}
+	if _, _, err := decodeRun([]byte("3:run2:1x")); err == nil {
+		t.Fatal("a frame with a short field was read")
 	}
 }
