@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -153,6 +154,9 @@ type sandbox struct {
 	warming  chan struct{} // closed when prewarm's start has ended (nil: none began)
 
 	net netState // the commands that may be asked about a host (sandbox_netask.go)
+
+	leave atomic.Bool   // close leaves the session's folder to the next sweep (leaveFolder)
+	swept chan struct{} // closed when the sweep begun with the session's folder ends
 
 	envMu   sync.Mutex
 	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)

@@ -1108,6 +1108,24 @@ func (plan worldPlan) limits() (string, error) {
 	return how, nil
 }
 
+// mountOverlay mounts an overlay on target, volatile where the kernel
+// has it (5.10+): its upper layer is the session's scratch — what must
+// last is copied out by lembas (git's history) or was never kept (the
+// caches) — so its unmount need not sync the whole file system under it,
+// which made a world's end take tens of milliseconds. A volatile mount
+// leaves a mark in its work folder that refuses the next mount there:
+// the work folder, scratch too, is emptied first.
+func mountOverlay(target, opts, work string, userxattr bool) error {
+	if userxattr {
+		opts += ",userxattr"
+	}
+	os.RemoveAll(filepath.Join(work, "work"))
+	if unix.Mount("overlay", target, "overlay", 0, opts+",volatile") == nil {
+		return nil
+	}
+	return unix.Mount("overlay", target, "overlay", 0, opts)
+}
+
 // layout lays out the world's file system; see the file's comment. It
 // says how git's history is kept: "overlay", or "pin" (the folders only
 // cannot be removed whole) where this kernel gives no overlay.
@@ -1122,7 +1140,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		for i, p := range plan.Pin {
 			base := filepath.Join(plan.Session, plan.GitLayer, strconv.Itoa(i))
 			opts := "lowerdir=" + overlayEscape(p) + ",upperdir=" + overlayEscape(base+"/u") + ",workdir=" + overlayEscape(base+"/w")
-			if unix.Mount("overlay", p, "overlay", 0, opts+",userxattr") == nil || unix.Mount("overlay", p, "overlay", 0, opts) == nil {
+			if mountOverlay(p, opts, base+"/w", true) == nil || mountOverlay(p, opts, base+"/w", false) == nil {
 				overlaid[p] = true
 			}
 		}
@@ -1175,7 +1193,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 			return "", err
 		}
 		opts := "lowerdir=" + overlayEscape(c) + ",upperdir=" + overlayEscape(up) + ",workdir=" + overlayEscape(work)
-		if err := unix.Mount("overlay", c, "overlay", 0, opts); err != nil {
+		if err := mountOverlay(c, opts, work, false); err != nil {
 			return "", fmt.Errorf("overlaying the cache %s: %v", c, err)
 		}
 		overlays = append(overlays, c)
