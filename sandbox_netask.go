@@ -47,6 +47,14 @@ func nobodyApproves(a approver) bool {
 	return ok && u.unattended()
 }
 
+// hostRefusals is an unattended approver that keeps the hosts refused
+// unasked (-p's: the run then ends "not done", exit 5, naming them and
+// sandbox.network.allow in one sentence, as for other refusals).
+type hostRefusals interface {
+	refusedHost(host string)
+	logsHosts() bool
+}
+
 // netCards numbers the network cards, for their call ids.
 var netCards atomic.Int64
 
@@ -398,7 +406,12 @@ func (s *sandbox) askOnce(r *netRun, host, port, reason string) netVerdict {
 		first := !s.net.told[host]
 		s.net.told[host] = true
 		s.net.mu.Unlock()
-		if first && r.say != nil {
+		l, logged := r.ask.(hostRefusals)
+		if logged {
+			l.refusedHost(host)
+			logged = l.logsHosts()
+		}
+		if first && r.say != nil && !logged { // a log names it once, at the end
 			r.say(sandboxText("net_headless", "host", host, "port", port))
 		}
 		return netVerdict{body: sandboxText("proxy_headless_body", "host", host, "port", port)}

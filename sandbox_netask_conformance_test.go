@@ -12,7 +12,7 @@ import (
 // The network area (sandbox_netask.go): what the gate does with one
 // connection — a command's through the proxy, or webfetch's — for a
 // config, the hosts the project allowed before, and the person's answer
-// (once, project, deny, headless: -p, none: no command running, wait: the
+// (once, project, deny, headless: -p's refusal without its log (a subagent's, a test's), p: -p's own approver, none: no command running, wait: the
 // card is taken down); and what `sandbox check` says where the probe finds
 // no sandbox or config turns it off. No connection is made: the gate is
 // asked directly.
@@ -90,6 +90,8 @@ func init() {
 			ask = blockingApprover{}
 		case "headless", "none":
 			ask = headlessApprover{}
+		case "p": // lembas -p's own approver: it keeps what it refused for the closing word
+			ask = headlessApprover{log: &refusalLog{}}
 		}
 		var said []string
 		r := newNetRun(context.Background(), "curl https://"+in.Host, ask, func(s string) { said = append(said, s) })
@@ -129,6 +131,9 @@ func init() {
 		}
 		if in.Again {
 			out["again"] = judge().ok
+		}
+		if h, ok := ask.(headlessApprover); ok && h.log != nil {
+			out["not_done"] = refusedText(h.log, "auto") // what -p ends with (exit 5), "" for nothing refused
 		}
 		if data, err := os.ReadFile(sb.net.file); err == nil && in.File != "" {
 			out["file"] = string(data) // as it was left

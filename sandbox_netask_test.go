@@ -139,7 +139,8 @@ func TestNetAskOnceDenyProject(t *testing.T) {
 }
 
 // TestNetAskHeadless: in -p nobody is asked; the command reads why, and
-// stderr names the host and sandbox.network.allow.
+// the run ends not done (exit 5) with one line on stderr naming the host
+// and sandbox.network.allow, so a script can tell (issue 20: it exited 0).
 func TestNetAskHeadless(t *testing.T) {
 	url, _, hits := netTarget(t)
 	f := newFakeModel(t)
@@ -148,15 +149,17 @@ func TestNetAskHeadless(t *testing.T) {
 	f.push(callsReply(fakeCall{"bash", map[string]any{"command": netCurl(url)}}), textReply("done"))
 	var stdout, stderr bytes.Buffer
 	rf := &runFlags{sessionOpts: sessionOpts{mode: "auto", cwd: proj}, print: true, format: "text"}
-	if err := runHeadless(context.Background(), rf, "fetch it", &stdout, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
+	err := runHeadless(context.Background(), rf, "fetch it", &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != exitNotDone {
+		t.Errorf("-p with a refused host exits %d, want %d (not done)\n%s", code, exitNotDone, stderr.String())
 	}
 	res := toolResults(f.got()[1])
 	if hits.Load() != 0 || !strings.Contains(res[0], "lembas -p has nobody to ask") || !strings.Contains(res[0], "sandbox.network.allow") {
 		t.Errorf("-p: %d hits, result %q", hits.Load(), res)
 	}
-	if s := stderr.String(); !strings.Contains(s, "127.0.0.1") || !strings.Contains(s, "sandbox.network.allow") {
-		t.Errorf("stderr does not name the host and the key:\n%s", s)
+	if s := stderr.String(); strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, "lembas: not done: ") ||
+		!strings.Contains(s, "127.0.0.1") || !strings.Contains(s, "sandbox.network.allow") || !strings.Contains(s, "exit status 5") {
+		t.Errorf("stderr is not one line naming the host and the key:\n%s", s)
 	}
 	// config's list lets it through in -p too
 	os.MkdirAll(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lembas"), 0o700)
