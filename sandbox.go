@@ -571,6 +571,7 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 			r.release()
 			return nil, fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
 		}
+		r.sb.netPlaced(r.net, p) // its connections are known to be its own
 		return p, nil
 	default:
 		err = sandboxStart(cmd, r.pol)

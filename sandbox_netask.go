@@ -67,6 +67,9 @@ type netRun struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	initPid int    // in the world: its init's pid (the proxy's view), and
+	wid     uint64 // the command's id there — to know it when it connects (under netState.mu)
+
 	card    chan struct{} // one card at a time per command: held while one is up
 	mu      sync.Mutex
 	asked   int                      // cards raised, up to proxy.ask_max_hosts
@@ -115,6 +118,29 @@ func (s *sandbox) netRelease(r *netRun) {
 			break
 		}
 	}
+}
+
+// netPlaced notes where r's command runs in the world (p's place: its
+// init and its id), so that its connections are known to be its own.
+func (s *sandbox) netPlaced(r *netRun, p procHandle) {
+	wp, ok := p.(interface{ worldRef() (int, uint64) })
+	if r == nil || !ok {
+		return
+	}
+	init, id := wp.worldRef()
+	s.net.mu.Lock()
+	r.initPid, r.wid = init, id
+	s.net.mu.Unlock()
+}
+
+// netPeer is what the proxy knows of who made a connection: nothing (the
+// host's loopback: world false), or the world's word — which init
+// forwarded it, and the command's id there when the init could tell.
+type netPeer struct {
+	world bool
+	init  int
+	id    uint64
+	known bool
 }
 
 // netFile is where every project's "always" hosts are kept.
@@ -272,10 +298,19 @@ type netVerdict struct {
 	body string
 }
 
-// permitCommand judges a command's connection to host:port: the
-// registries, config's list and the project's hosts pass; else the
-// command running now is asked for (the newest, when several run).
+// permitCommand judges a connection to host:port from a command lembas
+// cannot tell (the host's loopback, without a world).
 func (s *sandbox) permitCommand(host, port string) netVerdict {
+	return s.permitCommandFrom(host, port, netPeer{})
+}
+
+// permitCommandFrom judges a command's connection to host:port: the
+// registries, config's list and the project's hosts pass; else the person
+// is asked for the command that connected, named by the world's forwarder
+// (peer). When it is not known — no world, or the forwarder could not tell
+// (a process its command left behind, an MCP server) — the newest command
+// running is asked for, and the card says lembas could not tell.
+func (s *sandbox) permitCommandFrom(host, port string, peer netPeer) netVerdict {
 	h, ok := netHost(host)
 	if !ok {
 		return netVerdict{body: sandboxText("net_bad_host", "host", host, "port", port)}
@@ -287,7 +322,15 @@ func (s *sandbox) permitCommand(host, port string) netVerdict {
 	s.net.mu.Lock()
 	var r *netRun
 	n := len(s.net.runs)
-	if n > 0 {
+	named := false
+	if peer.known {
+		for _, x := range s.net.runs {
+			if x.wid == peer.id && x.initPid == peer.init && peer.init != 0 {
+				r, named = x, true
+			}
+		}
+	}
+	if r == nil && n > 0 {
 		r = s.net.runs[n-1]
 	}
 	s.net.mu.Unlock()
@@ -295,7 +338,13 @@ func (s *sandbox) permitCommand(host, port string) netVerdict {
 		return netVerdict{body: sandboxText("proxy_refused_body", "host", host, "port", port)}
 	}
 	what := r.what
-	if n > 1 {
+	switch {
+	case named: // the world's init said which
+	case peer.world && n > 1:
+		what += sandboxText("net_unknown_several", "n", n)
+	case peer.world:
+		what += sandboxText("net_unknown_one")
+	case n > 1:
 		what += sandboxText("net_several", "n", n)
 	}
 	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", s.netPath()))

@@ -30,6 +30,8 @@ func init() {
 			Again   bool     `json:"again"`  // a second connection of the same command after the answer
 			Before  []string `json:"before"` // hosts the same command was refused before (each asked, denied)
 			Probe   string   `json:"probe"`  // check: none (no sandbox here), or "" (landlock as given)
+			Peer    string   `json:"peer"`   // gate: "" (no world: the host's loopback), named (the forwarder named this command), unknown (it could not tell)
+			Others  int      `json:"others"` // gate: commands started after this one, running beside it
 			Mode    string   `json:"mode"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
@@ -98,15 +100,29 @@ func init() {
 		if in.Answer == "wait" {
 			r.cancel() // the card is taken down (the command ended)
 		}
+		peer := netPeer{}
+		switch in.Peer {
+		case "named":
+			peer = netPeer{world: true, init: 100, id: 1, known: true}
+		case "unknown":
+			peer = netPeer{world: true, init: 100}
+		}
 		judge := func() netVerdict {
 			if in.Who == "webfetch" {
 				return sb.permitWeb(r, in.Host, in.Port)
 			}
-			return sb.permitCommand(in.Host, in.Port)
+			return sb.permitCommandFrom(in.Host, in.Port, peer)
 		}
 		if in.Who != "webfetch" && in.Answer != "none" {
 			sb.netHold(r) // the command is running
 			defer sb.netRelease(r)
+			r.initPid, r.wid = 100, 1 // its place in the world
+			for i := 0; i < in.Others; i++ {
+				o := newNetRun(context.Background(), fmt.Sprintf("sleep 100 # other %d", i+1), ask, nil)
+				o.initPid, o.wid = 100, uint64(i+2)
+				sb.netHold(o)
+				defer sb.netRelease(o)
+			}
 		}
 		host := in.Host
 		for _, h := range in.Before {
@@ -122,6 +138,11 @@ func init() {
 		if sa, ok := ask.(*scriptedApprover); ok && len(sa.asked) > len(in.Before) {
 			q := sa.asked[len(in.Before)]
 			out["card"] = map[string]any{"tool": q.Tool, "input": q.Input, "options": q.Options, "rule": q.Rule}
+			if in.Peer != "" || in.Others > 0 { // the command the card names
+				_, cmd, _ := strings.Cut(q.Reason, "sandbox.network.allow: ")
+				cmd, _, _ = strings.Cut(cmd, ". Once:")
+				out["command"] = cmd
+			}
 		}
 		if len(said) > 0 {
 			for i := range said {
