@@ -8,8 +8,9 @@ package main
 // them apart by the connection. The world's init can: it started each
 // command (its pid, the leader of its process group, and lembas's id for
 // it are in initState). For each connection the forwarder (forwardProxy)
-// finds the connecting socket's inode in the world's /proc/net/tcp{,6}
-// (the peer's end: local = the connection's remote address), the process
+// finds the connecting socket's inode (the peer's end: local = the
+// connection's remote address) by sock_diag, or in the world's
+// /proc/net/tcp{,6} where that fails, the process
 // holding it (/proc/*/fd), and walks up from it — its process group, then
 // its parents — to a command it started. It says which in one line before
 // the stream:
@@ -58,8 +59,11 @@ func (in *initState) peerOf(c net.Conn) (uint64, bool) {
 	}
 	// The peer's socket: its local address is our remote one, and back.
 	want, peer := local.AddrPort(), remote.AddrPort()
-	var inode uint64
+	inode, ok1 := diagInode(peer, want)
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		if ok1 {
+			break
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
@@ -126,6 +130,61 @@ func parseProcStat(data []byte) (ppid, pgrp int, ok bool) {
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
 	return ppid, pgrp, err1 == nil && err2 == nil && ppid >= 0 && pgrp >= 0
+}
+
+// diagInode asks the kernel (sock_diag, one exact lookup) for the inode
+// of the TCP socket from local to remote: /proc/net/tcp, the fallback,
+// walks the machine's whole connection table on every read (2 ms here).
+func diagInode(local, remote netip.AddrPort) (uint64, bool) {
+	fam := byte(unix.AF_INET)
+	if local.Addr().Is6() {
+		fam = unix.AF_INET6
+	}
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	// nlmsghdr (16) + inet_diag_req_v2 (56): family, protocol, ext, pad,
+	// states, then the socket's id: ports and addresses in network order,
+	// the interface, and no cookie (all ones).
+	req := make([]byte, 16+56)
+	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
+	binary.NativeEndian.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
+	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST)
+	binary.NativeEndian.PutUint32(req[8:], 1)
+	r := req[16:]
+	r[0], r[1] = fam, unix.IPPROTO_TCP
+	binary.NativeEndian.PutUint32(r[4:], 0xffffffff)
+	binary.BigEndian.PutUint16(r[8:], local.Port())
+	binary.BigEndian.PutUint16(r[10:], remote.Port())
+	src, dst := local.Addr().AsSlice(), remote.Addr().AsSlice()
+	copy(r[12:28], src)
+	copy(r[28:44], dst)
+	binary.NativeEndian.PutUint32(r[48:], 0xffffffff)
+	binary.NativeEndian.PutUint32(r[52:], 0xffffffff)
+	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return 0, false
+	}
+	buf := make([]byte, 4096)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return 0, false
+	}
+	return diagReply(buf[:n], r[8:44])
+}
+
+// diagReply reads sock_diag's answer to one exact lookup: the inode of
+// the socket in its inet_diag_msg (after family, state, timer, retrans,
+// the 48-byte id, expires, rqueue, wqueue and uid), when the socket is the
+// one asked for (id: its ports and addresses as asked) — the kernel's
+// lookup falls back to a listening socket on the local port.
+func diagReply(b, id []byte) (uint64, bool) {
+	if len(b) < 16+72 || binary.NativeEndian.Uint16(b[4:]) != unix.SOCK_DIAG_BY_FAMILY || !bytes.Equal(b[20:20+len(id)], id) {
+		return 0, false // an error (no such socket), another socket, or short
+	}
+	inode := binary.NativeEndian.Uint32(b[16+68:])
+	return uint64(inode), inode != 0
 }
 
 // socketInode finds, in a /proc/net/tcp or tcp6 table, the socket whose

@@ -46,6 +46,12 @@ func TestPeerLookup(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: the dialling socket %v → %v is not in %s", addr, peer, want, file)
 		}
+		if d, ok := diagInode(peer, want); !ok || d != inode {
+			t.Errorf("%s: sock_diag finds inode %d %v, /proc/net/tcp %d", addr, d, ok, inode)
+		}
+		if _, ok := diagInode(want, netip.MustParseAddrPort("127.0.0.1:1")); ok {
+			t.Errorf("%s: sock_diag found a socket for a remote address no socket has", addr)
+		}
 		if _, ok := socketInode(table, want, netip.MustParseAddrPort("127.0.0.1:1")); ok {
 			t.Errorf("%s: a socket found for a remote address no socket has", addr)
 		}
@@ -94,6 +100,55 @@ func FuzzPeerParsers(f *testing.F) {
 			}
 		}
 		parseProcStat([]byte(stat))
+		if len(stat) <= 36 {
+			diagReply([]byte(table), []byte(stat))
+		}
 		parsePeerLine(stat)
+	})
+}
+
+// BenchmarkPeerLookup: the forwarder's work for one connection — the
+// socket found in /proc/net/tcp, its holder among every process's
+// descriptors — here over the host's /proc, which holds more processes
+// than a world does (an upper bound).
+func BenchmarkPeerLookup(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	s, err := l.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	peer, want := s.RemoteAddr().(*net.TCPAddr).AddrPort(), s.LocalAddr().(*net.TCPAddr).AddrPort()
+	b.Run("diag", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok := diagInode(peer, want); !ok {
+				b.Fatal("not found")
+			}
+		}
+	})
+	b.Run("proc_net_tcp", func(b *testing.B) {
+		for b.Loop() {
+			table, _ := os.ReadFile("/proc/net/tcp")
+			if _, ok := socketInode(table, peer, want); !ok {
+				b.Fatal("not found")
+			}
+		}
+	})
+	inode, _ := diagInode(peer, want)
+	b.Run("holders", func(b *testing.B) {
+		for b.Loop() {
+			if len(socketHolders(inode, -1)) != 1 {
+				b.Fatal("not found")
+			}
+		}
 	})
 }
