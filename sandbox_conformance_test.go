@@ -41,6 +41,8 @@ func init() {
 			json.Unmarshal(in.Env, &envMap)
 		}
 		switch in.Kind {
+		case "git_gone":
+			return gitGoneCase(input)
 		case "env", "host":
 			c, err := parseConfig([]byte(in.Config), "config.yaml")
 			if err != nil {

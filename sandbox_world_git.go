@@ -325,13 +325,13 @@ func (k *gitKeep) vanished(p, real, rel string, entries []fs.DirEntry) {
 			k.noteGone(real, filepath.Join(rel, r))
 		}
 	}
-	for name := range k.inDir[p] {
+	for _, name := range sortedNames(k.inDir[p]) { // in order, so a note reads the same every time
 		if !here[name] {
 			lost(p, name)
 			delete(k.inDir[p], name)
 		}
 	}
-	for dir, names := range k.inDir {
+	for _, dir := range sortedNames(k.inDir) {
 		sub, ok := strings.CutPrefix(dir, p+string(filepath.Separator))
 		if !ok {
 			continue
@@ -339,11 +339,20 @@ func (k *gitKeep) vanished(p, real, rel string, entries []fs.DirEntry) {
 		if first, _, _ := strings.Cut(sub, string(filepath.Separator)); dirs[first] {
 			continue
 		}
-		for name := range names {
+		for _, name := range sortedNames(k.inDir[dir]) {
 			lost(dir, name)
 		}
 		delete(k.inDir, dir)
 	}
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // noteGone keeps a delete the layer of real holds (rel inside it), once;

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -261,4 +262,80 @@ func TestWorldGitDeletesNamed(t *testing.T) {
 	if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/b1") == "" {
 		t.Error("a branch removed by rm in the world is gone from the repository")
 	}
+}
+
+// gitGoneCase is the sandbox area's kind git_gone: git's layers as two
+// commands leave them — the first makes files (synced into the
+// repository), the second removes some from the layer (a delete of a file
+// made in the same world leaves no whiteout) and may rewrite packed-refs —
+// and the paths the second command's result names as deletes not applied.
+func gitGoneCase(input json.RawMessage) (any, error) {
+	var in struct {
+		Made    []string `json:"made"`    // paths under .git the first command wrote (refs/…, logs/…)
+		Removed []string `json:"removed"` // paths under .git the second command removed (a folder: all in it)
+		Packed  []string `json:"packed"`  // refs packed-refs lists after the second command
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lembas-gitgone-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	git := filepath.Join(dir, ".git")
+	pins := []string{filepath.Join(git, "objects"), filepath.Join(git, "refs"), filepath.Join(git, "logs")}
+	for _, p := range pins {
+		os.MkdirAll(p, 0o755)
+	}
+	k := newGitKeep(filepath.Join(dir, "layer"), pins)
+	if err := k.reset(); err != nil {
+		return nil, err
+	}
+	upper := func(p string) (string, error) { // .git/<pin>/rest → <pin's upper>/rest
+		pin, rest, _ := strings.Cut(p, "/")
+		for i, real := range pins {
+			if filepath.Base(real) == pin {
+				return filepath.Join(k.uppers[i], filepath.FromSlash(rest)), nil
+			}
+		}
+		return "", fmt.Errorf("%q is not under objects, refs or logs", p)
+	}
+	for _, p := range in.Made {
+		u, err := upper(p)
+		if err != nil {
+			return nil, err
+		}
+		os.MkdirAll(filepath.Dir(u), 0o755)
+		os.WriteFile(u, []byte("0123456789012345678901234567890123456789\n"), 0o644)
+	}
+	k.before(true)
+	if err := k.sync(); err != nil {
+		return nil, err
+	}
+	n := k.goneCount()
+	k.before(false)
+	for _, p := range in.Removed {
+		u, err := upper(p)
+		if err != nil {
+			return nil, err
+		}
+		os.RemoveAll(u)
+	}
+	if len(in.Packed) > 0 {
+		var b strings.Builder
+		for _, r := range in.Packed {
+			b.WriteString("0123456789012345678901234567890123456789 " + r + "\n")
+		}
+		os.WriteFile(filepath.Join(git, "packed-refs"), []byte(b.String()), 0o644)
+	}
+	if err := k.sync(); err != nil {
+		return nil, err
+	}
+	named := k.goneSince(n)
+	note := ""
+	if len(named) > 0 {
+		note = shownList(named, theSandboxSpec().GitGoneMax)
+	}
+	return map[string]any{"named": named, "note_paths": note}, nil
 }
