@@ -71,6 +71,7 @@ type netRun struct {
 	wid     uint64 // the command's id there — to know it when it connects (under netState.mu)
 
 	card    chan struct{} // one card at a time per command: held while one is up
+	stray   *netRun       // connections no command is known to have made, while this is the newest (strays)
 	mu      sync.Mutex
 	asked   int                      // cards raised, up to proxy.ask_max_hosts
 	allowed map[string]bool          // host: once for this command
@@ -347,7 +348,26 @@ func (s *sandbox) permitCommandFrom(host, port string, peer netPeer) netVerdict 
 	case n > 1:
 		what += sandboxText("net_several", "n", n)
 	}
+	if peer.world && !named {
+		r = r.strays() // not the command's own answers: a stray is asked for itself
+	}
 	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", s.netPath()))
+}
+
+// strays is the record the gate keeps, beside r, of the connections the
+// world's forwarder could not tie to a command while r is the newest: they
+// are asked about as r is (its person, its one card at a time, ended with
+// it) but answered apart, so a stray never rides on an answer given for r
+// ("once" for the command), and r never on one given for a stray.
+func (r *netRun) strays() *netRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stray == nil {
+		s := newNetRun(r.ctx, r.what, r.ask, r.say)
+		s.card = r.card
+		r.stray = s
+	}
+	return r.stray
 }
 
 // permitWeb judges webfetch's fetch of host:port: the registries do not

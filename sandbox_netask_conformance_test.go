@@ -27,11 +27,13 @@ func init() {
 			Host    string   `json:"host"`
 			Port    string   `json:"port"`
 			Answer  string   `json:"answer"`
-			Again   bool     `json:"again"`  // a second connection of the same command after the answer
-			Before  []string `json:"before"` // hosts the same command was refused before (each asked, denied)
-			Probe   string   `json:"probe"`  // check: none (no sandbox here), or "" (landlock as given)
-			Peer    string   `json:"peer"`   // gate: "" (no world: the host's loopback), named (the forwarder named this command), unknown (it could not tell)
-			Others  int      `json:"others"` // gate: commands started after this one, running beside it
+			Again   bool     `json:"again"`      // a second connection of the same command after the answer
+			Before  []string `json:"before"`     // hosts the same command was refused before (each asked, denied)
+			Probe   string   `json:"probe"`      // check: none (no sandbox here), or "" (landlock as given)
+			Peer    string   `json:"peer"`       // gate: "" (no world: the host's loopback), named (the forwarder named this command), unknown (it could not tell)
+			Others  int      `json:"others"`     // gate: commands started after this one, running beside it
+			First   string   `json:"first"`      // gate: named_once — the command itself connected first, and was allowed once
+			AgainAs string   `json:"again_peer"` // gate: again as another peer (named)
 			Mode    string   `json:"mode"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
@@ -124,6 +126,15 @@ func init() {
 				defer sb.netRelease(o)
 			}
 		}
+		if in.First == "named_once" {
+			sa := ask.(*scriptedApprover)
+			sa.answers = append([]approvalAnswer{{Choice: "once"}}, sa.answers...)
+			if v := sb.permitCommandFrom(in.Host, in.Port, netPeer{world: true, init: 100, id: 1, known: true}); !v.ok {
+				return nil, fmt.Errorf("the command's own first connection was refused: %s", v.body)
+			}
+			in.Before = nil
+			sa.asked = nil // the card the case looks at is the next one
+		}
 		host := in.Host
 		for _, h := range in.Before {
 			in.Host = h
@@ -151,6 +162,9 @@ func init() {
 			out["stderr"] = said
 		}
 		if in.Again {
+			if in.AgainAs == "named" {
+				peer = netPeer{world: true, init: 100, id: 1, known: true}
+			}
 			out["again"] = judge().ok
 		}
 		if h, ok := ask.(headlessApprover); ok && h.log != nil {
