@@ -218,12 +218,17 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 
 // refusedText is -p's closing word on stderr when calls were refused for
 // want of an approval — which tools, the mode, the --mode that would have
-// let them run — or "" when none was. The run then exits 5: not done.
+// let them run; which hosts the network gate refused, and the config key
+// that allows them — or "" when none was. The run then exits 5: not done.
 func refusedText(h *refusalLog, mode string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	var hosts string
+	if len(h.hosts) > 0 {
+		hosts = theCLI().text("refused_headless_hosts", "hosts", strings.Join(h.hosts, ", "))
+	}
 	if len(h.tools) == 0 {
-		return ""
+		return hosts
 	}
 	seen := map[string]bool{}
 	var names []string
@@ -243,5 +248,9 @@ func refusedText(h *refusalLog, mode string) string {
 	if wider == "" || wider == mode {
 		key = "refused_headless_rule"
 	}
-	return c.text(key, "calls", calls, "tools", strings.Join(names, ", "), "mode", mode, "wider", wider)
+	msg := c.text(key, "calls", calls, "tools", strings.Join(names, ", "), "mode", mode, "wider", wider)
+	if hosts != "" {
+		msg += "\nlembas: " + hosts // main writes the first line's "lembas: "
+	}
+	return msg
 }

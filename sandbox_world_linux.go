@@ -717,9 +717,6 @@ func worldInit(args []string) int {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
 		return theSandboxSpec().ExitSetup
 	}
-	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
-		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)))
-	}
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
@@ -727,6 +724,9 @@ func worldInit(args []string) int {
 	}
 	in := &initState{pols: map[string]*sandboxPolicy{}, sock: sock, wake: wake, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
 	go in.reap()
+	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
+		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)), in.peerOf)
+	}
 	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
 	// The socket is read by the thread made ready for the next command
 	// when there is one, so that a command for its policy is forked by the
@@ -1305,8 +1305,9 @@ func loopbackUp() error {
 }
 
 // forwardProxy listens on the world's loopback and carries each connection
-// to the proxy lembas runs outside, through its Unix socket.
-func forwardProxy(port int, sock string) {
+// to the proxy lembas runs outside, through its Unix socket, after a line
+// naming the command that connected (who; sandbox_world_peer_linux.go).
+func forwardProxy(port int, sock string, who func(net.Conn) (uint64, bool)) {
 	var ls []net.Listener
 	for _, a := range []string{"127.0.0.1", "[::1]"} {
 		if l, err := net.Listen("tcp", a+":"+strconv.Itoa(port)); err == nil {
@@ -1327,6 +1328,9 @@ func forwardProxy(port int, sock string) {
 						return
 					}
 					defer u.Close()
+					if _, err := io.WriteString(u, peerLine(who(c))); err != nil {
+						return
+					}
 					go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite() }()
 					io.Copy(c, u)
 				}()
