@@ -6,8 +6,6 @@ package main
 import (
 	"fmt"
 	"strings"
-
-	"golang.org/x/net/idna"
 )
 
 // sandboxConfig is config.yaml's sandbox: section; empty fields take the
@@ -111,7 +109,7 @@ func (d configDecoder) sandboxNetwork(v *yamlNode) (string, []string, error) {
 // allowASCII is an allow entry as the gate compares it: an international
 // name (bücher.example, *.bücher.example) in its ASCII form
 // (xn--bcher-kva.example), as IDNA's lookup writes it and as curl, Go and
-// browsers send it — the gate judges only ASCII names (sandbox_netask.go's
+// browsers send it (config_punycode.go) — the gate judges only ASCII names (sandbox_netask.go's
 // netHost), so an
 // entry left in Unicode would never match. An ASCII entry is kept as
 // written. The error says why the name has no ASCII form and what to write.
@@ -127,7 +125,7 @@ func allowASCII(h string) (string, error) {
 	if r, ok := strings.CutPrefix(h, "*."); ok {
 		wild, rest = "*.", r
 	}
-	a, err := idna.Lookup.ToASCII(rest)
+	a, err := asciiHost(rest)
 	if err != nil {
 		return "", fmt.Errorf("is not an international host name lembas can turn into ASCII (%v); write its ASCII form (xn--…, as `idn2` or a browser's address bar shows it)", err)
 	}
