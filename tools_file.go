@@ -315,7 +315,7 @@ func (tb *toolbox) editFile(path string, edits []editOp, multi bool) toolResult 
 		return fsError(path, err)
 	}
 	tb.stamp(abs)
-	return toolResult{Text: t.text("edited", "path", path, "count", count) + "\n--- " + path + "\n+++ " + path + "\n" + strings.Join(diffs, "\n"), Paths: []string{abs}}
+	return toolResult{Text: t.text("edited", "path", path, "count", count) + "\n" + strings.Join(diffs, "\n"), Paths: []string{abs}}
 }
 
 // applyEdit makes one replacement in content. In a CRLF file the model's

@@ -63,6 +63,10 @@ var offerConditions = map[string]func(o *offerContext) bool{
 	"skills": func(o *offerContext) bool {
 		return len(discoverSkills(o.root, folderTrusted(o.root, o.root))) > 0
 	},
+	// webfetch can reach a host: someone is there to be asked about one,
+	// or the network is on or a host is allowed (web.go webReaches). In a
+	// headless run with neither, every fetch is refused.
+	"web": func(o *offerContext) bool { return !o.headless || o.web == nil || o.web() },
 	// The project has a session before this one.
 	"earlier_session": func(o *offerContext) bool {
 		if o.st == nil {
@@ -111,9 +115,10 @@ type offerContext struct {
 	mode     string
 	headless bool
 	st       *store
-	self     string // the session being begun, not an earlier one
-	patches  bool   // the model's name says it edits by patch (namePatches)
-	notes    *bool  // notesVisible's answer, once asked
+	self     string      // the session being begun, not an earlier one
+	patches  bool        // the model's name says it edits by patch (namePatches)
+	notes    *bool       // notesVisible's answer, once asked
+	web      func() bool // webReaches of the session's sandbox and rules; nil: not known, holds
 }
 
 // decideOffer answers every condition the harness's tools name, once;
@@ -215,7 +220,7 @@ func (tb *toolbox) namesOffered(line string) bool {
 
 // offerPerRun are conditions about the run rather than the session (who
 // is there to answer): decided again each time a session is opened.
-var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kept": true, "notes_kept": true}
+var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kept": true, "notes_kept": true, "web": true}
 
 // sessionOffer is the conditions that hold for this session: the ones it
 // was begun with, kept in it, and this run's own.
@@ -223,12 +228,12 @@ var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kep
 // A session that has its kept ones (resumed) asks only this run's: the
 // others (a glob and a peek of every session, the notes folder, …) would
 // be asked for nothing.
-func sessionOffer(sess *session, root, mode string, headless bool, st *store, patches bool) map[string]bool {
+func sessionOffer(sess *session, root, mode string, headless bool, st *store, patches bool, web func() bool) map[string]bool {
 	var only map[string]bool
 	if sess.Offer != nil {
 		only = offerPerRun
 	}
-	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches}, only)
+	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches, web: web}, only)
 	if sess.Offer == nil {
 		kept := []string{}
 		for _, c := range now {

@@ -29,6 +29,7 @@ type offerCase struct {
 	Front          bool     `json:"front"`           // a front end that implements show adds it where its offer holds (the REPL)
 	Model          string   `json:"model"`           // the model named (--model), "" none
 	Config         string   `json:"config"`          // config.yaml's text, "" none
+	ProjectHost    string   `json:"project_host"`    // a host this project allowed with "always here" (network.json)
 	Tools          []string `json:"tools"`           // the tools asked about
 }
 
@@ -118,7 +119,15 @@ func init() {
 			return nil, err
 		}
 		noEnv := func(string) string { return "" }
-		tb, err := newToolboxFor(root, false, sessionOffer(sess, root, mode, c.Headless, st, namePatches(cfg, c.Model, noEnv)))
+		sb := newSandbox(cfg.Sandbox, root)
+		if c.ProjectHost != "" {
+			if err := newSandbox(cfg.Sandbox, root).allowProject(c.ProjectHost); err != nil {
+				return nil, err
+			}
+		}
+		perm := permissionsFor(mode, root, c.Headless, cfg)
+		webOK := func() bool { return webReaches(sb, perm) }
+		tb, err := newToolboxFor(root, false, sessionOffer(sess, root, mode, c.Headless, st, namePatches(cfg, c.Model, noEnv), webOK))
 		if err != nil {
 			return nil, err
 		}
