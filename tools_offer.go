@@ -8,6 +8,7 @@ package main
 
 import (
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -127,24 +128,41 @@ func decideOffer(o *offerContext, only map[string]bool) []string {
 	seen := map[string]bool{}
 	var held []string
 	sp := theSpec()
-	for _, name := range sp.ToolNames {
-		for _, c := range sp.Tools[name].OfferedIf {
-			if seen[c] {
-				continue
-			}
-			seen[c] = true
-			if only != nil && !only[c] {
-				continue
-			}
-			if f := offerConditions[c]; f != nil && f(o) {
-				held = append(held, c)
-			}
+	for _, c := range offerNamed(sp) {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if only != nil && !only[c] {
+			continue
+		}
+		if f := offerConditions[c]; f != nil && f(o) {
+			held = append(held, c)
 		}
 	}
 	if held == nil {
 		held = []string{} // decided, none held (nil: not decided yet)
 	}
 	return held
+}
+
+// offerNamed is every condition the harness names, in order: the tools'
+// offered_if and their properties_if (sorted).
+func offerNamed(sp *spec) []string {
+	var out []string
+	for _, name := range sp.ToolNames {
+		t := sp.Tools[name]
+		out = append(out, t.OfferedIf...)
+		props := make([]string, 0, len(t.PropertiesIf))
+		for p := range t.PropertiesIf {
+			props = append(props, p)
+		}
+		sort.Strings(props)
+		for _, p := range props {
+			out = append(out, t.PropertiesIf[p]...)
+		}
+	}
+	return out
 }
 
 // offerSet is a decision as a set; nil stays nil (every condition holds).
@@ -172,6 +190,34 @@ func offerHolds(t *toolSpec, held map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// offerHeld says whether every condition of conds holds under the
+// session's offer (nil: every one does), as offerHolds for a tool.
+func (tb *toolbox) offerHeld(conds []string) bool {
+	if tb.offer == nil {
+		return true
+	}
+	for _, c := range conds {
+		if !tb.offer[c] || offerConditions[c] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// propertiesNotOffered are t's properties whose properties_if does not hold
+// in this session, in order: they are left out of the schema sent (a call
+// may still give one, and is judged as ever).
+func (tb *toolbox) propertiesNotOffered(t *toolSpec) []string {
+	var out []string
+	for name, conds := range t.PropertiesIf {
+		if !tb.offerHeld(conds) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // trimLibraryBlock leaves out of a system prompt the library block's lines

@@ -17,6 +17,18 @@ func TestOfferConditionsKnown(t *testing.T) {
 				t.Errorf("tools/%s.json: offered_if %q is not a known condition", name, c)
 			}
 		}
+		for prop, conds := range sp.Tools[name].PropertiesIf {
+			for _, c := range conds {
+				if offerConditions[c] == nil {
+					t.Errorf("tools/%s.json: properties_if %s: %q is not a known condition", name, prop, c)
+				}
+			}
+		}
+	}
+	for _, c := range offerNamed(sp) {
+		if offerConditions[c] == nil {
+			t.Errorf("%q is not a known condition", c)
+		}
 	}
 }
 
