@@ -22,6 +22,17 @@ import (
 )
 
 func init() {
+	// read says an image is attached only to a model that sees images.
+	toolFacts["read"] = func(tb *toolbox) map[string]string {
+		note := ""
+		if tb.vision {
+			note = tb.spec.Tools["read"].text("images_note")
+		}
+		return map[string]string{"images": note}
+	}
+}
+
+func init() {
 	toolImpls["read"] = toolRead
 	toolImpls["write"] = toolWrite
 	toolImpls["edit"] = toolEdit
