@@ -353,16 +353,45 @@ func fillPairs(s string, kv ...any) string {
 	if len(kv) == 0 {
 		return s
 	}
-	vars := make(map[string]string, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		vars[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
-	}
-	return reVar.ReplaceAllStringFunc(s, func(m string) string {
-		if v, ok := vars[m[2:len(m)-2]]; ok {
-			return v
+	// By hand, not by reVar: it runs for every text a tool result says.
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			break
 		}
-		return m
-	})
+		j := i + 2
+		for j < len(s) && isVarByte(s[j]) {
+			j++
+		}
+		if j == i+2 || !strings.HasPrefix(s[j:], "}}") {
+			b.WriteString(s[:i+1]) // "{{{x}}" holds one a brace on
+			s = s[i+1:]
+			continue
+		}
+		name, v, found := s[i+2:j], "", false
+		for k := 0; k+1 < len(kv); k += 2 {
+			if fmt.Sprint(kv[k]) == name {
+				v, found = fmt.Sprint(kv[k+1]), true // the last given wins
+			}
+		}
+		b.WriteString(s[:i])
+		if found {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i : j+2])
+		}
+		s = s[j+2:]
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func isVarByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // fill fills a prompt text or description by the spec's rules: every

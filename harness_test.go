@@ -226,3 +226,26 @@ func TestFrontSpecs(t *testing.T) {
 		t.Errorf("themes.json: default %q not among %v", th.Default, th.Order)
 	}
 }
+
+// FuzzFillPairs: the hand-written filler says what the {{name}} pattern
+// (reVar) would: each known name replaced, the rest left as written.
+func FuzzFillPairs(f *testing.F) {
+	for _, s := range []string{"a {{x}} b {{y}} {{z}}", "{{{x}}}", "{{x}", "{{}}", "}}{{x}}{{", "{{x}}{{x}}", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := fillPairs(s, "x", 1, "y", "", "x", "2")
+		want := reVar.ReplaceAllStringFunc(s, func(m string) string {
+			switch m {
+			case "{{x}}":
+				return "2"
+			case "{{y}}":
+				return ""
+			}
+			return m
+		})
+		if got != want {
+			t.Fatalf("fillPairs(%q) = %q, the pattern says %q", s, got, want)
+		}
+	})
+}

@@ -53,6 +53,8 @@ type gitKeep struct {
 	mu     sync.Mutex
 	layer  string                // the session folder's layer: <layer>/<i>/u is pin i's upper
 	pins   []string              // the real folders
+	uppers []string              // pin i's upper layer, <layer>/<i>/u
+	kinds  []string              // pin i's kind: objects, refs, logs
 	packed string                // <common>/packed-refs
 	refs   map[string]string     // packed refs seen before commands: name → sha
 	synced map[string]string     // upper path → size and time when last copied
@@ -70,6 +72,10 @@ type gitDirSeen struct {
 
 func newGitKeep(layer string, pins []string) *gitKeep {
 	k := &gitKeep{layer: layer, pins: pins, refs: map[string]string{}, synced: map[string]string{}, dirs: map[string]gitDirSeen{}}
+	for i, p := range pins {
+		k.uppers = append(k.uppers, filepath.Join(layer, strconv.Itoa(i), "u"))
+		k.kinds = append(k.kinds, filepath.Base(p))
+	}
 	for _, p := range pins {
 		if filepath.Base(p) == "refs" {
 			k.packed = filepath.Join(filepath.Dir(p), "packed-refs")
@@ -140,9 +146,7 @@ func (k *gitKeep) sync() error {
 		}
 	}
 	for i, real := range k.pins {
-		kind := filepath.Base(real)
-		up := filepath.Join(k.layer, strconv.Itoa(i), "u")
-		k.syncDir(up, up, real, kind, keep)
+		k.syncDir(k.uppers[i], k.uppers[i], real, k.kinds[i], keep)
 	}
 	keep(k.restorePacked())
 	return first

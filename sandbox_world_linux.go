@@ -506,12 +506,10 @@ func (e *worldExit) code() int {
 // pol.
 func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	p := &worldProc{w: w, status: make(chan worldMsg, 2), delay: cmd.WaitDelay}
-	var fds [3]*os.File
-	var mine []*os.File // the child's ends, closed here once sent
+	var fds [3]int
+	var mine []int // the child's ends, closed here once sent
 	fail := func(err error) (procHandle, error) {
-		for _, f := range mine {
-			f.Close()
-		}
+		closeAll(mine)
 		for _, f := range p.closes {
 			f.Close()
 		}
@@ -525,9 +523,9 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 		if err != nil {
 			return fail(err)
 		}
-		fds[0] = f
+		fds[0] = int(f.Fd())
 	case *os.File:
-		fds[0] = in
+		fds[0] = int(in.Fd())
 	default:
 		return fail(errors.New("the world takes a file or nothing as stdin"))
 	}
@@ -542,15 +540,19 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 			if err != nil {
 				return fail(err)
 			}
-			fds[i+1] = f
+			fds[i+1] = int(f.Fd())
 		case *os.File:
-			fds[i+1] = o
+			fds[i+1] = int(o.Fd())
 		default:
-			r, wr, err := os.Pipe()
-			if err != nil {
+			// The write end is only handed over and closed: made by hand,
+			// it stays blocking (the child's) and never joins the netpoller.
+			var pp [2]int
+			if err := unix.Pipe2(pp[:], unix.O_CLOEXEC); err != nil {
 				return fail(err)
 			}
-			fds[i+1], mine = wr, append(mine, wr)
+			unix.SetNonblock(pp[0], true)
+			r := os.NewFile(uintptr(pp[0]), "|0")
+			fds[i+1], mine = pp[1], append(mine, pp[1])
 			p.closes = append(p.closes, r)
 			p.copies.Add(1)
 			go func() {
@@ -582,24 +584,23 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	c.waits[p.id] = p
 	w.mu.Unlock()
 	m := worldMsg{Op: runFrameOp, ID: p.id, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: dir, Policy: &pol}
-	send := []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd())}
+	send := fds[:]
 	if w.exeByFD {
 		// The program the person approved runs even from a folder the
 		// world does not show (the host's /tmp): handed over open, and
 		// executed through its descriptor (fd 3 in the child).
-		exe, err := os.Open(cmd.Path)
+		exe, err := unix.Open(cmd.Path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			w.forget(p)
-			return fail(err)
+			return fail(&os.PathError{Op: "open", Path: cmd.Path, Err: err})
 		}
 		mine = append(mine, exe)
-		send = append(send, int(exe.Fd()))
+		send = append(send, exe)
 		m.Path = "/proc/self/fd/3"
 	}
 	err = c.send(m, send)
-	for _, f := range mine {
-		f.Close()
-	}
+	runtime.KeepAlive(cmd) // its files, whose numbers were sent
+	closeAll(mine)
 	mine = nil
 	if err != nil {
 		w.forget(p)

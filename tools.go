@@ -310,9 +310,7 @@ func callPurpose(t *toolSpec, raw json.RawMessage) string {
 // array items) and returns them with plain fix-ups applied.
 func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.RawMessage, error) {
 	errs := theSpec().Loop.ToolErrors
-	var schema map[string]any
-	json.Unmarshal(t.Parameters, &schema)
-	expected := describeSchema(schema)
+	schema := parsedSchema(t.Parameters)
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		raw = json.RawMessage("{}")
 	}
@@ -333,10 +331,35 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 	}
 	fixed, err := checkValue(schema, v, "", t.closed)
 	if err != nil {
-		return nil, fmt.Errorf("%s", loopText(errs, "bad_args", "name", t.Name, "error", err, "expected", expected))
+		return nil, fmt.Errorf("%s", loopText(errs, "bad_args", "name", t.Name, "error", err, "expected", describeSchema(schema)))
 	}
 	out, _ := json.Marshal(fixed)
 	return out, nil
+}
+
+// schemas are the tools' parameter schemas, parsed once each (every call
+// is checked against its tool's): raw JSON → the parsed form, which no one
+// changes.
+var schemas struct {
+	sync.Mutex
+	m map[string]map[string]any
+}
+
+func parsedSchema(raw json.RawMessage) map[string]any {
+	schemas.Lock()
+	defer schemas.Unlock()
+	if s, ok := schemas.m[string(raw)]; ok {
+		return s
+	}
+	var s map[string]any
+	json.Unmarshal(raw, &s)
+	if schemas.m == nil {
+		schemas.m = map[string]map[string]any{}
+	}
+	if len(schemas.m) < 1024 { // MCP servers' tools too, but not without end
+		schemas.m[string(raw)] = s
+	}
+	return s
 }
 
 // checkValue checks v against schema; closed makes every object take only
