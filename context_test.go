@@ -199,7 +199,7 @@ func TestPrefixStaysStill(t *testing.T) {
 			t.Errorf("result %d = %q, want it to start with %q", i+1, res[i], w)
 		}
 	}
-	if !strings.Contains(res[6], "--- src/a.go\n+++ src/a.go\n@@ -4,1 +4,1 @@\n-\treturn 1 // TODO\n+\treturn 1") {
+	if !strings.Contains(res[6], "src/a.go: 1 replacement(s).\n@@ -4,1 +4,1 @@\n-\treturn 1 // TODO\n+\treturn 1") {
 		t.Errorf("the edit does not answer its diff: %q", res[6])
 	}
 	// Notes: the date on turn 1, the mode on turn 2, the plan on turn 3.

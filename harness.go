@@ -52,10 +52,14 @@ type toolSpec struct {
 	Confirm     string                     `json:"confirm,omitempty"`
 	Offered     string                     `json:"offered,omitempty"`
 	OfferedIf   []string                   `json:"offered_if,omitempty"` // conditions decided once per session (tools_offer.go)
-	Limits      map[string]float64         `json:"limits"`
-	Texts       map[string]string          `json:"texts"`
-	Description string                     `json:"description"`
-	Parameters  json.RawMessage            `json:"parameters"`
+	// PropertiesIf: optional properties sent only where their conditions
+	// hold, as offered_if for a tool (tools_offer.go); a call may still
+	// give them.
+	PropertiesIf map[string][]string `json:"properties_if,omitempty"`
+	Limits       map[string]float64  `json:"limits"`
+	Texts        map[string]string   `json:"texts"`
+	Description  string              `json:"description"`
+	Parameters   json.RawMessage     `json:"parameters"`
 
 	// closed: every object of the parameters takes only the properties it
 	// names, as if it said additionalProperties: false — a harness tool's

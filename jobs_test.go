@@ -64,7 +64,7 @@ func TestJobEndWakesDuringPrompt(t *testing.T) {
 		t.Errorf("bash result %q, want %q", res[0], want)
 	}
 	mark := fillPairs(theSpec().Loop.Jobs.Marks["ended"], "id", "j1", "kind", "command", "status", "failed",
-		"title", "echo built; exit 3", "code", " (exit 3)", "next", "job_output j1 reads what it wrote.")
+		"title", "echo built; exit 3", "code", " (exit 3)", "next", "job action=output id=j1 reads what it wrote.")
 	// job_output's wait returns at the job's first output, so the job may
 	// end just after the last request was sent: then its mark waits for
 	// the next turn instead. Either way the model is told once.

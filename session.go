@@ -87,8 +87,11 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	if model == "" && sess.Model != "" && (f.cont || f.sessionID != "") && os.Getenv("LEMBAS_MODEL") == "" {
 		model = sess.Model
 	}
-	offer := sessionOffer(sess, root, mode, headless, st, namePatches(cfg, model, os.Getenv)) // the model's name, not its lookup: decided while it runs
-	teamOfferFor(sess, offer, f.agents)                                                       // the link's Subagents setting (team_setting.go)
+	sb := newSandbox(cfg.Sandbox, root) // every bash call runs in it (sandbox.go)
+	perm := newPermissions(mode, root, headless)
+	webOK := func() bool { return webReaches(sb, perm) }
+	offer := sessionOffer(sess, root, mode, headless, st, namePatches(cfg, model, os.Getenv), webOK) // the model's name, not its lookup: decided while it runs
+	teamOfferFor(sess, offer, f.agents)                                                              // the link's Subagents setting (team_setting.go)
 	var ref *modelRef
 	if early != nil {
 		ref, err = early.wait()
@@ -115,7 +118,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		st.close()
 		return nil, nil, err
 	}
-	tb.sandbox = newSandbox(cfg.Sandbox, root) // every bash call runs in it (sandbox.go)
+	tb.sandbox = sb
 	tb.sandbox.probeHook = f.sandboxProbe
 	if n := tb.sandbox.notice(); n != "" && warn != nil {
 		warn(n) // once per session: no OS sandbox here
@@ -156,7 +159,6 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 	if f.maxSteps > 0 {
 		maxSteps = f.maxSteps
 	}
-	perm := newPermissions(mode, root, headless)
 	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }

@@ -199,6 +199,11 @@ func (tb *toolbox) definitions() (json.RawMessage, error) {
 			return nil, fmt.Errorf("tools/%s.json parameters: %v", t.Name, err)
 		}
 		p := json.RawMessage(params)
+		if drop := tb.propertiesNotOffered(t); len(drop) > 0 {
+			if p, err = narrowSchema(p, narrowSpec{Drop: drop}); err != nil {
+				return nil, fmt.Errorf("tools/%s.json properties_if: %v", t.Name, err)
+			}
+		}
 		if t.Purpose {
 			p, err = addPurpose(p, tb.spec.Purpose.Schema)
 			if err != nil {

@@ -22,6 +22,17 @@ import (
 )
 
 func init() {
+	// read says an image is attached only to a model that sees images.
+	toolFacts["read"] = func(tb *toolbox) map[string]string {
+		note := ""
+		if tb.vision {
+			note = tb.spec.Tools["read"].text("images_note")
+		}
+		return map[string]string{"images": note}
+	}
+}
+
+func init() {
 	toolImpls["read"] = toolRead
 	toolImpls["write"] = toolWrite
 	toolImpls["edit"] = toolEdit
@@ -315,7 +326,7 @@ func (tb *toolbox) editFile(path string, edits []editOp, multi bool) toolResult 
 		return fsError(path, err)
 	}
 	tb.stamp(abs)
-	return toolResult{Text: t.text("edited", "path", path, "count", count) + "\n--- " + path + "\n+++ " + path + "\n" + strings.Join(diffs, "\n"), Paths: []string{abs}}
+	return toolResult{Text: t.text("edited", "path", path, "count", count) + "\n" + strings.Join(diffs, "\n"), Paths: []string{abs}}
 }
 
 // applyEdit makes one replacement in content. In a CRLF file the model's

@@ -8,6 +8,7 @@ package main
 
 import (
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -63,6 +64,10 @@ var offerConditions = map[string]func(o *offerContext) bool{
 	"skills": func(o *offerContext) bool {
 		return len(discoverSkills(o.root, folderTrusted(o.root, o.root))) > 0
 	},
+	// webfetch can reach a host: someone is there to be asked about one,
+	// or the network is on or a host is allowed (web.go webReaches). In a
+	// headless run with neither, every fetch is refused.
+	"web": func(o *offerContext) bool { return !o.headless || o.web == nil || o.web() },
 	// The project has a session before this one.
 	"earlier_session": func(o *offerContext) bool {
 		if o.st == nil {
@@ -111,9 +116,10 @@ type offerContext struct {
 	mode     string
 	headless bool
 	st       *store
-	self     string // the session being begun, not an earlier one
-	patches  bool   // the model's name says it edits by patch (namePatches)
-	notes    *bool  // notesVisible's answer, once asked
+	self     string      // the session being begun, not an earlier one
+	patches  bool        // the model's name says it edits by patch (namePatches)
+	notes    *bool       // notesVisible's answer, once asked
+	web      func() bool // webReaches of the session's sandbox and rules; nil: not known, holds
 }
 
 // decideOffer answers every condition the harness's tools name, once;
@@ -122,24 +128,41 @@ func decideOffer(o *offerContext, only map[string]bool) []string {
 	seen := map[string]bool{}
 	var held []string
 	sp := theSpec()
-	for _, name := range sp.ToolNames {
-		for _, c := range sp.Tools[name].OfferedIf {
-			if seen[c] {
-				continue
-			}
-			seen[c] = true
-			if only != nil && !only[c] {
-				continue
-			}
-			if f := offerConditions[c]; f != nil && f(o) {
-				held = append(held, c)
-			}
+	for _, c := range offerNamed(sp) {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if only != nil && !only[c] {
+			continue
+		}
+		if f := offerConditions[c]; f != nil && f(o) {
+			held = append(held, c)
 		}
 	}
 	if held == nil {
 		held = []string{} // decided, none held (nil: not decided yet)
 	}
 	return held
+}
+
+// offerNamed is every condition the harness names, in order: the tools'
+// offered_if and their properties_if (sorted).
+func offerNamed(sp *spec) []string {
+	var out []string
+	for _, name := range sp.ToolNames {
+		t := sp.Tools[name]
+		out = append(out, t.OfferedIf...)
+		props := make([]string, 0, len(t.PropertiesIf))
+		for p := range t.PropertiesIf {
+			props = append(props, p)
+		}
+		sort.Strings(props)
+		for _, p := range props {
+			out = append(out, t.PropertiesIf[p]...)
+		}
+	}
+	return out
 }
 
 // offerSet is a decision as a set; nil stays nil (every condition holds).
@@ -167,6 +190,34 @@ func offerHolds(t *toolSpec, held map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// offerHeld says whether every condition of conds holds under the
+// session's offer (nil: every one does), as offerHolds for a tool.
+func (tb *toolbox) offerHeld(conds []string) bool {
+	if tb.offer == nil {
+		return true
+	}
+	for _, c := range conds {
+		if !tb.offer[c] || offerConditions[c] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// propertiesNotOffered are t's properties whose properties_if does not hold
+// in this session, in order: they are left out of the schema sent (a call
+// may still give one, and is judged as ever).
+func (tb *toolbox) propertiesNotOffered(t *toolSpec) []string {
+	var out []string
+	for name, conds := range t.PropertiesIf {
+		if !tb.offerHeld(conds) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // trimLibraryBlock leaves out of a system prompt the library block's lines
@@ -215,7 +266,7 @@ func (tb *toolbox) namesOffered(line string) bool {
 
 // offerPerRun are conditions about the run rather than the session (who
 // is there to answer): decided again each time a session is opened.
-var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kept": true, "notes_kept": true}
+var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kept": true, "notes_kept": true, "web": true}
 
 // sessionOffer is the conditions that hold for this session: the ones it
 // was begun with, kept in it, and this run's own.
@@ -223,12 +274,12 @@ var offerPerRun = map[string]bool{"person": true, "plan_mode": true, "memory_kep
 // A session that has its kept ones (resumed) asks only this run's: the
 // others (a glob and a peek of every session, the notes folder, …) would
 // be asked for nothing.
-func sessionOffer(sess *session, root, mode string, headless bool, st *store, patches bool) map[string]bool {
+func sessionOffer(sess *session, root, mode string, headless bool, st *store, patches bool, web func() bool) map[string]bool {
 	var only map[string]bool
 	if sess.Offer != nil {
 		only = offerPerRun
 	}
-	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches}, only)
+	now := decideOffer(&offerContext{root: root, mode: mode, headless: headless, st: st, self: sess.ID, patches: patches, web: web}, only)
 	if sess.Offer == nil {
 		kept := []string{}
 		for _, c := range now {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 )
 
@@ -29,7 +30,9 @@ type offerCase struct {
 	Front          bool     `json:"front"`           // a front end that implements show adds it where its offer holds (the REPL)
 	Model          string   `json:"model"`           // the model named (--model), "" none
 	Config         string   `json:"config"`          // config.yaml's text, "" none
+	ProjectHost    string   `json:"project_host"`    // a host this project allowed with "always here" (network.json)
 	Tools          []string `json:"tools"`           // the tools asked about
+	PropertiesOf   string   `json:"properties_of"`   // a tool whose sent properties are answered too
 }
 
 func init() {
@@ -118,7 +121,15 @@ func init() {
 			return nil, err
 		}
 		noEnv := func(string) string { return "" }
-		tb, err := newToolboxFor(root, false, sessionOffer(sess, root, mode, c.Headless, st, namePatches(cfg, c.Model, noEnv)))
+		sb := newSandbox(cfg.Sandbox, root)
+		if c.ProjectHost != "" {
+			if err := newSandbox(cfg.Sandbox, root).allowProject(c.ProjectHost); err != nil {
+				return nil, err
+			}
+		}
+		perm := permissionsFor(mode, root, c.Headless, cfg)
+		webOK := func() bool { return webReaches(sb, perm) }
+		tb, err := newToolboxFor(root, false, sessionOffer(sess, root, mode, c.Headless, st, namePatches(cfg, c.Model, noEnv), webOK))
 		if err != nil {
 			return nil, err
 		}
@@ -137,6 +148,29 @@ func init() {
 				out = append(out, name)
 			}
 		}
-		return map[string]any{"offered": out}, nil
+		if c.PropertiesOf == "" {
+			return map[string]any{"offered": out}, nil
+		}
+		var defs []struct {
+			Function struct {
+				Name       string `json:"name"`
+				Parameters struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"parameters"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(tb.defs, &defs); err != nil {
+			return nil, err
+		}
+		props := []string{}
+		for _, d := range defs {
+			if d.Function.Name == c.PropertiesOf {
+				for k := range d.Function.Parameters.Properties {
+					props = append(props, k)
+				}
+			}
+		}
+		sort.Strings(props)
+		return map[string]any{"offered": out, "properties": props}, nil
 	}
 }

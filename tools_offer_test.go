@@ -17,6 +17,18 @@ func TestOfferConditionsKnown(t *testing.T) {
 				t.Errorf("tools/%s.json: offered_if %q is not a known condition", name, c)
 			}
 		}
+		for prop, conds := range sp.Tools[name].PropertiesIf {
+			for _, c := range conds {
+				if offerConditions[c] == nil {
+					t.Errorf("tools/%s.json: properties_if %s: %q is not a known condition", name, prop, c)
+				}
+			}
+		}
+	}
+	for _, c := range offerNamed(sp) {
+		if offerConditions[c] == nil {
+			t.Errorf("%q is not a known condition", c)
+		}
 	}
 }
 
@@ -46,7 +58,7 @@ func TestOfferRules(t *testing.T) {
 		return " " + strings.Join(out, " ") + " "
 	}
 	sess := &session{ID: "s1", Project: root}
-	headless := names(sessionOffer(sess, root, "auto", true, st, false))
+	headless := names(sessionOffer(sess, root, "auto", true, st, false, nil))
 	for _, not := range []string{"ask_user", "plan_submit", "knowledge_search", "knowledge_get", "notes_search", "note_view", "skills_list", "skill_view", "skill_manage", "session_search"} {
 		if strings.Contains(headless, " "+not+" ") {
 			t.Errorf("%s offered to a headless run in an empty library:%s", not, headless)
@@ -55,7 +67,7 @@ func TestOfferRules(t *testing.T) {
 	if sess.Offer == nil || len(sess.Offer.Held) != 0 {
 		t.Errorf("the session keeps %+v, want an empty decision", sess.Offer)
 	}
-	repl := names(sessionOffer(&session{ID: "s2", Project: root}, root, "auto", false, st, false))
+	repl := names(sessionOffer(&session{ID: "s2", Project: root}, root, "auto", false, st, false, nil))
 	for _, want := range []string{"ask_user", "plan_submit", "bash", "read", "note_manage"} {
 		if !strings.Contains(repl, " "+want+" ") {
 			t.Errorf("%s not offered to an interactive session:%s", want, repl)
@@ -63,13 +75,13 @@ func TestOfferRules(t *testing.T) {
 	}
 	// A decision kept with the session holds on resume, whatever the library now has.
 	kept := &session{ID: "s3", Project: root, Offer: &offerDecision{Held: []string{"knowledge"}}}
-	if got := names(sessionOffer(kept, root, "plan", true, st, false)); !strings.Contains(got, " knowledge_search ") || !strings.Contains(got, " plan_submit ") {
+	if got := names(sessionOffer(kept, root, "plan", true, st, false, nil)); !strings.Contains(got, " knowledge_search ") || !strings.Contains(got, " plan_submit ") {
 		t.Errorf("a kept decision or plan mode not honoured:%s", got)
 	}
 	// A session file whose offer has no held list (written by hand, or
 	// torn) is an undecided one: every tool, not a panic.
 	bare := &session{ID: "s4", Project: root, Offer: &offerDecision{}}
-	if got := names(sessionOffer(bare, root, "auto", false, st, false)); !strings.Contains(got, " session_search ") {
+	if got := names(sessionOffer(bare, root, "auto", false, st, false, nil)); !strings.Contains(got, " session_search ") {
 		t.Errorf("an offer without held must offer every tool:%s", got)
 	}
 	if all := names(nil); !strings.Contains(all, " session_search ") {

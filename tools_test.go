@@ -389,3 +389,28 @@ func TestHarnessToolsClosed(t *testing.T) {
 		t.Errorf("an outside schema without additionalProperties is open: %v", err)
 	}
 }
+
+// TestReadImagesNoteByVision: read's description says an image is attached
+// only to a model that sees images; the others are not sent the words.
+func TestReadImagesNoteByVision(t *testing.T) {
+	for _, vision := range []bool{true, false} {
+		tb, err := newToolbox(t.TempDir(), vision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var defs []struct {
+			Function struct{ Name, Description string } `json:"function"`
+		}
+		if err := json.Unmarshal(tb.defs, &defs); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range defs {
+			if d.Function.Name != "read" {
+				continue
+			}
+			if got := strings.Contains(d.Function.Description, "image"); got != vision {
+				t.Errorf("vision %v: read's description %q", vision, d.Function.Description)
+			}
+		}
+	}
+}

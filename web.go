@@ -132,6 +132,28 @@ func (p *permissions) decideWeb(t *toolSpec, args json.RawMessage) decision {
 	return decision{Verdict: "ask", Rule: "webfetch: a new host", Reason: t.text("ask", "host", host), Remember: true, Patterns: []string{host}}
 }
 
+// webReaches says whether webfetch can reach some host where nobody can
+// be asked about one (lembas -p): the network is on, or a host is allowed
+// — config.yaml's sandbox.network.allow, the project's kept hosts, an
+// allow rule for webfetch. Off, every fetch is refused (permitWeb).
+func webReaches(sb *sandbox, p *permissions) bool {
+	switch sb.networkMode() {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	if len(sb.cfg.Allow) > 0 || len(sb.projectHosts()) > 0 {
+		return true
+	}
+	for _, r := range p.allowRules() {
+		if ruleCovers(r.permRule, "webfetch") {
+			return true
+		}
+	}
+	return false
+}
+
 // webAllowRule says whether one of the person's allow rules or always
 // answers covers webfetch on host (webfetch: <host>, or webfetch alone).
 func (p *permissions) webAllowRule(host string) bool {
