@@ -78,6 +78,8 @@ type repl struct {
 	turnStart time.Time
 	lastCtrlC time.Time
 	waiter    chan string // a card waiting for a line
+	dialog    int         // approval cards in their dialog (the key, then feedback or an edit): plain lines between its waits are held
+	held      []string    // lines typed in a dialog while none of its waits listened, for its next
 	inputEnd  bool        // the plain input has ended: a card gets no line, ever
 	asking    bool        // a question is the prompt: progress does not take its place
 	after     []string    // commands typed during a turn, run when it ends
@@ -500,12 +502,42 @@ func (r *repl) endInput() {
 // once when input has ended, else the waiter the next line goes to.
 func (r *repl) waitLineLocked() chan string {
 	w := make(chan string, 1)
-	if r.inputEnd {
+	switch {
+	case len(r.held) > 0: // typed while the dialog's last wait was ending
+		w <- r.held[0]
+		r.held = r.held[1:]
+	case r.inputEnd:
 		close(w)
-	} else {
+	default:
 		r.waiter = w
 	}
 	return w
+}
+
+// heldLocked keeps a line typed in an approval card's dialog when none of
+// its waits listens (the answer's key taken, the feedback's question not
+// yet asked: "n⏎⏎" typed at once), for the dialog's next wait.
+func (r *repl) heldLocked(line string) bool {
+	if r.dialog == 0 {
+		return false
+	}
+	r.held = append(r.held, line)
+	return true
+}
+
+// dialogDone ends an approval card's dialog: lines it held and did not
+// use are taken as typed now.
+func (r *repl) dialogDone() {
+	r.mu.Lock()
+	r.dialog--
+	var left []string
+	if r.dialog == 0 {
+		left, r.held = r.held, nil
+	}
+	r.mu.Unlock()
+	for _, l := range left {
+		r.typedDuringTurn(l)
+	}
 }
 
 // typedDuringTurn is a line typed while a turn runs: a card's answer when
@@ -514,6 +546,10 @@ func (r *repl) typedDuringTurn(line string) {
 	r.mu.Lock()
 	w := r.waiter
 	r.waiter = nil
+	if w == nil && r.heldLocked(line) {
+		r.mu.Unlock()
+		return
+	}
 	r.mu.Unlock()
 	if w != nil {
 		w <- line

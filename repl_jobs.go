@@ -94,6 +94,10 @@ func (r *repl) answerCard(line string) bool {
 	r.mu.Lock()
 	w := r.waiter
 	r.waiter = nil
+	if w == nil && r.heldLocked(line) {
+		r.mu.Unlock()
+		return true
+	}
 	r.mu.Unlock()
 	if w == nil {
 		return false

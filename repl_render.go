@@ -378,6 +378,12 @@ func (r *repl) approveHere(ctx context.Context, req approvalRequest) approvalAns
 	// is the card's.
 	in := r.listen()
 	defer r.unlisten(in)
+	if in.lines != nil {
+		r.mu.Lock()
+		r.dialog++
+		r.mu.Unlock()
+		defer r.dialogDone()
+	}
 	r.mu.Lock()
 	r.endLineLocked()
 	var b strings.Builder

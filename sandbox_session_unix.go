@@ -19,7 +19,12 @@ import (
 // lockSessionOwner makes d's owner file and locks it; the file stays open
 // (and locked) until the session closes it.
 func lockSessionOwner(d string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(d, sessionOwnerFile), os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o600)
+	// Made under another name, locked, and only then named the owner:
+	// a sweep (another session's, or this process's own, which runs beside
+	// the start) that found the owner file before its lock would take the
+	// folder for one whose owner is gone, and remove it under us.
+	tmp := filepath.Join(d, sessionOwnerFile+".new")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -28,6 +33,10 @@ func lockSessionOwner(d string) (*os.File, error) {
 		return nil, err
 	}
 	if _, err := f.WriteString(strconv.Itoa(os.Getpid()) + "\n"); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := os.Rename(tmp, filepath.Join(d, sessionOwnerFile)); err != nil {
 		f.Close()
 		return nil, err
 	}
