@@ -90,7 +90,10 @@ type boundarySpec struct {
 		About          string   `json:"about"`
 		OpensslLocal   []string `json:"openssl_local"`
 		OpensslOutputs []string `json:"openssl_outputs"`
-		SSHPublic      []string `json:"ssh_keygen_public"`
+		// OpensslKeyInputs: per openssl subcommand, the options naming a
+		// key it reads to sign what it makes (req -key): not sent.
+		OpensslKeyInputs map[string][]string `json:"openssl_key_inputs"`
+		SSHPublic        []string            `json:"ssh_keygen_public"`
 	} `json:"keys"`
 }
 
@@ -915,7 +918,7 @@ func (b *boundarySpec) diskFill(line string, cmds []shellCmd) *hardlineHit {
 	}
 	limited := false
 	for _, c := range cmds {
-		if contains(f.Limits, commandName(firstWord(c))) {
+		if contains(f.Limits, commandName(firstWord(c))) && !overLimit(c, f.MaxBytes) {
 			limited = true
 		}
 		for _, w := range c.Words {
@@ -1001,6 +1004,27 @@ func (b *boundarySpec) diskFill(line string, cmds []shellCmd) *hardlineHit {
 		return hit(line)
 	}
 	return nil
+}
+
+// overLimit says whether a limiting command (head -c 1000000000000) lets
+// more than max bytes through: then it limits nothing.
+func overLimit(c shellCmd, max int64) bool {
+	args := c.Words[min(1, len(c.Words)):]
+	for i, a := range args {
+		v := ""
+		switch {
+		case (a == "-c" || a == "--bytes") && i+1 < len(args):
+			v = args[i+1]
+		case strings.HasPrefix(a, "--bytes="):
+			v = a[len("--bytes="):]
+		case strings.HasPrefix(a, "-c") && len(a) > 2:
+			v = a[2:]
+		}
+		if v != "" && sizeValue(strings.TrimPrefix(v, "+"), 1) > max {
+			return true
+		}
+	}
+	return false
 }
 
 // sizeValue reads a size as dd, fallocate and truncate spell it: 100G,
@@ -1161,7 +1185,10 @@ func (p *permissions) keyWords(c shellCmd, protectedRead bool) map[string]bool {
 			return nil
 		}
 		for i, a := range c.Words[:len(c.Words)-1] {
-			if contains(b.Keys.OpensslOutputs, a) {
+			// A key made (-keyout), or a project key read to sign what
+			// is made (openssl req -key dev.key -out dev.csr): the output
+			// is public, the key's bytes go nowhere.
+			if contains(b.Keys.OpensslOutputs, a) || contains(b.Keys.OpensslKeyInputs[c.Words[1]], a) {
 				v := c.Words[i+1]
 				if within(p.root, p.lexicalPath(v)) && !strings.Contains(strings.ToLower(v), ".git") {
 					out[v] = true
@@ -1170,7 +1197,7 @@ func (p *permissions) keyWords(c shellCmd, protectedRead bool) map[string]bool {
 		}
 	case "ssh-keygen":
 		if protectedRead {
-			return nil
+			return nil // a .pub in a protected folder (~/.ssh) is still asked to read
 		}
 		public := false
 		for _, a := range c.Words[1:] {

@@ -61,7 +61,17 @@ type winHit struct {
 // ends, outside quotes, each a list of words with the quotes taken off
 // and backslashes kept.
 func winCommands(line string) [][]string {
+	out, _ := winPipeline(line)
+	return out
+}
+
+// winPipeline is winCommands with, for each command, whether a pipe feeds
+// it (Get-ChildItem $HOME | Remove-Item -Recurse: the paths come down the
+// pipe).
+func winPipeline(line string) ([][]string, []bool) {
 	var out [][]string
+	var fed []bool
+	piped := false
 	var cur []string
 	var word strings.Builder
 	inWord := false
@@ -77,8 +87,10 @@ func winCommands(line string) [][]string {
 		flushWord()
 		if len(cur) > 0 {
 			out = append(out, cur)
+			fed = append(fed, piped)
 			cur = nil
 		}
+		piped = false
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -98,6 +110,7 @@ func winCommands(line string) [][]string {
 			flushWord()
 		case ';', '&', '|', '\n':
 			flushCmd()
+			piped = c == '|' && i+1 < len(line) && line[i+1] != '|' && (i == 0 || line[i-1] != '|')
 		case '{', '}':
 			if c == '{' && i > 0 && line[i-1] == '$' {
 				// ${env:NAME}: one word
@@ -122,7 +135,7 @@ func winCommands(line string) [][]string {
 		}
 	}
 	flushCmd()
-	return out
+	return out, fed
 }
 
 // winName is a command's name as both shells match it: without case,
@@ -227,7 +240,8 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		}
 	}
 	var ask *winHit
-	for _, c := range winCommands(line) {
+	cmds, fed := winPipeline(line)
+	for ci, c := range cmds {
 		name := winName(c[0])
 		args := c[1:]
 		// A shell given a command line: read it again.
@@ -291,6 +305,11 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		if !recursive {
 			continue
 		}
+		if fed[ci] && ci > 0 && !anyOperand(args) {
+			// No path of its own: it deletes what the command before the
+			// pipe lists (gci C:\Windows -Recurse | ri -Force).
+			args = cmds[ci-1][1:]
+		}
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") || (strings.HasPrefix(a, "/") && len(a) <= 3) {
 				continue
@@ -309,6 +328,17 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		}
 	}
 	return ask
+}
+
+// anyOperand says whether a Windows command's arguments hold a word that
+// is not an option (-Force, /q).
+func anyOperand(args []string) bool {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && !(strings.HasPrefix(a, "/") && len(a) <= 3) {
+			return true
+		}
+	}
+	return false
 }
 
 // containsWord says whether low holds s as a word of its own (not inside

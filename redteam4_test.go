@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -21,6 +23,11 @@ func TestRedteam4Corpus(t *testing.T) {
 	ask := readRedteam4(t, "ask.txt")
 	allow := readRedteam4(t, "allow.txt")
 	proj := redteamWorld(t)
+	// The project's own secrets file, so that a pattern (.env*) is read
+	// from the disk as the shell would expand it.
+	if err := os.WriteFile(filepath.Join(proj, ".env"), []byte("API_KEY=x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if len(refuse)+len(ask) < 200 || len(allow) < 100 {
 		t.Fatalf("the corpus holds %d must-refuse, %d must-ask and %d must-allow lines; it needs at least 200 refuse or ask and 100 allow", len(refuse), len(ask), len(allow))
 	}
@@ -59,4 +66,11 @@ func TestRedteam4NoSandbox(t *testing.T) {
 		}
 	}
 	t.Logf("redteam4 no sandbox: must-ask %d, missed %d; must-allow %d, falsely asked or refused %d", len(askLines), missed, len(allowLines), falsed)
+}
+
+// The floor_fourth conformance area is run by the floor area's runner.
+func init() {
+	conformanceRunners["floor_fourth"] = func(input json.RawMessage) (any, error) {
+		return conformanceRunners["floor"](input)
+	}
 }
