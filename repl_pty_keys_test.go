@@ -190,11 +190,28 @@ func TestReplKeysUnderPTY(t *testing.T) {
 
 	// A command wider than the row is broken at spaces on the card, each
 	// row behind its border, nothing of it cut.
+	// So is a purpose longer than the row (the head's reason and purpose
+	// ran past the row, and on without the border).
 	long := "touch " + strings.Repeat("a-rather-long-file-name ", 6) + "last-one"
-	fm.push(callsReply(fakeCall{"bash", map[string]any{"command": long}}), textReply("Made them."))
+	purpose := strings.TrimSpace(strings.Repeat("making the long files the person asked for ", 3))
+	fm.push(callsReply(fakeCall{"bash", map[string]any{"command": long, "purpose": purpose}}), textReply("Made them."))
 	p.typ("make long files\r")
 	p.expect("n deny · e edit")
 	rows = strings.Split(p.screen().text(), "\n")
+	var head []string
+	for i, row := range rows {
+		if strings.HasPrefix(row, "│ for: making") {
+			for ; i < len(rows) && !strings.HasPrefix(rows[i], "│ $ touch"); i++ {
+				if stringWidth(rows[i]) > 100 || !strings.HasPrefix(rows[i], "│ ") {
+					t.Errorf("a purpose row past the terminal or without its border: %q", rows[i])
+				}
+				head = append(head, strings.TrimPrefix(rows[i], "│ "))
+			}
+		}
+	}
+	if len(head) < 2 || strings.Join(head, " ") != "for: "+purpose {
+		t.Errorf("the long purpose on the card, row by row: %q", head)
+	}
 	from := -1
 	for i, row := range rows {
 		if strings.HasPrefix(row, "│ $ touch a-rather") {

@@ -387,9 +387,22 @@ func (r *repl) approveHere(ctx context.Context, req approvalRequest) approvalAns
 	if req.Agent != "" {
 		b.WriteString(r.paint("card", "┌ "+subText("card", "name", req.Agent)) + "\n") // a subagent asks (subagents.go)
 	}
-	b.WriteString(r.paint("card", "┌ "+r.text("card_head", "tool", req.Tool, "risk", req.Risk, "reason", req.Reason)) + "\n")
+	// The head and the purpose are broken at spaces too, behind the
+	// border: a long reason ran past the row, and on without it.
+	head := func(first, s string) {
+		if r.tty {
+			s = wrapWords(s, r.cols()-2)
+		}
+		for i, l := range strings.Split(s, "\n") {
+			if i > 0 {
+				first = "│ "
+			}
+			b.WriteString(r.paint("card", first+l) + "\n")
+		}
+	}
+	head("┌ ", r.text("card_head", "tool", req.Tool, "risk", req.Risk, "reason", req.Reason))
 	if req.Purpose != "" {
-		b.WriteString(r.paint("card", "│ "+r.text("card_purpose", "purpose", req.Purpose)) + "\n")
+		head("│ ", r.text("card_purpose", "purpose", req.Purpose))
 	}
 	for _, l := range r.cardBody(req) {
 		b.WriteString(l + "\n")
