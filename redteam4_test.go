@@ -74,3 +74,34 @@ func init() {
 		return conformanceRunners["floor"](input)
 	}
 }
+
+// FuzzRedteam4 feeds hostile lines, seeded with the fourth corpus, through
+// the whole decision with and without a sandbox, and the Windows reading
+// with its pipes: each must give an answer, never crash.
+func FuzzRedteam4(f *testing.F) {
+	proj := redteamWorld(f)
+	for _, name := range []string{"refuse.txt", "ask.txt", "allow.txt", "nosandbox_ask.txt", "nosandbox_allow.txt"} {
+		for _, e := range readRedteam4(f, name) {
+			f.Add(e.text)
+		}
+	}
+	f.Add("t=$(mktemp -d); t=$(mktemp -p \"$t\"); \"$t\"")
+	f.Add("| | Remove-Item")
+	p := permissionsFor("auto", proj, false, &config{})
+	bare := permissionsFor("auto", proj, true, &config{})
+	bare.setSandbox("fuzz")
+	shell := theSpec().Tools[theArityShellTool()]
+	b := theBoundary()
+	f.Fuzz(func(t *testing.T, line string) {
+		winPipeline(line)
+		b.windowsLine(line, proj, 0)
+		raw, _ := json.Marshal(map[string]string{"command": line})
+		for _, q := range []*permissions{p, bare} {
+			switch d := q.decide(shell, raw); d.Verdict {
+			case "allow", "ask", "deny":
+			default:
+				t.Fatalf("%q: verdict %q", line, d.Verdict)
+			}
+		}
+	})
+}
