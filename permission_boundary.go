@@ -38,8 +38,10 @@ type boundarySpec struct {
 		CodeMarkers []string                   `json:"code_markers"`
 	} `json:"git_history"`
 	Outside struct {
-		About  string `json:"about"`
-		Reason string `json:"reason"`
+		About    string   `json:"about"`
+		Reason   string   `json:"reason"`
+		Listers  []string `json:"listers"`   // find DIR | xargs rm: the writer writes under DIR
+		GitReads []string `json:"git_reads"` // git -C DIR SUB writes in DIR unless SUB is one of these
 	} `json:"outside"`
 	Writes struct {
 		About    string              `json:"about"`
@@ -586,7 +588,54 @@ func (p *permissions) inWritableRoots(abs string) bool {
 // time are left to the floor's unsure reading; devices to its rules.
 func (p *permissions) writesOutside(h *hardlineSpec, b *boundarySpec, cmds []shellCmd, env shellEnv) (string, bool) {
 	found := ""
+	outside := func(cwd, w string) bool {
+		for _, abs := range p.spellings(cwd, w, true) {
+			if !p.inWritableRoots(abs) {
+				found = abs
+				return true
+			}
+		}
+		return false
+	}
+	for i, c := range cmds {
+		// find ~/Downloads -type f | xargs rm -f: a writer fed its
+		// operands down a pipe writes under what the lister was given.
+		if !c.Fed || i == 0 || len(c.Words) == 0 || len(h.commandWrites(shellCmd{Words: append(append([]string(nil), c.Words...), "x")}, true)) == 0 {
+			continue
+		}
+		prev := cmds[i-1]
+		if len(prev.Words) == 0 || !contains(b.Outside.Listers, commandName(prev.Words[0])) {
+			continue
+		}
+		for _, w := range prev.Words[1:] {
+			if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "(") || strings.HasPrefix(w, "!") {
+				break // find's expression starts: its paths came first
+			}
+			if !hasUnknown(w) && outside(p.root, w) {
+				return found, true
+			}
+		}
+	}
 	p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
+		if len(c.Words) > 1 && commandName(c.Words[0]) == "git" {
+			// git -C ../other commit: git writes in the folder it is sent to,
+			// unless the subcommand only reads.
+			global, sub, _ := b.gitSplit(c.Words[1:])
+			if sub != "" && !contains(b.Outside.GitReads, sub) {
+				for j, g := range global {
+					v := ""
+					switch {
+					case (g == "-C" || g == "--git-dir" || g == "--work-tree") && j+1 < len(global):
+						v = global[j+1]
+					case strings.HasPrefix(g, "--git-dir="), strings.HasPrefix(g, "--work-tree="):
+						_, v, _ = strings.Cut(g, "=")
+					}
+					if v != "" && !hasUnknown(v) && outside(cwd, v) {
+						return false
+					}
+				}
+			}
+		}
 		follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
 		for _, w := range h.commandWrites(c, true) {
 			if w == "" || hasUnknown(w) || w == "-" || len(w) > 4096 || strings.HasPrefix(w, "/dev/") || strings.HasPrefix(w, "/proc/self/fd/") {

@@ -478,6 +478,16 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 					sends = r.Target
 				}
 			}
+			if strings.Contains(r.Op, "<<") {
+				// A here-string is words too: sftp's batch (put
+				// ~/.ssh/id_rsa). (A here-document's target is its
+				// delimiter: the parser does not keep the body.)
+				for _, m := range ex.Secrets {
+					if strings.Contains(r.Target, m) {
+						secret = r.Target
+					}
+				}
+			}
 		}
 		for _, w := range c.Words[1:] {
 			for _, m := range ex.NetMarkers {

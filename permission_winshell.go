@@ -26,6 +26,8 @@ type windowsSpec struct {
 	DeleteNet     []string            `json:"delete_net"`
 	HomeWords     []string            `json:"home_words"`
 	SystemWords   []string            `json:"system_words"`
+	SystemTrees   []string            `json:"system_trees"` // every folder under these is a system folder (C:\Windows\System32)
+	SaveOptions   []string            `json:"save_options"` // a fetcher's option naming the file it saves (-OutFile a.ps1)
 	OutsideWords  []string            `json:"outside_words"`
 	DeleteReason  string              `json:"delete_reason"`
 	OutsideReason string              `json:"outside_reason"`
@@ -158,6 +160,11 @@ func (w *windowsSpec) winTarget(word string) string {
 	}
 	lw = strings.ReplaceAll(lw, "${env:", "$env:")
 	lw = strings.ReplaceAll(lw, "}", "")
+	for _, t := range w.SystemTrees {
+		if strings.HasPrefix(lw, t) && (len(lw) == len(t) || lw[len(t)] == '\\' || lw[len(t)] == '/') {
+			return "system"
+		}
+	}
 	for _, s := range w.SystemWords {
 		s = strings.TrimRight(strings.ToLower(s), `\/`)
 		if lw == s || lw == s+"\\*" || (len(lw) == 2 && lw[1] == ':') {
@@ -241,9 +248,25 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 	}
 	var ask *winHit
 	cmds, fed := winPipeline(line)
+	saved := map[string]bool{} // files a fetcher saved earlier in the line
 	for ci, c := range cmds {
 		name := winName(c[0])
 		args := c[1:]
+		if saved[winName(strings.TrimPrefix(c[0], "&"))] || (len(args) > 0 && (name == "&" || name == "start-process" || name == "start" || name == "saps") && saved[winName(args[0])]) {
+			return unsure(c[0] + ", a file the line downloads")
+		}
+		if contains(w.Fetchers, name) {
+			for i, a := range args {
+				if i+1 < len(args) && contains(w.SaveOptions, strings.ToLower(a)) {
+					saved[winName(args[i+1])] = true
+				}
+			}
+			if name == "certutil" || name == "bitsadmin" || name == "start-bitstransfer" {
+				if n := len(args); n > 1 {
+					saved[winName(args[n-1])] = true
+				}
+			}
+		}
 		// A shell given a command line: read it again.
 		if contains(w.ShellsCmd, name) {
 			for i, a := range args {
