@@ -3,7 +3,12 @@ package main
 // config.yaml's sandbox: section, read with the rest of the config; what
 // it means for a command is sandbox.go's.
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
 
 // sandboxConfig is config.yaml's sandbox: section; empty fields take the
 // harness defaults.
@@ -93,7 +98,43 @@ func (d configDecoder) sandboxNetwork(v *yamlNode) (string, []string, error) {
 			if h == "" || strings.ContainsAny(h, "/ :") {
 				return "", nil, d.errf(m.items[i].items[j], "sandbox.network.allow.%d: %q is not a host name; use example.com or *.example.com", j, h)
 			}
+			a, err := allowASCII(h)
+			if err != nil {
+				return "", nil, d.errf(m.items[i].items[j], "sandbox.network.allow.%d: %q %v", j, h, err)
+			}
+			allow[j] = a
 		}
 	}
 	return "proxy", allow, nil
+}
+
+// allowASCII is an allow entry as the gate compares it: an international
+// name (bücher.example, *.bücher.example) in its ASCII form
+// (xn--bcher-kva.example), as IDNA's lookup writes it and as curl, Go and
+// browsers send it — the gate judges only ASCII names (sandbox_netask.go's
+// netHost), so an
+// entry left in Unicode would never match. An ASCII entry is kept as
+// written. The error says why the name has no ASCII form and what to write.
+func allowASCII(h string) (string, error) {
+	ascii := true
+	for i := 0; i < len(h); i++ {
+		ascii = ascii && h[i] < 0x80
+	}
+	if ascii {
+		return h, nil
+	}
+	wild, rest := "", h
+	if r, ok := strings.CutPrefix(h, "*."); ok {
+		wild, rest = "*.", r
+	}
+	a, err := idna.Lookup.ToASCII(rest)
+	if err != nil {
+		return "", fmt.Errorf("is not an international host name lembas can turn into ASCII (%v); write its ASCII form (xn--…, as `idn2` or a browser's address bar shows it)", err)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(a, "."), ".") {
+		if l == "" {
+			return "", fmt.Errorf("has an empty label (two dots, or a leading one); write it as bücher.example or *.bücher.example")
+		}
+	}
+	return wild + a, nil
 }

@@ -51,6 +51,7 @@ type linkSpec struct {
 		PingS           int `json:"ping_s"`
 		DeadS           int `json:"dead_s"`
 		MaxInflight     int `json:"max_inflight"`
+		IdleReleaseMS   int `json:"idle_release_ms"` // quiet this long, the service gives memory back (link_idle.go)
 	} `json:"ws"`
 	Backoff struct {
 		FirstMS int `json:"first_ms"`
@@ -310,6 +311,8 @@ type linkService struct {
 	newTerm func(notify func(method string, params any) error, limits func() terminalLimits) terminalHandler
 
 	statusErr string // the last status.json write fault logged (link_service.go)
+
+	idle linkIdle // memory given back when quiet (link_idle.go)
 }
 
 // newLinkService makes the service for one login; nothing is dialled yet.
@@ -459,6 +462,7 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	if svc.onLinked != nil {
 		svc.onLinked()
 	}
+	svc.touched()
 	err = svc.watch(ctx, sock)
 	svc.mu.Lock()
 	if svc.sock == sock {
@@ -501,6 +505,7 @@ func (svc *linkService) watch(ctx context.Context, sock *linkSocket) error {
 			}
 			sock.ping()
 			svc.checkLimits(sock)
+			svc.idleRelease()
 		}
 	}
 }

@@ -154,6 +154,7 @@ var methodCaps = map[string]string{
 // slow runs in a goroutine. At most ws.max_inflight requests are worked
 // on at once; one more is refused at once, so a flood costs no memory.
 func (svc *linkService) request(c *rpcCall) {
+	svc.touched()
 	sock := svc.pipe.socket()
 	if sock != nil {
 		c.to = &socketWriter{s: sock}
@@ -290,6 +291,7 @@ func (svc *linkService) request(c *rpcCall) {
 
 // notification handles session/cancel and the terminals' notifications.
 func (svc *linkService) notification(method string, params json.RawMessage) {
+	svc.touched()
 	switch method {
 	case "_lembas/terminal/input", "_lembas/terminal/resize", "_lembas/terminal/close":
 		svc.terminalNotification(method, params)

@@ -74,10 +74,29 @@ func (h headlessApprover) approve(ctx context.Context, req approvalRequest) appr
 // unattended: asking a headless approver is refusing (sandbox_netask.go).
 func (headlessApprover) unattended() bool { return true }
 
-// refusalLog is the tools a headlessApprover refused, in order.
+// refusedHost keeps a host the network gate refused because nobody could
+// be asked (sandbox_netask.go), so -p ends "not done" naming it.
+func (h headlessApprover) refusedHost(host string) {
+	if h.log == nil {
+		return
+	}
+	h.log.mu.Lock()
+	defer h.log.mu.Unlock()
+	if !contains(h.log.hosts, host) {
+		h.log.hosts = append(h.log.hosts, host)
+	}
+}
+
+// logsHosts: with a log, the run's closing word names the refused hosts
+// (so the gate need not say each on stderr as it goes).
+func (h headlessApprover) logsHosts() bool { return h.log != nil }
+
+// refusalLog is the tools a headlessApprover refused, in order, and the
+// hosts the network gate refused unasked.
 type refusalLog struct {
 	mu    sync.Mutex
 	tools []string
+	hosts []string
 }
 
 // approvalTimeout is how long a request waits for its answer.

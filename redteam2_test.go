@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -117,35 +120,105 @@ func init() {
 	}
 }
 
-// TestMergeSecondLook: additions are appended to lists and added to
-// objects; a path that names no table, a key already there, or a list
-// given for an object is an error naming the fix.
-func TestMergeSecondLook(t *testing.T) {
-	doc := `{"a":{"l":[1],"o":{"x":1}},"second_look":{"adds":{"a.l":[2,3],"a.o":{"y":2}}}}`
-	out, err := mergeSecondLook([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
+// TestApplySecondLook: additions are appended to lists and added to
+// objects of the decoded spec; a path that names no table, a key already
+// there, or a list given for an object is an error naming the fix.
+func TestApplySecondLook(t *testing.T) {
+	type spec struct {
 		A struct {
 			L []int          `json:"l"`
 			O map[string]int `json:"o"`
+			S string         `json:"s"`
 		} `json:"a"`
+		Second struct {
+			Adds map[string]json.RawMessage `json:"adds"`
+		} `json:"second_look"`
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
+	parse := func(doc string) (*spec, error) {
+		var got spec
+		if err := json.Unmarshal([]byte(doc), &got); err != nil {
+			t.Fatal(err)
+		}
+		return &got, applySecondLook(&got, got.Second.Adds)
+	}
+	got, err := parse(`{"a":{"l":[1],"o":{"x":1}},"second_look":{"adds":{"a.l":[2,3],"a.o":{"y":2}}}}`)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(got.A.L) != "[1 2 3]" || got.A.O["x"] != 1 || got.A.O["y"] != 2 {
-		t.Fatalf("merged %s", out)
+		t.Fatalf("merged %+v", got.A)
 	}
 	for _, bad := range []string{
 		`{"a":{"l":[1]},"second_look":{"adds":{"a.m":[2]}}}`,
 		`{"a":{"o":{"x":1}},"second_look":{"adds":{"a.o":{"x":2}}}}`,
 		`{"a":{"o":{"x":1}},"second_look":{"adds":{"a.o":[2]}}}`,
+		`{"a":{"l":[1]},"second_look":{"adds":{"a.l":{"x":2}}}}`,
 		`{"a":{"l":[1]},"second_look":{"adds":{"b.l":[2]}}}`,
+		`{"a":{"s":"x"},"second_look":{"adds":{"a.s":"y"}}}`,
 	} {
-		if _, err := mergeSecondLook([]byte(bad)); err == nil || !strings.Contains(err.Error(), "second_look.adds") {
+		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), "second_look.adds") {
 			t.Errorf("%s: error %v", bad, err)
+		}
+	}
+}
+
+// TestSecondLookMergedAsBefore: hardline.json read with its additions
+// applied to the decoded spec is the spec its additions merged into the
+// JSON (as generic values, encoded again and decoded) gave.
+func TestSecondLookMergedAsBefore(t *testing.T) {
+	data, err := fs.ReadFile(harnessFS, "harness/permission/hardline.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	adds := doc["second_look"].(map[string]any)["adds"].(map[string]any)
+	if len(adds) == 0 {
+		t.Fatal("hardline.json has no second_look.adds: this test compares nothing")
+	}
+	for dotted, add := range adds {
+		parts := strings.Split(dotted, ".")
+		m := doc
+		for _, p := range parts[:len(parts)-1] {
+			m = m[p].(map[string]any)
+		}
+		switch cur := m[parts[len(parts)-1]].(type) {
+		case []any:
+			m[parts[len(parts)-1]] = append(cur, add.([]any)...)
+		case map[string]any:
+			for k, v := range add.(map[string]any) {
+				cur[k] = v
+			}
+		}
+	}
+	merged, _ := json.Marshal(doc)
+	var want, got hardlineSpec
+	if err := json.Unmarshal(merged, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := applySecondLook(&got, got.Second.Adds); err != nil {
+		t.Fatal(err)
+	}
+	want.Second.Adds, got.Second.Adds = nil, nil // raw text, spaced as written against as encoded
+	if !reflect.DeepEqual(want, got) {
+		t.Error("hardline.json with its second_look.adds applied differs from the JSON merge")
+	}
+}
+
+// BenchmarkHardlineParse is the floor's spec read as the first tool call
+// of a process reads it (in its wait when the parse begun beside the
+// model's answer has not ended): the JSON decoded, its second look
+// applied, its expressions compiled.
+func BenchmarkHardlineParse(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		hardlineOnce = sync.Once{}
+		if _, err := loadHardline(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

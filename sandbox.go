@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +66,7 @@ type sandboxSpec struct {
 		SpawnRetryMS int `json:"spawn_retry_ms"`
 	} `json:"limits"`
 	WorldIdleS  int  `json:"world_idle_s"`
+	GitGoneMax  int  `json:"git_gone_max"` // deletes in git's history a command's note names; beyond, counted
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
 	Proxy       struct {
 		Port           int      `json:"port"`
@@ -153,6 +155,9 @@ type sandbox struct {
 	warming  chan struct{} // closed when prewarm's start has ended (nil: none began)
 
 	net netState // the commands that may be asked about a host (sandbox_netask.go)
+
+	leave atomic.Bool   // close leaves the session's folder to the next sweep (leaveFolder)
+	swept chan struct{} // closed when the sweep begun with the session's folder ends
 
 	envMu   sync.Mutex
 	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)
@@ -524,6 +529,15 @@ type sandboxRun struct {
 	before gitSnapshot
 	hosts  int     // the proxy's refusals before the command, to name the new ones
 	net    *netRun // asked about hosts not allowed while it runs (sandbox_netask.go)
+	gone   int     // the world's count of deletes in git's history before the command
+}
+
+// gitDeletes is a world whose git history is add-only
+// (sandbox_world_git.go): a delete there succeeds in the world and never
+// reaches the repository, and the command is told which.
+type gitDeletes interface {
+	gitGoneCount() int
+	gitGoneSince(n int) []string
 }
 
 type sandboxRunKey struct{}
@@ -561,6 +575,7 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 			r.release()
 			return nil, fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
 		}
+		r.sb.netPlaced(r.net, p) // its connections are known to be its own
 		return p, nil
 	default:
 		err = sandboxStart(cmd, r.pol)
@@ -662,12 +677,23 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	}
 	r.pol.NoMeta = r.plan // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world))
+	if g, ok := r.world.(gitDeletes); ok {
+		r.gone = g.gitGoneCount()
+	}
 	if sb.proxy != nil {
 		r.hosts = sb.proxy.refusedCount()
 	}
 	r.net = netRunFor(ctx, context.Background(), shellCommandArg(raw))
 	sb.netHold(r.net)
 	return context.WithValue(ctx, sandboxRunKey{}, r), r, ""
+}
+
+// shownList is names joined, the first max of them and how many more.
+func shownList(names []string, max int) string {
+	if max <= 0 || len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + sandboxText("more", "n", len(names)-max)
 }
 
 // shellCommandArg reads a bash call's command line, for the network card.
@@ -699,6 +725,11 @@ func (r *sandboxRun) finish(out string, code int) string {
 			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))
 		} else {
 			notes = append(notes, sandboxText("git_restored", "paths", strings.Join(changed, ", ")))
+		}
+	}
+	if g, ok := r.world.(gitDeletes); ok {
+		if gone := g.gitGoneSince(r.gone); len(gone) > 0 {
+			notes = append(notes, sandboxText("git_deletes_kept", "paths", shownList(gone, theSandboxSpec().GitGoneMax)))
 		}
 	}
 	if !r.bare && code == theSandboxSpec().ExitSetup && strings.Contains(out, "lembas sandbox:") {

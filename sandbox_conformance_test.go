@@ -41,6 +41,8 @@ func init() {
 			json.Unmarshal(in.Env, &envMap)
 		}
 		switch in.Kind {
+		case "git_gone":
+			return gitGoneCase(input)
 		case "env", "host":
 			c, err := parseConfig([]byte(in.Config), "config.yaml")
 			if err != nil {
@@ -114,15 +116,24 @@ func init() {
 }
 
 // FuzzSandboxConfig: any config.yaml gives a config or an error, never a
-// crash, and every root a policy lays out from it is absolute.
+// crash, every allowed host is ASCII (an international one in punycode),
+// and every root a policy lays out from it is absolute.
 func FuzzSandboxConfig(f *testing.F) {
-	for _, s := range []string{"sandbox: off\n", "sandbox: on\n", "sandbox:\n  network: false\n", "sandbox:\n  writable: [~/.npm, $GOCACHE/x, rel]\n", "sandbox: 3\n", "sandbox:\n  required: yes\n", "sandbox:\n  writable:\n    - ~\n    - $\n"} {
+	for _, s := range []string{"sandbox: off\n", "sandbox: on\n", "sandbox:\n  network: false\n", "sandbox:\n  writable: [~/.npm, $GOCACHE/x, rel]\n", "sandbox: 3\n", "sandbox:\n  required: yes\n", "sandbox:\n  writable:\n    - ~\n    - $\n",
+		"sandbox:\n  network:\n    allow: [bücher.example, '*.Bücher.example', ü..x, aאb.example]\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
 		c, err := parseConfig([]byte(data), "config.yaml")
 		if err != nil {
 			return
+		}
+		for _, a := range c.Sandbox.Allow { // the gate judges ASCII names only: an entry it could never match is refused at load
+			for i := 0; i < len(a); i++ {
+				if a[i] >= 0x80 {
+					t.Fatalf("allow entry %q is not ASCII (from %q)", a, data)
+				}
+			}
 		}
 		p := newSandbox(c.Sandbox, "/p").policyFor("auto", func(k string) string { return "/env/" + k }, "/h")
 		for _, w := range p.Write {

@@ -47,6 +47,14 @@ func nobodyApproves(a approver) bool {
 	return ok && u.unattended()
 }
 
+// hostRefusals is an unattended approver that keeps the hosts refused
+// unasked (-p's: the run then ends "not done", exit 5, naming them and
+// sandbox.network.allow in one sentence, as for other refusals).
+type hostRefusals interface {
+	refusedHost(host string)
+	logsHosts() bool
+}
+
 // netCards numbers the network cards, for their call ids.
 var netCards atomic.Int64
 
@@ -59,7 +67,11 @@ type netRun struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	initPid int    // in the world: its init's pid (the proxy's view), and
+	wid     uint64 // the command's id there — to know it when it connects (under netState.mu)
+
 	card    chan struct{} // one card at a time per command: held while one is up
+	stray   *netRun       // connections no command is known to have made, while this is the newest (strays)
 	mu      sync.Mutex
 	asked   int                      // cards raised, up to proxy.ask_max_hosts
 	allowed map[string]bool          // host: once for this command
@@ -107,6 +119,29 @@ func (s *sandbox) netRelease(r *netRun) {
 			break
 		}
 	}
+}
+
+// netPlaced notes where r's command runs in the world (p's place: its
+// init and its id), so that its connections are known to be its own.
+func (s *sandbox) netPlaced(r *netRun, p procHandle) {
+	wp, ok := p.(interface{ worldRef() (int, uint64) })
+	if r == nil || !ok {
+		return
+	}
+	init, id := wp.worldRef()
+	s.net.mu.Lock()
+	r.initPid, r.wid = init, id
+	s.net.mu.Unlock()
+}
+
+// netPeer is what the proxy knows of who made a connection: nothing (the
+// host's loopback: world false), or the world's word — which init
+// forwarded it, and the command's id there when the init could tell.
+type netPeer struct {
+	world bool
+	init  int
+	id    uint64
+	known bool
 }
 
 // netFile is where every project's "always" hosts are kept.
@@ -264,10 +299,19 @@ type netVerdict struct {
 	body string
 }
 
-// permitCommand judges a command's connection to host:port: the
-// registries, config's list and the project's hosts pass; else the
-// command running now is asked for (the newest, when several run).
+// permitCommand judges a connection to host:port from a command lembas
+// cannot tell (the host's loopback, without a world).
 func (s *sandbox) permitCommand(host, port string) netVerdict {
+	return s.permitCommandFrom(host, port, netPeer{})
+}
+
+// permitCommandFrom judges a command's connection to host:port: the
+// registries, config's list and the project's hosts pass; else the person
+// is asked for the command that connected, named by the world's forwarder
+// (peer). When it is not known — no world, or the forwarder could not tell
+// (a process its command left behind, an MCP server) — the newest command
+// running is asked for, and the card says lembas could not tell.
+func (s *sandbox) permitCommandFrom(host, port string, peer netPeer) netVerdict {
 	h, ok := netHost(host)
 	if !ok {
 		return netVerdict{body: sandboxText("net_bad_host", "host", host, "port", port)}
@@ -279,7 +323,15 @@ func (s *sandbox) permitCommand(host, port string) netVerdict {
 	s.net.mu.Lock()
 	var r *netRun
 	n := len(s.net.runs)
-	if n > 0 {
+	named := false
+	if peer.known {
+		for _, x := range s.net.runs {
+			if x.wid == peer.id && x.initPid == peer.init && peer.init != 0 {
+				r, named = x, true
+			}
+		}
+	}
+	if r == nil && n > 0 {
 		r = s.net.runs[n-1]
 	}
 	s.net.mu.Unlock()
@@ -287,10 +339,35 @@ func (s *sandbox) permitCommand(host, port string) netVerdict {
 		return netVerdict{body: sandboxText("proxy_refused_body", "host", host, "port", port)}
 	}
 	what := r.what
-	if n > 1 {
+	switch {
+	case named: // the world's init said which
+	case peer.world && n > 1:
+		what += sandboxText("net_unknown_several", "n", n)
+	case peer.world:
+		what += sandboxText("net_unknown_one")
+	case n > 1:
 		what += sandboxText("net_several", "n", n)
 	}
+	if peer.world && !named {
+		r = r.strays() // not the command's own answers: a stray is asked for itself
+	}
 	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", s.netPath()))
+}
+
+// strays is the record the gate keeps, beside r, of the connections the
+// world's forwarder could not tie to a command while r is the newest: they
+// are asked about as r is (its person, its one card at a time, ended with
+// it) but answered apart, so a stray never rides on an answer given for r
+// ("once" for the command), and r never on one given for a stray.
+func (r *netRun) strays() *netRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stray == nil {
+		s := newNetRun(r.ctx, r.what, r.ask, r.say)
+		s.card = r.card
+		r.stray = s
+	}
+	return r.stray
 }
 
 // permitWeb judges webfetch's fetch of host:port: the registries do not
@@ -398,7 +475,12 @@ func (s *sandbox) askOnce(r *netRun, host, port, reason string) netVerdict {
 		first := !s.net.told[host]
 		s.net.told[host] = true
 		s.net.mu.Unlock()
-		if first && r.say != nil {
+		l, logged := r.ask.(hostRefusals)
+		if logged {
+			l.refusedHost(host)
+			logged = l.logsHosts()
+		}
+		if first && r.say != nil && !logged { // a log names it once, at the end
 			r.say(sandboxText("net_headless", "host", host, "port", port))
 		}
 		return netVerdict{body: sandboxText("proxy_headless_body", "host", host, "port", port)}

@@ -139,7 +139,8 @@ func TestNetAskOnceDenyProject(t *testing.T) {
 }
 
 // TestNetAskHeadless: in -p nobody is asked; the command reads why, and
-// stderr names the host and sandbox.network.allow.
+// the run ends not done (exit 5) with one line on stderr naming the host
+// and sandbox.network.allow, so a script can tell (issue 20: it exited 0).
 func TestNetAskHeadless(t *testing.T) {
 	url, _, hits := netTarget(t)
 	f := newFakeModel(t)
@@ -148,15 +149,17 @@ func TestNetAskHeadless(t *testing.T) {
 	f.push(callsReply(fakeCall{"bash", map[string]any{"command": netCurl(url)}}), textReply("done"))
 	var stdout, stderr bytes.Buffer
 	rf := &runFlags{sessionOpts: sessionOpts{mode: "auto", cwd: proj}, print: true, format: "text"}
-	if err := runHeadless(context.Background(), rf, "fetch it", &stdout, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
+	err := runHeadless(context.Background(), rf, "fetch it", &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != exitNotDone {
+		t.Errorf("-p with a refused host exits %d, want %d (not done)\n%s", code, exitNotDone, stderr.String())
 	}
 	res := toolResults(f.got()[1])
 	if hits.Load() != 0 || !strings.Contains(res[0], "lembas -p has nobody to ask") || !strings.Contains(res[0], "sandbox.network.allow") {
 		t.Errorf("-p: %d hits, result %q", hits.Load(), res)
 	}
-	if s := stderr.String(); !strings.Contains(s, "127.0.0.1") || !strings.Contains(s, "sandbox.network.allow") {
-		t.Errorf("stderr does not name the host and the key:\n%s", s)
+	if s := stderr.String(); strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, "lembas: not done: ") ||
+		!strings.Contains(s, "127.0.0.1") || !strings.Contains(s, "sandbox.network.allow") || !strings.Contains(s, "exit status 5") {
+		t.Errorf("stderr is not one line naming the host and the key:\n%s", s)
 	}
 	// config's list lets it through in -p too
 	os.MkdirAll(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "lembas"), 0o700)
@@ -401,5 +404,59 @@ func TestProxyConnectPortInRange(t *testing.T) {
 		if resp.StatusCode != 400 || !strings.Contains(string(body), "CONNECT host:port") {
 			t.Errorf("CONNECT %s: %s %q, want 400 naming the port", target, resp.Status, body)
 		}
+	}
+}
+
+// TestNetAskNamesWhichCommand: with a background job and a foreground
+// command running at once, the card names the one that connected — the
+// job, though the foreground command is the newer — as the world's
+// forwarder tells the proxy; a process no command owns any more (setsid,
+// its parent gone) is still asked about, and its card says lembas could
+// not tell which command connected.
+func TestNetAskNamesWhichCommand(t *testing.T) {
+	url, _, hits := netTarget(t)
+	f := newFakeModel(t)
+	e := netSession(t, f, "auto")
+	ap := &notingApprover{choice: "once", asked: make(chan approvalRequest, 4)}
+	e.ask = ap
+	wait := func(file string) string { // a bounded wait for a file, not a timed assertion
+		return "for i in $(seq 1200); do [ -e " + file + " ] && break; sleep 0.05; done"
+	}
+	job := wait("go.flag") + "; " + netCurl(url) + " > a.out; touch a.done # JOB-A"
+	f.push(
+		callsReply(fakeCall{"bash", map[string]any{"command": job, "background": true}}),
+		textReply("started"),
+	)
+	e.runTurn(context.Background(), "in the background")
+	fg := "touch go.flag; " + wait("a.done") + "; echo FG-B-DONE # FG-B"
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": fg}}), textReply("done"))
+	e.runTurn(context.Background(), "now this")
+	select {
+	case req := <-ap.asked:
+		if !strings.Contains(req.Reason, "JOB-A") || strings.Contains(req.Reason, "FG-B") || strings.Contains(req.Reason, "could not tell") {
+			t.Errorf("the card does not name the job that connected (and only it):\n%s", req.Reason)
+		}
+	default:
+		t.Fatal("the job's connection was never asked about")
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.tb.root, "a.out")); !strings.Contains(string(b), "TARGET-REACHED") {
+		t.Errorf("the job did not reach the host after once: %q", b)
+	}
+
+	// A process its command left behind: a session of its own, its parent
+	// gone, so neither its group nor its parents lead to a command.
+	orphan := "setsid -f sh -c '" + netCurl(url) + " > o.out; touch o.done'; " + wait("o.done") + "; echo FG-C # FG-C"
+	f.push(callsReply(fakeCall{"bash", map[string]any{"command": orphan}}), textReply("done"))
+	e.runTurn(context.Background(), "and this")
+	select {
+	case req := <-ap.asked:
+		if !strings.Contains(req.Reason, "could not tell") || !strings.Contains(req.Reason, "FG-C") {
+			t.Errorf("the card for a process no command owns does not say lembas could not tell:\n%s", req.Reason)
+		}
+	default:
+		t.Fatal("the orphan's connection was not asked about")
+	}
+	if hits.Load() != 2 {
+		t.Errorf("the host received %d requests, want 2", hits.Load())
 	}
 }

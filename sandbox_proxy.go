@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,9 +47,8 @@ func startSandboxProxy(sb *sandbox, dir string) (*sandboxProxy, error) {
 	}
 	p.port = tl.Addr().(*net.TCPAddr).Port
 	p.ls = []net.Listener{ul, tl}
-	for _, l := range p.ls {
-		go p.serve(l)
-	}
+	go p.serve(ul, true)
+	go p.serve(tl, false)
 	return p, nil
 }
 
@@ -58,13 +58,16 @@ func (p *sandboxProxy) close() {
 	}
 }
 
-func (p *sandboxProxy) serve(l net.Listener) {
+// serve accepts connections on l: the Unix socket's come from a world's
+// forwarder (fromWorld), each after a line naming the command that
+// connected (sandbox_world_peer_linux.go).
+func (p *sandboxProxy) serve(l net.Listener, fromWorld bool) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			return
 		}
-		go p.handle(c)
+		go p.handle(c, fromWorld)
 	}
 }
 
@@ -82,10 +85,10 @@ func (sb *sandbox) allowedHosts() []string {
 
 // permit is the network gate for one connection (sandbox_netask.go); while
 // it asks, the connection is held, counted in held.
-func (p *sandboxProxy) permit(host, port string) netVerdict {
+func (p *sandboxProxy) permit(host, port string, peer netPeer) netVerdict {
 	p.held.Add(1)
 	defer p.held.Add(-1)
-	return p.sb.permitCommand(host, port)
+	return p.sb.permitCommandFrom(host, port, peer)
 }
 
 // refuse answers a connection the gate refused: 403 and the gate's
@@ -115,10 +118,21 @@ func (p *sandboxProxy) refusedSince(n int) []string {
 
 // handle serves one client connection: CONNECT host:port, or requests with
 // absolute http:// URLs, one after another.
-func (p *sandboxProxy) handle(c net.Conn) {
+func (p *sandboxProxy) handle(c net.Conn, fromWorld bool) {
 	defer c.Close()
 	lim := &headLimit{r: c}
 	br := bufio.NewReaderSize(lim, 4096)
+	var peer netPeer
+	if fromWorld {
+		c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		lim.n = int64(theSandboxSpec().Proxy.MaxHeaderBytes)
+		line, err := br.ReadString('\n')
+		id, known, ok := parsePeerLine(strings.TrimSuffix(line, "\n"))
+		if err != nil || !ok {
+			return // the forwarder always says who connected first
+		}
+		peer = netPeer{world: true, init: proxyPeer(c), id: id, known: known}
+	}
 	for {
 		c.SetReadDeadline(time.Now().Add(2 * time.Minute))
 		lim.n = int64(theSandboxSpec().Proxy.MaxHeaderBytes)
@@ -135,7 +149,7 @@ func (p *sandboxProxy) handle(c net.Conn) {
 				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n%s", sandboxText("proxy_bad_request"))
 				return
 			}
-			if v := p.permit(host, port); !v.ok {
+			if v := p.permit(host, port, peer); !v.ok {
 				p.refuse(c, host, v.body)
 				return
 			}
@@ -163,7 +177,7 @@ func (p *sandboxProxy) handle(c net.Conn) {
 		if port == "" {
 			port = "80"
 		}
-		if v := p.permit(host, port); !v.ok {
+		if v := p.permit(host, port, peer); !v.ok {
 			p.refuse(c, host, v.body)
 			return
 		}
@@ -208,4 +222,24 @@ func closeWrite(c net.Conn) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		cw.CloseWrite()
 	}
+}
+
+// peerLinePrefix starts the forwarder's line on each stream to the proxy.
+const peerLinePrefix = "LEMBAS-PEER "
+
+// parsePeerLine reads the forwarder's line (without its newline): the
+// command's id, or known false for "?"; ok false for anything else.
+func parsePeerLine(line string) (id uint64, known, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSuffix(line, "\r"), peerLinePrefix)
+	if !found {
+		return 0, false, false
+	}
+	if rest == "?" {
+		return 0, false, true
+	}
+	n, err := strconv.ParseUint(rest, 10, 64)
+	if err != nil || n == 0 {
+		return 0, false, false
+	}
+	return n, true, true
 }

@@ -52,6 +52,7 @@ func TestSessionDirSwept(t *testing.T) {
 	if _, err := sb2.sessionDir(); err != nil {
 		t.Fatal(err)
 	}
+	<-sb2.swept // the sweep runs beside the session's start
 	for p, want := range map[string]bool{dead: false, live: true, oldLegacy: false, newLegacy: true} {
 		if pathExists(p) != want {
 			t.Errorf("%s: kept %v, want %v", filepath.Base(p), pathExists(p), want)

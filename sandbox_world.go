@@ -47,7 +47,16 @@ func (s *sandbox) sessionDirLocked() (string, error) {
 	if s.session != "" {
 		return s.session, nil
 	}
-	sweepSessionDirs(false)
+	// Folders left unowned (a -p's, a killed session's) go in the
+	// background: removing one costs milliseconds, and nothing waits for
+	// it (a new folder is never taken: until its owner file is written and
+	// locked, a folder without one is kept for an hour).
+	swept := make(chan struct{})
+	s.swept = swept
+	go func() {
+		defer close(swept)
+		sweepSessionDirs(false)
+	}()
 	d, err := os.MkdirTemp("", sessionDirPrefix)
 	if err != nil {
 		return "", err
@@ -177,12 +186,17 @@ func (s *sandbox) close() {
 		p.close()
 	}
 	if owner != nil {
-		owner.Close() // first: Windows removes no open file
+		owner.Close() // first: Windows removes no open file; and the folder is unowned from here
 	}
-	if dir != "" {
+	if dir != "" && !s.leave.Load() {
 		os.RemoveAll(dir)
 	}
 }
+
+// leaveFolder makes close leave the session's folder, unowned (its lock
+// released), to the next session's sweep: a process about to exit need
+// not wait for its removal.
+func (s *sandbox) leaveFolder() { s.leave.Store(true) }
 
 // prewarm starts the session's world in the background, once, so the
 // first command does not wait for the namespaces' probe and the world's

@@ -26,7 +26,8 @@ package main
 //   - packed-refs, a file beside the refs, is rewritten for real; a ref it
 //     listed before the command and lists no more is written back as a
 //     loose ref (refs are never deleted).
-// git inside the world sees a delete succeed; the repository keeps it.
+// git inside the world sees a delete succeed; the repository keeps it, and
+// the command's result says so (goneSince), so the model is not misled.
 
 import (
 	"bufio"
@@ -41,27 +42,47 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // gitKeep is the host's side of one world's git layers.
 type gitKeep struct {
 	mu     sync.Mutex
-	layer  string                // the session folder's layer: <layer>/<i>/u is pin i's upper
-	pins   []string              // the real folders
-	uppers []string              // pin i's upper layer, <layer>/<i>/u
-	kinds  []string              // pin i's kind: objects, refs, logs
-	packed string                // <common>/packed-refs
-	refs   map[string]string     // packed refs seen before commands: name → sha
-	synced map[string]string     // upper path → size and time when last copied
-	dirs   map[string]gitDirSeen // upper folder → its time and subfolders when last read, once quiet
+	layer  string                     // the session folder's layer: <layer>/<i>/u is pin i's upper
+	pins   []string                   // the real folders
+	uppers []string                   // pin i's upper layer, <layer>/<i>/u
+	kinds  []string                   // pin i's kind: objects, refs, logs
+	packed string                     // <common>/packed-refs
+	refs   map[string]string          // packed refs seen before commands: name → sha
+	synced map[string]string          // upper path → size and time when last copied
+	inDir  map[string]map[string]bool // upper folder → names of it synced (to see one vanish)
+	dirs   map[string]gitDirSeen      // upper folder → its time and subfolders when last read, once quiet
 
 	packedStamp string            // packed-refs' size, time and file when last read
 	packedNow   map[string]string // what it listed then
+
+	// The deletes the layers hold (whiteouts, and folders made opaque),
+	// each once, in the order sync met them: a command is told which of
+	// them came while it ran (goneSince), since they never reach the
+	// repository. goneSeq counts on across resets, so a count taken
+	// before a world starts again still means "after this".
+	gone    []gitGone
+	goneSet map[string]bool
+	goneSeq int
+}
+
+// gitGone is one delete in a git layer: its path as the person knows it
+// (.git/refs/heads/topic) and its place in the count.
+type gitGone struct {
+	seq  int
+	path string
 }
 
 type gitDirSeen struct {
@@ -89,7 +110,8 @@ func newGitKeep(layer string, pins []string) *gitKeep {
 func (k *gitKeep) reset() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.synced, k.dirs = map[string]string{}, map[string]gitDirSeen{}
+	k.synced, k.dirs, k.inDir = map[string]string{}, map[string]gitDirSeen{}, nil
+	k.gone, k.goneSet = nil, nil // a fresh layer: the world sees the whole history again
 	if err := os.RemoveAll(k.layer); err != nil {
 		return err
 	}
@@ -176,6 +198,9 @@ func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 	rel, _ := filepath.Rel(up, p)
 	if p != up {
 		keep(os.MkdirAll(filepath.Join(real, rel), 0o755))
+		if v, err := unix.Lgetxattr(p, "user.overlay.opaque", make([]byte, 1)); err == nil && v == 1 {
+			k.noteGone(real, rel+"/") // removed and made again: what it held is hidden in the world
+		}
 	}
 	entries, err := os.ReadDir(p)
 	if err != nil {
@@ -196,6 +221,7 @@ func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 			failed = true
 		}
 	}
+	k.vanished(p, real, rel, entries)
 	if !failed && time.Since(fi.ModTime()) > 2*time.Second {
 		k.dirs[p] = gitDirSeen{stamp, subdirs, files}
 	} else {
@@ -209,6 +235,14 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 	rel, _ := filepath.Rel(up, p)
 	dst := filepath.Join(real, rel)
 	name := d.Name()
+	if d.Type()&fs.ModeCharDevice != 0 {
+		if fi, err := d.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Rdev == 0 {
+				k.noteGone(real, rel) // a whiteout: deleted in the world, kept in the repository
+			}
+		}
+		return true
+	}
 	if !d.Type().IsRegular() || strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "tmp_") {
 		return true // a whiteout (a delete), a lock or a file being written
 	}
@@ -225,6 +259,7 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 	case kind == "objects":
 		if pathExists(dst) || !objectChecks(p, rel) {
 			k.synced[p] = stamp
+			k.known(p)
 			return true // named by its content: never overwritten; a forged one never lands
 		}
 	case kind == "logs":
@@ -233,12 +268,14 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 			now, rerr := os.ReadFile(p)
 			if rerr != nil || len(now) <= len(old) || !bytes.HasPrefix(now, old) {
 				k.synced[p] = stamp
+				k.known(p)
 				return true // only appended to
 			}
 		}
 	default:
 		if sameBytes(p, dst) {
 			k.synced[p] = stamp
+			k.known(p)
 			return true
 		}
 	}
@@ -247,8 +284,149 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 		return false
 	}
 	k.synced[p] = stamp
+	k.known(p)
 	return true
 }
+
+// known notes that the upper file p was synced, so that its going is seen
+// (vanished); k.mu is held.
+func (k *gitKeep) known(p string) {
+	dir, name := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	if k.inDir == nil {
+		k.inDir = map[string]map[string]bool{}
+	}
+	if k.inDir[dir] == nil {
+		k.inDir[dir] = map[string]bool{}
+	}
+	k.inDir[dir][name] = true
+}
+
+// vanished notes the files synced from the upper folder p (rel in real)
+// that are no longer in it, nor in a subfolder of it that is gone: a file
+// made in this world and deleted in it leaves no whiteout (the layer below
+// did not have it when the world looked), yet the repository keeps the
+// copy sync made. Only a folder being read again (its time moved) is
+// looked at, so the stat gating stays; k.mu is held.
+func (k *gitKeep) vanished(p, real, rel string, entries []fs.DirEntry) {
+	if len(k.inDir) == 0 {
+		return
+	}
+	here := make(map[string]bool, len(entries)) // a file (a whiteout is not one)
+	dirs := map[string]bool{}
+	for _, d := range entries {
+		here[d.Name()] = d.Type().IsRegular()
+		dirs[d.Name()] = d.IsDir()
+	}
+	lost := func(dir, name string) {
+		delete(k.synced, filepath.Join(dir, name))
+		r, _ := filepath.Rel(p, filepath.Join(dir, name))
+		if pathExists(filepath.Join(real, rel, r)) {
+			k.noteGone(real, filepath.Join(rel, r))
+		}
+	}
+	for _, name := range sortedNames(k.inDir[p]) { // in order, so a note reads the same every time
+		if !here[name] {
+			lost(p, name)
+			delete(k.inDir[p], name)
+		}
+	}
+	for _, dir := range sortedNames(k.inDir) {
+		sub, ok := strings.CutPrefix(dir, p+string(filepath.Separator))
+		if !ok {
+			continue
+		}
+		if first, _, _ := strings.Cut(sub, string(filepath.Separator)); dirs[first] {
+			continue
+		}
+		for _, name := range sortedNames(k.inDir[dir]) {
+			lost(dir, name)
+		}
+		delete(k.inDir, dir)
+	}
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// noteGone keeps a delete the layer of real holds (rel inside it), once;
+// k.mu is held.
+func (k *gitKeep) noteGone(real, rel string) {
+	if filepath.Base(real) == "refs" {
+		if _, ok := k.packedRefs()["refs/"+filepath.ToSlash(rel)]; ok {
+			return // packed (git pack-refs, gc), not deleted
+		}
+	}
+	path := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(real)), filepath.Base(real), rel))
+	if fi, err := os.Stat(filepath.Join(real, rel)); strings.HasSuffix(rel, "/") || err == nil && fi.IsDir() {
+		path += "/" // a folder removed whole
+	}
+	if k.goneSet[path] {
+		return
+	}
+	if k.goneSet == nil {
+		k.goneSet = map[string]bool{}
+	}
+	k.goneSet[path] = true
+	k.goneSeq++
+	k.gone = append(k.gone, gitGone{k.goneSeq, path})
+}
+
+// goneCount is where the count of deletes stands (before a command).
+func (k *gitKeep) goneCount() int {
+	if k == nil {
+		return 0
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.goneSeq
+}
+
+// goneSince names the deletes sync met after the count stood at n. With
+// commands running side by side, one's deletes may be named to another
+// that ended after them too: it is told of a delete it did not make,
+// never left unaware of one it made.
+func (k *gitKeep) goneSince(n int) []string {
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for _, g := range k.gone {
+		if g.seq > n {
+			out = append(out, g.path)
+		}
+	}
+	// Refs first, then reflogs, then objects: a lost branch matters most
+	// when the note names only the first few.
+	rank := func(p string) int { // p is .git/<pin>/…
+		if parts := strings.SplitN(p, "/", 3); len(parts) > 1 {
+			switch parts[1] {
+			case "refs":
+				return 0
+			case "logs":
+				return 1
+			}
+		}
+		return 2
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
+	return out
+}
+
+// gitGoneCount and gitGoneSince are the world's deletes in git's history
+// (sandbox.go's gitDeletes): a command's result says which it made, since
+// they never reach the repository.
+func (w *world) gitGoneCount() int { return w.git.goneCount() }
+
+func (w *world) gitGoneSince(n int) []string { return w.git.goneSince(n) }
 
 // restorePacked writes back, as loose refs, the packed refs a command took
 // out of packed-refs.

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -206,4 +207,135 @@ func TestWorldPlanMetadata(t *testing.T) {
 	if fi, _ := os.Stat(in); fi.Mode().Perm() != 0o600 {
 		t.Errorf("chmod in the project did not land: %v", fi.Mode())
 	}
+}
+
+// TestWorldGitDeletesNamed: a delete in git's history succeeds in the world
+// and never reaches the repository; the command's result says which paths
+// under .git were not deleted there and why, once — a later command that
+// deletes nothing is told nothing — and many are named by the first few
+// and a count.
+func TestWorldGitDeletesNamed(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", "echo a > a.txt && git add a.txt && git commit -qm first && git branch side && echo ok")
+	if r.IsError || !strings.Contains(r.Text, "ok") || strings.Contains(r.Text, "not applied") {
+		t.Fatalf("ordinary git work in the world: %s", r.Text)
+	}
+	r = sandboxBash(t, tb, "auto", "git branch -q -D side && echo deleted")
+	if !strings.Contains(r.Text, "deleted") {
+		t.Fatalf("git branch -D in the world: %s", r.Text)
+	}
+	if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/side") == "" {
+		t.Fatalf("the branch was deleted in the repository")
+	}
+	// The ref was made in this world: its delete leaves no whiteout (the
+	// layer below had no such file when the world looked), and is named all
+	// the same; so is its reflog.
+	if !strings.Contains(r.Text, ".git/refs/heads/side,") || !strings.Contains(r.Text, ".git/logs/refs/heads/side") ||
+		!strings.Contains(r.Text, "not applied to the repository") || !strings.Contains(r.Text, "add-only") {
+		t.Errorf("the result does not say the delete of .git/refs/heads/side and its reflog was not applied:\n%s", r.Text)
+	}
+	r = sandboxBash(t, tb, "auto", "git pack-refs --all && echo packed")
+	if !strings.Contains(r.Text, "packed") || strings.Contains(r.Text, "not applied") {
+		t.Errorf("refs packed (their loose files removed) are told as deleted:\n%s", r.Text)
+	}
+	tb.sandbox.world.close() // a world started again: the refs below it now, their deletes leave whiteouts
+	r = sandboxBash(t, tb, "auto", "git branch -q made && echo made")
+	r = sandboxBash(t, tb, "auto", "rm -rf .git/logs/refs && echo removed")
+	if !strings.Contains(r.Text, "removed") || !strings.Contains(r.Text, "deleted .git/logs/refs/, ") {
+		t.Errorf("a folder removed whole is not named as one:\n%s", r.Text)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".git", "logs", "refs", "heads", "side")); err != nil {
+		t.Errorf("a reflog removed in the world is gone from the repository: %v", err)
+	}
+	r = sandboxBash(t, tb, "auto", "git status --short; echo quiet")
+	if strings.Contains(r.Text, "not applied") {
+		t.Errorf("a command that deleted nothing is told of an earlier delete:\n%s", r.Text)
+	}
+	r = sandboxBash(t, tb, "auto", "for i in 1 2 3 4 5 6 7 8; do git branch b$i; done && echo made")
+	if strings.Contains(r.Text, "not applied") || gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/b8") == "" {
+		t.Fatalf("branches made in the world: %s", r.Text)
+	}
+	r = sandboxBash(t, tb, "auto", "rm -f .git/refs/heads/b* && echo removed")
+	if !strings.Contains(r.Text, "not applied") || !strings.Contains(r.Text, " and 2 more") || strings.Count(r.Text, ".git/refs/heads/b") != theSandboxSpec().GitGoneMax {
+		t.Errorf("eight deletes are not named as the first %d and a count:\n%s", theSandboxSpec().GitGoneMax, r.Text)
+	}
+	if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/b1") == "" {
+		t.Error("a branch removed by rm in the world is gone from the repository")
+	}
+}
+
+// gitGoneCase is the sandbox area's kind git_gone: git's layers as two
+// commands leave them — the first makes files (synced into the
+// repository), the second removes some from the layer (a delete of a file
+// made in the same world leaves no whiteout) and may rewrite packed-refs —
+// and the paths the second command's result names as deletes not applied.
+func gitGoneCase(input json.RawMessage) (any, error) {
+	var in struct {
+		Made    []string `json:"made"`    // paths under .git the first command wrote (refs/…, logs/…)
+		Removed []string `json:"removed"` // paths under .git the second command removed (a folder: all in it)
+		Packed  []string `json:"packed"`  // refs packed-refs lists after the second command
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lembas-gitgone-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	git := filepath.Join(dir, ".git")
+	pins := []string{filepath.Join(git, "objects"), filepath.Join(git, "refs"), filepath.Join(git, "logs")}
+	for _, p := range pins {
+		os.MkdirAll(p, 0o755)
+	}
+	k := newGitKeep(filepath.Join(dir, "layer"), pins)
+	if err := k.reset(); err != nil {
+		return nil, err
+	}
+	upper := func(p string) (string, error) { // .git/<pin>/rest → <pin's upper>/rest
+		pin, rest, _ := strings.Cut(p, "/")
+		for i, real := range pins {
+			if filepath.Base(real) == pin {
+				return filepath.Join(k.uppers[i], filepath.FromSlash(rest)), nil
+			}
+		}
+		return "", fmt.Errorf("%q is not under objects, refs or logs", p)
+	}
+	for _, p := range in.Made {
+		u, err := upper(p)
+		if err != nil {
+			return nil, err
+		}
+		os.MkdirAll(filepath.Dir(u), 0o755)
+		os.WriteFile(u, []byte("0123456789012345678901234567890123456789\n"), 0o644)
+	}
+	k.before(true)
+	if err := k.sync(); err != nil {
+		return nil, err
+	}
+	n := k.goneCount()
+	k.before(false)
+	for _, p := range in.Removed {
+		u, err := upper(p)
+		if err != nil {
+			return nil, err
+		}
+		os.RemoveAll(u)
+	}
+	if len(in.Packed) > 0 {
+		var b strings.Builder
+		for _, r := range in.Packed {
+			b.WriteString("0123456789012345678901234567890123456789 " + r + "\n")
+		}
+		os.WriteFile(filepath.Join(git, "packed-refs"), []byte(b.String()), 0o644)
+	}
+	if err := k.sync(); err != nil {
+		return nil, err
+	}
+	named := k.goneSince(n)
+	note := ""
+	if len(named) > 0 {
+		note = shownList(named, theSandboxSpec().GitGoneMax)
+	}
+	return map[string]any{"named": named, "note_paths": note}, nil
 }

@@ -717,9 +717,6 @@ func worldInit(args []string) int {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
 		return theSandboxSpec().ExitSetup
 	}
-	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
-		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)))
-	}
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
@@ -727,6 +724,9 @@ func worldInit(args []string) int {
 	}
 	in := &initState{pols: map[string]*sandboxPolicy{}, sock: sock, wake: wake, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
 	go in.reap()
+	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
+		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)), in.peerOf)
+	}
 	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
 	// The socket is read by the thread made ready for the next command
 	// when there is one, so that a command for its policy is forked by the
@@ -1108,6 +1108,24 @@ func (plan worldPlan) limits() (string, error) {
 	return how, nil
 }
 
+// mountOverlay mounts an overlay on target, volatile where the kernel
+// has it (5.10+): its upper layer is the session's scratch — what must
+// last is copied out by lembas (git's history) or was never kept (the
+// caches) — so its unmount need not sync the whole file system under it,
+// which made a world's end take tens of milliseconds. A volatile mount
+// leaves a mark in its work folder that refuses the next mount there:
+// the work folder, scratch too, is emptied first.
+func mountOverlay(target, opts, work string, userxattr bool) error {
+	if userxattr {
+		opts += ",userxattr"
+	}
+	os.RemoveAll(filepath.Join(work, "work"))
+	if unix.Mount("overlay", target, "overlay", 0, opts+",volatile") == nil {
+		return nil
+	}
+	return unix.Mount("overlay", target, "overlay", 0, opts)
+}
+
 // layout lays out the world's file system; see the file's comment. It
 // says how git's history is kept: "overlay", or "pin" (the folders only
 // cannot be removed whole) where this kernel gives no overlay.
@@ -1122,7 +1140,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		for i, p := range plan.Pin {
 			base := filepath.Join(plan.Session, plan.GitLayer, strconv.Itoa(i))
 			opts := "lowerdir=" + overlayEscape(p) + ",upperdir=" + overlayEscape(base+"/u") + ",workdir=" + overlayEscape(base+"/w")
-			if unix.Mount("overlay", p, "overlay", 0, opts+",userxattr") == nil || unix.Mount("overlay", p, "overlay", 0, opts) == nil {
+			if mountOverlay(p, opts, base+"/w", true) == nil || mountOverlay(p, opts, base+"/w", false) == nil {
 				overlaid[p] = true
 			}
 		}
@@ -1175,7 +1193,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 			return "", err
 		}
 		opts := "lowerdir=" + overlayEscape(c) + ",upperdir=" + overlayEscape(up) + ",workdir=" + overlayEscape(work)
-		if err := unix.Mount("overlay", c, "overlay", 0, opts); err != nil {
+		if err := mountOverlay(c, opts, work, false); err != nil {
 			return "", fmt.Errorf("overlaying the cache %s: %v", c, err)
 		}
 		overlays = append(overlays, c)
@@ -1287,8 +1305,9 @@ func loopbackUp() error {
 }
 
 // forwardProxy listens on the world's loopback and carries each connection
-// to the proxy lembas runs outside, through its Unix socket.
-func forwardProxy(port int, sock string) {
+// to the proxy lembas runs outside, through its Unix socket, after a line
+// naming the command that connected (who; sandbox_world_peer_linux.go).
+func forwardProxy(port int, sock string, who func(net.Conn) (uint64, bool)) {
 	var ls []net.Listener
 	for _, a := range []string{"127.0.0.1", "[::1]"} {
 		if l, err := net.Listen("tcp", a+":"+strconv.Itoa(port)); err == nil {
@@ -1309,6 +1328,9 @@ func forwardProxy(port int, sock string) {
 						return
 					}
 					defer u.Close()
+					if _, err := io.WriteString(u, peerLine(who(c))); err != nil {
+						return
+					}
 					go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite() }()
 					io.Copy(c, u)
 				}()

@@ -85,13 +85,13 @@ func loadHardline() (*hardlineSpec, error) {
 			hardlineErr = fmt.Errorf("reading the hardline spec: %w", err)
 			return
 		}
-		if data, err = mergeSecondLook(data); err != nil {
-			hardlineErr = fmt.Errorf("harness/permission/hardline.json: %w", err)
-			return
-		}
 		var h hardlineSpec
 		if err := json.Unmarshal(data, &h); err != nil {
 			hardlineErr = fmt.Errorf("parsing harness/permission/hardline.json: %w", err)
+			return
+		}
+		if err := applySecondLook(&h, h.Second.Adds); err != nil {
+			hardlineErr = fmt.Errorf("harness/permission/hardline.json: %w", err)
 			return
 		}
 		if err := h.compile(); err != nil {

@@ -568,6 +568,19 @@ type subApprover struct {
 // unattended: a subagent's approver asks nobody when its session's does not.
 func (s subApprover) unattended() bool { return nobodyApproves(s.inner) }
 
+// refusedHost passes a host refused unasked to the session's approver, so
+// -p's closing word names a subagent's refused host too.
+func (s subApprover) refusedHost(host string) {
+	if l, ok := s.inner.(hostRefusals); ok {
+		l.refusedHost(host)
+	}
+}
+
+func (s subApprover) logsHosts() bool {
+	l, ok := s.inner.(hostRefusals)
+	return ok && l.logsHosts()
+}
+
 func (s subApprover) approve(ctx context.Context, req approvalRequest) approvalAnswer {
 	if req.Agent == "" { // the asking subagent, not a sub-manager it passes through
 		req.Agent = s.agent

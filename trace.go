@@ -42,7 +42,8 @@ func tracef(format string, args ...any) {
 	traceMu.Lock()
 	defer traceMu.Unlock()
 	now := time.Since(traceStart)
-	fmt.Fprintf(os.Stderr, "trace %7.2fms %+7.2fms rss %5dKB %s\n", ms(now), ms(now-traceLast), traceRSS(), fmt.Sprintf(format, args...))
+	rss, file := traceRSS()
+	fmt.Fprintf(os.Stderr, "trace %7.2fms %+7.2fms rss %5dKB file %5dKB %s\n", ms(now), ms(now-traceLast), rss, file, fmt.Sprintf(format, args...))
 	traceLast = now
 }
 
@@ -76,18 +77,20 @@ func traceEnd() {
 		m.HeapSys>>10, m.HeapInuse>>10, m.StackSys>>10, m.Sys>>10, m.NumGC)
 }
 
-// traceRSS is the resident set now, in KB (0 where /proc has no statm).
-func traceRSS() int {
+// traceRSS is the resident set now and the part of it that is file
+// pages (the binary's own, mostly), in KB (0 where /proc has no statm).
+func traceRSS() (rss, file int) {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
+	if len(f) < 3 {
+		return 0, 0
 	}
 	n, _ := strconv.Atoi(f[1])
-	return n * os.Getpagesize() >> 10
+	s, _ := strconv.Atoi(f[2])
+	return n * os.Getpagesize() >> 10, s * os.Getpagesize() >> 10
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
