@@ -38,8 +38,10 @@ type boundarySpec struct {
 		CodeMarkers []string                   `json:"code_markers"`
 	} `json:"git_history"`
 	Outside struct {
-		About  string `json:"about"`
-		Reason string `json:"reason"`
+		About    string   `json:"about"`
+		Reason   string   `json:"reason"`
+		Listers  []string `json:"listers"`   // find DIR | xargs rm: the writer writes under DIR
+		GitReads []string `json:"git_reads"` // git -C DIR SUB writes in DIR unless SUB is one of these
 	} `json:"outside"`
 	Writes struct {
 		About    string              `json:"about"`
@@ -90,7 +92,10 @@ type boundarySpec struct {
 		About          string   `json:"about"`
 		OpensslLocal   []string `json:"openssl_local"`
 		OpensslOutputs []string `json:"openssl_outputs"`
-		SSHPublic      []string `json:"ssh_keygen_public"`
+		// OpensslKeyInputs: per openssl subcommand, the options naming a
+		// key it reads to sign what it makes (req -key): not sent.
+		OpensslKeyInputs map[string][]string `json:"openssl_key_inputs"`
+		SSHPublic        []string            `json:"ssh_keygen_public"`
 	} `json:"keys"`
 }
 
@@ -583,7 +588,54 @@ func (p *permissions) inWritableRoots(abs string) bool {
 // time are left to the floor's unsure reading; devices to its rules.
 func (p *permissions) writesOutside(h *hardlineSpec, b *boundarySpec, cmds []shellCmd, env shellEnv) (string, bool) {
 	found := ""
+	outside := func(cwd, w string) bool {
+		for _, abs := range p.spellings(cwd, w, true) {
+			if !p.inWritableRoots(abs) {
+				found = abs
+				return true
+			}
+		}
+		return false
+	}
+	for i, c := range cmds {
+		// find ~/Downloads -type f | xargs rm -f: a writer fed its
+		// operands down a pipe writes under what the lister was given.
+		if !c.Fed || i == 0 || len(c.Words) == 0 || len(h.commandWrites(shellCmd{Words: append(append([]string(nil), c.Words...), "x")}, true)) == 0 {
+			continue
+		}
+		prev := cmds[i-1]
+		if len(prev.Words) == 0 || !contains(b.Outside.Listers, commandName(prev.Words[0])) {
+			continue
+		}
+		for _, w := range prev.Words[1:] {
+			if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "(") || strings.HasPrefix(w, "!") {
+				break // find's expression starts: its paths came first
+			}
+			if !hasUnknown(w) && outside(p.root, w) {
+				return found, true
+			}
+		}
+	}
 	p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
+		if len(c.Words) > 1 && commandName(c.Words[0]) == "git" {
+			// git -C ../other commit: git writes in the folder it is sent to,
+			// unless the subcommand only reads.
+			global, sub, _ := b.gitSplit(c.Words[1:])
+			if sub != "" && !contains(b.Outside.GitReads, sub) {
+				for j, g := range global {
+					v := ""
+					switch {
+					case (g == "-C" || g == "--git-dir" || g == "--work-tree") && j+1 < len(global):
+						v = global[j+1]
+					case strings.HasPrefix(g, "--git-dir="), strings.HasPrefix(g, "--work-tree="):
+						_, v, _ = strings.Cut(g, "=")
+					}
+					if v != "" && !hasUnknown(v) && outside(cwd, v) {
+						return false
+					}
+				}
+			}
+		}
 		follow := !contains(h.WriteGuard.Unlinkers, firstWord(c))
 		for _, w := range h.commandWrites(c, true) {
 			if w == "" || hasUnknown(w) || w == "-" || len(w) > 4096 || strings.HasPrefix(w, "/dev/") || strings.HasPrefix(w, "/proc/self/fd/") {
@@ -915,7 +967,7 @@ func (b *boundarySpec) diskFill(line string, cmds []shellCmd) *hardlineHit {
 	}
 	limited := false
 	for _, c := range cmds {
-		if contains(f.Limits, commandName(firstWord(c))) {
+		if contains(f.Limits, commandName(firstWord(c))) && !overLimit(c, f.MaxBytes) {
 			limited = true
 		}
 		for _, w := range c.Words {
@@ -1001,6 +1053,27 @@ func (b *boundarySpec) diskFill(line string, cmds []shellCmd) *hardlineHit {
 		return hit(line)
 	}
 	return nil
+}
+
+// overLimit says whether a limiting command (head -c 1000000000000) lets
+// more than max bytes through: then it limits nothing.
+func overLimit(c shellCmd, max int64) bool {
+	args := c.Words[min(1, len(c.Words)):]
+	for i, a := range args {
+		v := ""
+		switch {
+		case (a == "-c" || a == "--bytes") && i+1 < len(args):
+			v = args[i+1]
+		case strings.HasPrefix(a, "--bytes="):
+			v = a[len("--bytes="):]
+		case strings.HasPrefix(a, "-c") && len(a) > 2:
+			v = a[2:]
+		}
+		if v != "" && sizeValue(strings.TrimPrefix(v, "+"), 1) > max {
+			return true
+		}
+	}
+	return false
 }
 
 // sizeValue reads a size as dd, fallocate and truncate spell it: 100G,
@@ -1161,7 +1234,10 @@ func (p *permissions) keyWords(c shellCmd, protectedRead bool) map[string]bool {
 			return nil
 		}
 		for i, a := range c.Words[:len(c.Words)-1] {
-			if contains(b.Keys.OpensslOutputs, a) {
+			// A key made (-keyout), or a project key read to sign what
+			// is made (openssl req -key dev.key -out dev.csr): the output
+			// is public, the key's bytes go nowhere.
+			if contains(b.Keys.OpensslOutputs, a) || contains(b.Keys.OpensslKeyInputs[c.Words[1]], a) {
 				v := c.Words[i+1]
 				if within(p.root, p.lexicalPath(v)) && !strings.Contains(strings.ToLower(v), ".git") {
 					out[v] = true
@@ -1170,7 +1246,7 @@ func (p *permissions) keyWords(c shellCmd, protectedRead bool) map[string]bool {
 		}
 	case "ssh-keygen":
 		if protectedRead {
-			return nil
+			return nil // a .pub in a protected folder (~/.ssh) is still asked to read
 		}
 		public := false
 		for _, a := range c.Words[1:] {

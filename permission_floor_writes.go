@@ -34,6 +34,7 @@ type exfilSpec struct {
 	About      string     `json:"about"`
 	Reason     string     `json:"reason"`
 	Senders    []string   `json:"senders"`
+	SenderCmds [][]string `json:"sender_commands"`
 	FileMarks  []string   `json:"file_prefixes"`
 	EnvDumps   [][]string `json:"env_dumps"`
 	Exports    [][]string `json:"secret_exports"`
@@ -453,6 +454,11 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 			c.Words = []string{""}
 		}
 		name := c.Words[0]
+		for _, seq := range ex.SenderCmds {
+			if wordsStart(c.Words, seq) {
+				sends = strings.Join(seq, " ") // git push: its operands are refspecs, not files sent
+			}
+		}
 		if contains(ex.Senders, name) && !localOpenssl(c) { // openssl req makes a key, sends nothing
 			sends = name
 			for _, w := range c.Words[1:] {
@@ -470,6 +476,16 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 			for _, f := range ex.NetFiles {
 				if strings.HasPrefix(r.Target, f) {
 					sends = r.Target
+				}
+			}
+			if strings.Contains(r.Op, "<<") {
+				// A here-string is words too: sftp's batch (put
+				// ~/.ssh/id_rsa). (A here-document's target is its
+				// delimiter: the parser does not keep the body.)
+				for _, m := range ex.Secrets {
+					if strings.Contains(r.Target, m) {
+						secret = r.Target
+					}
 				}
 			}
 		}
@@ -494,6 +510,11 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 	}
 	for _, c := range cmds {
 		if len(c.Words) == 0 {
+			// A loop's or a group's redirection (while read l; do curl …;
+			// done < ~/.ssh/id_rsa) feeds every command in it.
+			if shown, _, ok := p.protectedOperand(c); ok {
+				return deny(shown)
+			}
 			continue
 		}
 		if _, _, ok := p.protectedOperand(c); ok && !contains(ex.Senders, c.Words[0]) {

@@ -26,6 +26,8 @@ type windowsSpec struct {
 	DeleteNet     []string            `json:"delete_net"`
 	HomeWords     []string            `json:"home_words"`
 	SystemWords   []string            `json:"system_words"`
+	SystemTrees   []string            `json:"system_trees"` // every folder under these is a system folder (C:\Windows\System32)
+	SaveOptions   []string            `json:"save_options"` // a fetcher's option naming the file it saves (-OutFile a.ps1)
 	OutsideWords  []string            `json:"outside_words"`
 	DeleteReason  string              `json:"delete_reason"`
 	OutsideReason string              `json:"outside_reason"`
@@ -61,7 +63,17 @@ type winHit struct {
 // ends, outside quotes, each a list of words with the quotes taken off
 // and backslashes kept.
 func winCommands(line string) [][]string {
+	out, _ := winPipeline(line)
+	return out
+}
+
+// winPipeline is winCommands with, for each command, whether a pipe feeds
+// it (Get-ChildItem $HOME | Remove-Item -Recurse: the paths come down the
+// pipe).
+func winPipeline(line string) ([][]string, []bool) {
 	var out [][]string
+	var fed []bool
+	piped := false
 	var cur []string
 	var word strings.Builder
 	inWord := false
@@ -77,8 +89,10 @@ func winCommands(line string) [][]string {
 		flushWord()
 		if len(cur) > 0 {
 			out = append(out, cur)
+			fed = append(fed, piped)
 			cur = nil
 		}
+		piped = false
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -98,6 +112,7 @@ func winCommands(line string) [][]string {
 			flushWord()
 		case ';', '&', '|', '\n':
 			flushCmd()
+			piped = c == '|' && i+1 < len(line) && line[i+1] != '|' && (i == 0 || line[i-1] != '|')
 		case '{', '}':
 			if c == '{' && i > 0 && line[i-1] == '$' {
 				// ${env:NAME}: one word
@@ -122,7 +137,7 @@ func winCommands(line string) [][]string {
 		}
 	}
 	flushCmd()
-	return out
+	return out, fed
 }
 
 // winName is a command's name as both shells match it: without case,
@@ -145,6 +160,11 @@ func (w *windowsSpec) winTarget(word string) string {
 	}
 	lw = strings.ReplaceAll(lw, "${env:", "$env:")
 	lw = strings.ReplaceAll(lw, "}", "")
+	for _, t := range w.SystemTrees {
+		if strings.HasPrefix(lw, t) && (len(lw) == len(t) || lw[len(t)] == '\\' || lw[len(t)] == '/') {
+			return "system"
+		}
+	}
 	for _, s := range w.SystemWords {
 		s = strings.TrimRight(strings.ToLower(s), `\/`)
 		if lw == s || lw == s+"\\*" || (len(lw) == 2 && lw[1] == ':') {
@@ -227,9 +247,26 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		}
 	}
 	var ask *winHit
-	for _, c := range winCommands(line) {
+	cmds, fed := winPipeline(line)
+	saved := map[string]bool{} // files a fetcher saved earlier in the line
+	for ci, c := range cmds {
 		name := winName(c[0])
 		args := c[1:]
+		if saved[winName(strings.TrimPrefix(c[0], "&"))] || (len(args) > 0 && (name == "&" || name == "start-process" || name == "start" || name == "saps") && saved[winName(args[0])]) {
+			return unsure(c[0] + ", a file the line downloads")
+		}
+		if contains(w.Fetchers, name) {
+			for i, a := range args {
+				if i+1 < len(args) && contains(w.SaveOptions, strings.ToLower(a)) {
+					saved[winName(args[i+1])] = true
+				}
+			}
+			if name == "certutil" || name == "bitsadmin" || name == "start-bitstransfer" {
+				if n := len(args); n > 1 {
+					saved[winName(args[n-1])] = true
+				}
+			}
+		}
 		// A shell given a command line: read it again.
 		if contains(w.ShellsCmd, name) {
 			for i, a := range args {
@@ -291,6 +328,11 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		if !recursive {
 			continue
 		}
+		if fed[ci] && ci > 0 && !anyOperand(args) {
+			// No path of its own: it deletes what the command before the
+			// pipe lists (gci C:\Windows -Recurse | ri -Force).
+			args = cmds[ci-1][1:]
+		}
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") || (strings.HasPrefix(a, "/") && len(a) <= 3) {
 				continue
@@ -309,6 +351,17 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		}
 	}
 	return ask
+}
+
+// anyOperand says whether a Windows command's arguments hold a word that
+// is not an option (-Force, /q).
+func anyOperand(args []string) bool {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && !(strings.HasPrefix(a, "/") && len(a) <= 3) {
+			return true
+		}
+	}
+	return false
 }
 
 // containsWord says whether low holds s as a word of its own (not inside

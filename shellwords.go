@@ -98,6 +98,10 @@ type shParser struct {
 	info     *shellLineInfo
 	heredocs []heredoc
 	fed      bool // the command being unwrapped is given operands at run time
+	// temps are the line's own variables set from mktemp (t=$(mktemp -d)),
+	// with the path the floor reads for them (mktempValue): "$t/app" is a
+	// program in a fresh temp folder, not a name known only at run time.
+	temps map[string]string
 }
 
 // cmdBuilder gathers one simple command while its tokens are read.
@@ -353,6 +357,16 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 			return err
 		}
 		cur.assigns = append(cur.assigns, w[0].s)
+		if k, v, ok := strings.Cut(w[0].s, "="); ok {
+			if m, ok := mktempValue(v); ok {
+				if p.temps == nil {
+					p.temps = map[string]string{}
+				}
+				p.temps[k] = m
+			} else {
+				delete(p.temps, k) // set again to anything else: unknown as before
+			}
+		}
 		return nil
 	}
 	ws, err := p.expand(lw, true)

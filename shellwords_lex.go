@@ -122,14 +122,17 @@ func isNameStart(c byte) bool {
 
 func isNameByte(c byte) bool { return isNameStart(c) || (c >= '0' && c <= '9') }
 
-// variable adds the value of a named variable: HOME and IFS are known,
-// any other stands as its raw text, unknown.
+// variable adds the value of a named variable: HOME, IFS and the line's
+// own mktemp variables are known, any other stands as its raw text,
+// unknown.
 func (p *shParser) variable(w *lexWord, name, raw string, quoted bool) {
 	switch {
 	case name == "HOME" && p.env.Home != "":
 		w.add(p.env.Home, attrQuoted)
 	case (name == "USER" || name == "LOGNAME") && p.env.User != "":
 		w.add(p.env.User, attrQuoted)
+	case p.temps[name] != "":
+		w.add(p.temps[name], attrQuoted)
 	case name == "IFS" && quoted:
 		w.add(" ", attrQuoted)
 	case name == "IFS":

@@ -237,6 +237,27 @@ func (p *shParser) emitDeferred(words []string) error {
 				bodies = append(bodies, v)
 			}
 		}
+	case "words":
+		// tmux send-keys 'rm -rf ~' Enter, ssh localhost rm -rf ~: a
+		// program outside the line's own process tree runs these words as
+		// a command. Each word is read as a line, and so is everything
+		// after the first word that is not an option (tmux's subcommand,
+		// ssh's host: the command split over many words).
+		first := -1
+		for i, w := range words[1:] {
+			if w == "--" || w == "" {
+				continue
+			}
+			if !strings.HasPrefix(w, "-") || strings.Contains(w, " ") {
+				bodies = append(bodies, w)
+			}
+			if first < 0 && !strings.HasPrefix(w, "-") {
+				first = i + 1
+			}
+		}
+		if first > 0 && first+1 < len(words) {
+			bodies = append(bodies, strings.Join(words[first+1:], " "))
+		}
 	case "first":
 		args := words[1:]
 		if len(args) > 0 && args[0] == "--" {
