@@ -36,6 +36,18 @@ func TestRedteam3Corpus(t *testing.T) {
 		len(refuse), n.missed, n.strict, len(ask), n.askMissed, len(allow), n.falseDeny, n.falseAsk, n.classes())
 }
 
+// noSandboxJudge is the bash decision in auto in proj with no OS sandbox
+// in force, at a terminal or headless.
+func noSandboxJudge(proj string) func(line string, headless bool) decision {
+	shell := theSpec().Tools[theArityShellTool()]
+	return func(line string, headless bool) decision {
+		p := permissionsFor("auto", proj, headless, &config{})
+		p.setSandbox("no sandbox in this test")
+		raw, _ := json.Marshal(map[string]string{"command": line})
+		return p.decide(shell, raw)
+	}
+}
+
 // TestRedteam3NoSandbox judges the nosandbox_ files with no OS sandbox in
 // force, and the must-allow lines of every corpus too: where nothing
 // bounds a command, what the floor cannot show stays inside the project
@@ -45,12 +57,7 @@ func TestRedteam3NoSandbox(t *testing.T) {
 	allowLines := readRedteam3(t, "nosandbox_allow.txt")
 	proj := redteamWorld(t)
 	shell := theSpec().Tools[theArityShellTool()]
-	judge := func(line string, headless bool) decision {
-		p := permissionsFor("auto", proj, headless, &config{})
-		p.setSandbox("no sandbox in this test")
-		raw, _ := json.Marshal(map[string]string{"command": line})
-		return p.decide(shell, raw)
-	}
+	judge := noSandboxJudge(proj)
 	for _, e := range askLines {
 		if d := judge(e.text, false); d.Verdict == "allow" {
 			t.Errorf("MISS %s [%s] %q: allowed with no sandbox", e.where, e.class, e.text)

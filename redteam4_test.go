@@ -41,14 +41,7 @@ func TestRedteam4Corpus(t *testing.T) {
 func TestRedteam4NoSandbox(t *testing.T) {
 	askLines := readRedteam4(t, "nosandbox_ask.txt")
 	allowLines := readRedteam4(t, "nosandbox_allow.txt")
-	proj := redteamWorld(t)
-	shell := theSpec().Tools[theArityShellTool()]
-	judge := func(line string, headless bool) decision {
-		p := permissionsFor("auto", proj, headless, &config{})
-		p.setSandbox("no sandbox in this test")
-		raw, _ := json.Marshal(map[string]string{"command": line})
-		return p.decide(shell, raw)
-	}
+	judge := noSandboxJudge(redteamWorld(t))
 	missed, falsed := 0, 0
 	for _, e := range askLines {
 		a, h := judge(e.text, false), judge(e.text, true)
