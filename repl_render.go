@@ -334,7 +334,10 @@ func (r *repl) foldResult(t *toolEvent) string {
 		b.WriteString(r.paint(diffRole(l, "result"), "  │ "+l) + "\n")
 	}
 	tail := r.text("result_id", "id", t.ResultID)
-	if more > 0 {
+	switch {
+	case more == 1:
+		tail = r.text("result_more_one", "id", t.ResultID)
+	case more > 1:
 		tail = r.text("result_more", "more", more, "id", t.ResultID)
 	}
 	if t.ResultID != "" {

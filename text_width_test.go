@@ -112,3 +112,17 @@ func TestStreamWrapsWide(t *testing.T) {
 		t.Errorf("streamed:\n%s", got)
 	}
 }
+
+// TestFoldResultMore: a folded result says how many lines it did not
+// show, "1 more line" for one (it said "1 more lines").
+func TestFoldResultMore(t *testing.T) {
+	n := theReplSpec().Numbers.FoldLines
+	r := &repl{width: 80}
+	for extra, want := range map[int]string{1: "… 1 more line · recall #0004", 2: "… 2 more lines · recall #0004", 0: "#0004"} {
+		out := strings.Repeat("x\n", n+extra)
+		got := r.foldResult(&toolEvent{Output: out, ResultID: "0004"})
+		if !strings.HasSuffix(got, "└ "+want) {
+			t.Errorf("%d lines past the fold: %q, want it to end %q", extra, got, want)
+		}
+	}
+}
