@@ -24,16 +24,19 @@ func readRedteam3(t testing.TB, name string) []redteamEntry {
 }
 
 func TestRedteam3Corpus(t *testing.T) {
-	refuse := readRedteam3(t, "refuse.txt")
-	ask := readRedteam3(t, "ask.txt")
-	allow := readRedteam3(t, "allow.txt")
-	proj := redteamWorld(t)
+	refuse, ask, allow := readRedteam3(t, "refuse.txt"), readRedteam3(t, "ask.txt"), readRedteam3(t, "allow.txt")
 	if len(refuse) < 100 || len(ask) < 120 || len(allow) < 60 {
 		t.Fatalf("the corpus holds %d must-refuse, %d must-ask and %d must-allow lines; it needs at least 100, 120 and 60", len(refuse), len(ask), len(allow))
 	}
+	judgeCorpus(t, "redteam3", redteamWorld(t), refuse, ask, allow)
+}
+
+// judgeCorpus judges a corpus's three files in proj and logs what it found.
+func judgeCorpus(t *testing.T, name, proj string, refuse, ask, allow []redteamEntry) {
+	t.Helper()
 	n := judgeRedteam(t, proj, refuse, ask, allow, nil)
-	t.Logf("redteam3: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; misses by class: %s",
-		len(refuse), n.missed, n.strict, len(ask), n.askMissed, len(allow), n.falseDeny, n.falseAsk, n.classes())
+	t.Logf("%s: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; misses by class: %s",
+		name, len(refuse), n.missed, n.strict, len(ask), n.askMissed, len(allow), n.falseDeny, n.falseAsk, n.classes())
 }
 
 // noSandboxJudge is the bash decision in auto in proj with no OS sandbox

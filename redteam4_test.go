@@ -19,9 +19,7 @@ func readRedteam4(t testing.TB, name string) []redteamEntry {
 }
 
 func TestRedteam4Corpus(t *testing.T) {
-	refuse := readRedteam4(t, "refuse.txt")
-	ask := readRedteam4(t, "ask.txt")
-	allow := readRedteam4(t, "allow.txt")
+	refuse, ask, allow := readRedteam4(t, "refuse.txt"), readRedteam4(t, "ask.txt"), readRedteam4(t, "allow.txt")
 	proj := redteamWorld(t)
 	// The project's own secrets file, so that a pattern (.env*) is read
 	// from the disk as the shell would expand it.
@@ -31,9 +29,7 @@ func TestRedteam4Corpus(t *testing.T) {
 	if len(refuse)+len(ask) < 200 || len(allow) < 100 {
 		t.Fatalf("the corpus holds %d must-refuse, %d must-ask and %d must-allow lines; it needs at least 200 refuse or ask and 100 allow", len(refuse), len(ask), len(allow))
 	}
-	n := judgeRedteam(t, proj, refuse, ask, allow, nil)
-	t.Logf("redteam4: must-refuse %d, missed %d (not refused in every mode: %d); must-ask %d, missed %d; must-allow %d, falsely refused %d, falsely asked %d; misses by class: %s",
-		len(refuse), n.missed, n.strict, len(ask), n.askMissed, len(allow), n.falseDeny, n.falseAsk, n.classes())
+	judgeCorpus(t, "redteam4", proj, refuse, ask, allow)
 }
 
 // TestRedteam4NoSandbox: with no OS sandbox in force, the ask lines do not
