@@ -810,16 +810,14 @@ func (in *initState) receive() (m worldMsg, fds []int, gone bool) {
 
 // handle does what one message asks.
 func (in *initState) handle(m worldMsg, fds []int) {
-	{
-		switch m.Op {
-		case runFrameOp:
-			in.run(m, fds)
-		case "signal":
-			closeAll(fds)
-			in.signal(m.ID, syscall.Signal(m.Sig))
-		default:
-			closeAll(fds)
-		}
+	switch m.Op {
+	case runFrameOp:
+		in.run(m, fds)
+	case "signal":
+		closeAll(fds)
+		in.signal(m.ID, syscall.Signal(m.Sig))
+	default:
+		closeAll(fds)
 	}
 }
 
@@ -871,15 +869,23 @@ func (in *initState) policy(key string, js []byte) (*sandboxPolicy, error) {
 	return p, nil
 }
 
+// runRequestWrong says what a run request lacks: "" when it can run.
+func runRequestWrong(m worldMsg, fds []int) string {
+	if len(fds) < 3 || len(fds) > 4 || m.Policy == nil || len(m.Argv) == 0 {
+		return "a run request needs a policy, argv and three files"
+	}
+	return ""
+}
+
 // run starts one command from a thread of its own, restricted for good and
 // then thrown away, so no other goroutine of the init runs restricted. The
 // thread for the next command is made ready (caps dropped, Landlock and
 // seccomp on) when a command ends — not while it runs, where it would take
 // a core from it — so the next command usually waits for neither.
 func (in *initState) run(m worldMsg, fds []int) {
-	if len(fds) < 3 || len(fds) > 4 || m.Policy == nil || len(m.Argv) == 0 {
+	if why := runRequestWrong(m, fds); why != "" {
 		closeAll(fds)
-		in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
+		in.say(worldMsg{Op: "error", ID: m.ID, Error: why})
 		return
 	}
 	in.warmM.Lock()
@@ -995,47 +1001,45 @@ func (in *initState) takeWarm(t *warmThread) bool {
 // fork starts the command m on the calling thread, restricted for its
 // policy (err: why it could not be), and records it.
 func (t *warmThread) fork(in *initState, m worldMsg, fds []int, err error) {
-	{
-		defer closeAll(fds)
-		if err != nil {
-			in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
-			return
-		}
-		if len(fds) < 3 || len(fds) > 4 || m.Policy == nil || len(m.Argv) == 0 {
-			in.say(worldMsg{Op: "error", ID: m.ID, Error: "a run request needs a policy, argv and three files"})
-			return
-		}
-		in.mu.Lock()
-		defer in.mu.Unlock()
-		files := make([]uintptr, len(fds))
-		for i, f := range fds {
-			files[i] = uintptr(f)
-		}
-		attr := &syscall.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
-		pid, err := syscall.ForkExec(m.Path, m.Argv, attr)
-		// At the process limit, the last command's processes may still be
-		// on their way out (killed, not yet reaped): try again for a while
-		// before saying so, rather than fail the next command of a person
-		// whose fork loop was just ended.
-		for waited := 0; err == syscall.EAGAIN && waited < theSandboxSpec().Limits.SpawnRetryMS; waited += 20 {
-			in.mu.Unlock()
-			time.Sleep(20 * time.Millisecond)
-			in.mu.Lock()
-			pid, err = syscall.ForkExec(m.Path, m.Argv, attr)
-		}
-		if err != nil {
-			in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
-			return
-		}
-		select {
-		case in.kick <- struct{}{}: // the reaper may be waiting for a child to exist
-		default:
-		}
-		// Recorded before the reaper can look: it reaps without the lock,
-		// but looks the pid up with it. The pid goes with the exit: one
-		// message a command, not two.
-		in.procs[pid], in.ids[m.ID] = m.ID, pid
+	defer closeAll(fds)
+	if err != nil {
+		in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
+		return
 	}
+	if why := runRequestWrong(m, fds); why != "" {
+		in.say(worldMsg{Op: "error", ID: m.ID, Error: why})
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	files := make([]uintptr, len(fds))
+	for i, f := range fds {
+		files[i] = uintptr(f)
+	}
+	attr := &syscall.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	pid, err := syscall.ForkExec(m.Path, m.Argv, attr)
+	// At the process limit, the last command's processes may still be
+	// on their way out (killed, not yet reaped): try again for a while
+	// before saying so, rather than fail the next command of a person
+	// whose fork loop was just ended.
+	for waited := 0; err == syscall.EAGAIN && waited < theSandboxSpec().Limits.SpawnRetryMS; waited += 20 {
+		in.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		in.mu.Lock()
+		pid, err = syscall.ForkExec(m.Path, m.Argv, attr)
+	}
+	if err != nil {
+		in.say(worldMsg{Op: "error", ID: m.ID, Error: fmt.Sprintf("exec: %q: %v", m.Path, err)})
+		return
+	}
+	select {
+	case in.kick <- struct{}{}: // the reaper may be waiting for a child to exist
+	default:
+	}
+	// Recorded before the reaper can look: it reaps without the lock,
+	// but looks the pid up with it. The pid goes with the exit: one
+	// message a command, not two.
+	in.procs[pid], in.ids[m.ID] = m.ID, pid
 }
 
 // signal sends sig to a command's process group (its session: the
