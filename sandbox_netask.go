@@ -324,10 +324,11 @@ func (s *sandbox) permitCommandFrom(host, port string, peer netPeer) netVerdict 
 	var r *netRun
 	n := len(s.net.runs)
 	named := false
-	if peer.known {
+	if peer.known && peer.init != 0 {
 		for _, x := range s.net.runs {
-			if x.wid == peer.id && x.initPid == peer.init && peer.init != 0 {
+			if x.wid == peer.id && x.initPid == peer.init {
 				r, named = x, true
+				break
 			}
 		}
 	}

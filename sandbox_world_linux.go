@@ -1016,7 +1016,7 @@ func (t *warmThread) fork(in *initState, m worldMsg, fds []int, err error) {
 	for i, f := range fds {
 		files[i] = uintptr(f)
 	}
-	attr := &syscall.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	attr := &syscall.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files, Sys: &syscall.SysProcAttr{Setsid: true}}
 	pid, err := syscall.ForkExec(m.Path, m.Argv, attr)
 	// At the process limit, the last command's processes may still be
 	// on their way out (killed, not yet reaped): try again for a while

@@ -75,35 +75,41 @@ func (in *initState) peerOf(c net.Conn) (uint64, bool) {
 	if inode == 0 {
 		return 0, false
 	}
-	pids := socketHolders(inode, os.Getpid())
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	for _, pid := range pids {
-		if id, ok := in.commandOfLocked(pid); ok {
+	for _, pid := range socketHolders(inode, os.Getpid()) {
+		if id, ok := in.commandOf(pid); ok {
 			return id, true
 		}
 	}
 	return 0, false
 }
 
-// commandOfLocked walks from pid to a command the init started: pid
-// itself, its process group's leader (the command, unless a child made a
-// group of its own), then its parents. A process whose command has ended
-// (reparented to the init, its group's leader reaped) is nobody's. in.mu
-// is held.
-func (in *initState) commandOfLocked(pid int) (uint64, bool) {
+// commandOf walks from pid to a command the init started: pid itself, its
+// process group's leader (the command, unless a child made a group of its
+// own: a command is a session leader, so no process of another command's
+// session can join its group), then its parents. A process whose command
+// has ended (reparented to the init, its group's leader reaped) is
+// nobody's. /proc is read first and in.mu taken only for the lookups, so
+// a connection never holds up a command's start or its end.
+func (in *initState) commandOf(pid int) (uint64, bool) {
+	var chain [][2]int // pid, its group (0: unknown, the walk ends there)
 	for steps := 0; pid > 1 && steps < 64; steps++ {
-		if id, ok := in.procs[pid]; ok {
-			return id, true
-		}
 		ppid, pgrp, ok := procParent(pid)
 		if !ok {
-			return 0, false
+			chain = append(chain, [2]int{pid, 0})
+			break
 		}
-		if id, ok := in.procs[pgrp]; ok {
+		chain = append(chain, [2]int{pid, pgrp})
+		pid = ppid
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, c := range chain {
+		if id, ok := in.procs[c[0]]; ok {
 			return id, true
 		}
-		pid = ppid
+		if id, ok := in.procs[c[1]]; ok && c[1] != 0 {
+			return id, true
+		}
 	}
 	return 0, false
 }

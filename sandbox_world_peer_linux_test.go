@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -151,4 +152,20 @@ func BenchmarkPeerLookup(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestWorldCommandOwnSession: each command is a session leader in the
+// world, so no process of another command can join its process group
+// (setpgid across sessions is refused) and be taken for it by the
+// network card's peer lookup, which trusts a process group's leader.
+func TestWorldCommandOwnSession(t *testing.T) {
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", `set -- $(sed 's/.*) //' /proc/$$/stat); echo "sid=$4 pid=$$"`)
+	var sid, pid int
+	if _, err := fmt.Sscanf(strings.TrimSpace(strings.Split(r.Text, "\n")[0]), "sid=%d pid=%d", &sid, &pid); err != nil {
+		t.Fatalf("%v: %q", err, r.Text)
+	}
+	if sid != pid {
+		t.Errorf("the command (pid %d) is in session %d, not its own: another command's process could join its group", pid, sid)
+	}
 }
