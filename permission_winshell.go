@@ -28,6 +28,8 @@ type windowsSpec struct {
 	SystemWords   []string            `json:"system_words"`
 	SystemTrees   []string            `json:"system_trees"` // every folder under these is a system folder (C:\Windows\System32)
 	SaveOptions   []string            `json:"save_options"` // a fetcher's option naming the file it saves (-OutFile a.ps1)
+	SaveLast      []string            `json:"save_last"`    // fetchers whose last argument is the file they save (certutil -urlcache -f URL a.exe)
+	Launchers     []string            `json:"launchers"`    // what runs the program its first argument names (& .\a.ps1, Start-Process a.exe)
 	OutsideWords  []string            `json:"outside_words"`
 	DeleteReason  string              `json:"delete_reason"`
 	OutsideReason string              `json:"outside_reason"`
@@ -252,7 +254,7 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 	for ci, c := range cmds {
 		name := winName(c[0])
 		args := c[1:]
-		if saved[winName(strings.TrimPrefix(c[0], "&"))] || (len(args) > 0 && (name == "&" || name == "start-process" || name == "start" || name == "saps") && saved[winName(args[0])]) {
+		if saved[winName(strings.TrimPrefix(c[0], "&"))] || (len(args) > 0 && contains(w.Launchers, name) && saved[winName(args[0])]) {
 			return unsure(c[0] + ", a file the line downloads")
 		}
 		if contains(w.Fetchers, name) {
@@ -261,7 +263,7 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 					saved[winName(args[i+1])] = true
 				}
 			}
-			if name == "certutil" || name == "bitsadmin" || name == "start-bitstransfer" {
+			if contains(w.SaveLast, name) {
 				if n := len(args); n > 1 {
 					saved[winName(args[n-1])] = true
 				}

@@ -337,6 +337,11 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 	return out, nil
 }
 
+// maxParsedSchemas bounds the cache of parsed schemas: MCP servers' tools
+// are parsed too, and a server that changes its schemas must not grow it
+// without end (past the bound a schema is parsed on each call, as before).
+const maxParsedSchemas = 1024
+
 // schemas are the tools' parameter schemas, parsed once each (every call
 // is checked against its tool's): raw JSON → the parsed form, which no one
 // changes.
@@ -356,7 +361,7 @@ func parsedSchema(raw json.RawMessage) map[string]any {
 	if schemas.m == nil {
 		schemas.m = map[string]map[string]any{}
 	}
-	if len(schemas.m) < 1024 { // MCP servers' tools too, but not without end
+	if len(schemas.m) < maxParsedSchemas {
 		schemas.m[string(raw)] = s
 	}
 	return s
