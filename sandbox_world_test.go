@@ -734,3 +734,78 @@ func TestWorldRunFrame(t *testing.T) {
 		t.Fatal("a frame with a short field was read")
 	}
 }
+
+// TestWorldPolicyThreads: the init forks each command from a thread
+// restricted for that command's policy and kept for the policy's next
+// commands. Policies taken in turn, more of them than the threads it
+// keeps, and each more than once: every command writes where its own
+// policy lets it and not where the one before it could; and the init's
+// restricted threads (seccomp's filter on) end up no more than it keeps.
+func TestWorldPolicyThreads(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	w, ok := tb.sandbox.theWorld().(*world)
+	if !ok {
+		t.Skip("not the Linux world")
+	}
+	base := tb.sandbox.worldPolicy(tb.sandbox.partsCached("auto"))
+	var others []string // the writable roots but the project's own
+	for _, p := range base.Write {
+		if !within(proj, p) {
+			others = append(others, p)
+		}
+	}
+	keep := theSandboxSpec().WorldThreads
+	n := keep + 2
+	pols := make([]sandboxPolicy, n)
+	for i := range pols {
+		d := filepath.Join(proj, "d"+strconv.Itoa(i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		pols[i] = base
+		pols[i].Write = append(append([]string{}, others...), d)
+	}
+	run := func(pol sandboxPolicy, line string) (string, error) {
+		cmd := shellCommand("/bin/sh", line, proj)
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		p, err := w.start(cmd, pol)
+		if err != nil {
+			return "", err
+		}
+		err = p.wait()
+		return out.String(), err
+	}
+	for round := 0; round < 3; round++ {
+		for i := range pols {
+			next := (i + 1) % n
+			line := fmt.Sprintf("echo x > d%d/r%d && echo own; (echo x > d%d/from%d-r%d) 2>/dev/null && echo other; true", i, round, next, i, round)
+			out, err := run(pols[i], line)
+			if err != nil || !strings.Contains(out, "own") || strings.Contains(out, "other") {
+				t.Fatalf("round %d, policy %d: %v %q", round, i, err, out)
+			}
+		}
+	}
+	w.mu.Lock()
+	pid := w.cur.proc.Pid
+	w.mu.Unlock()
+	restricted := func() int {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+		c := 0
+		for _, f := range tasks {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "\nSeccomp:\t2\n") {
+				c++
+			}
+		}
+		return c
+	}
+	// An ended thread leaves as the runtime lets it go: wait for it, but
+	// fail where more than it keeps stay.
+	got := restricted()
+	for end := time.Now().Add(10 * time.Second); got > keep && time.Now().Before(end); got = restricted() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got == 0 || got > keep {
+		t.Errorf("%d restricted threads in the init; it keeps %d", got, keep)
+	}
+}
