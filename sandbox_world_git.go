@@ -68,6 +68,17 @@ type gitKeep struct {
 	packedStamp string            // packed-refs' size, time and file when last read
 	packedNow   map[string]string // what it listed then
 
+	// The layers' folders are watched (inotify) from when they are first
+	// read: a sync after a command that changed nothing in them — most
+	// commands — reads the watch's queue, finds it empty, and looks at no
+	// folder. -1 where inotify is not to be had (none, or a watch refused:
+	// every sync then looks, folder by folder, as before); dirty when the
+	// last look must be made again whatever the queue says (a copy failed,
+	// a fresh layer).
+	ino   int
+	dirty bool
+	looks int // how many syncs looked
+
 	// The deletes the layers hold (whiteouts, and folders made opaque),
 	// each once, in the order sync met them: a command is told which of
 	// them came while it ran (goneSince), since they never reach the
@@ -92,7 +103,7 @@ type gitDirSeen struct {
 }
 
 func newGitKeep(layer string, pins []string) *gitKeep {
-	k := &gitKeep{layer: layer, pins: pins, refs: map[string]string{}, synced: map[string]string{}, dirs: map[string]gitDirSeen{}}
+	k := &gitKeep{layer: layer, pins: pins, refs: map[string]string{}, synced: map[string]string{}, dirs: map[string]gitDirSeen{}, ino: -1}
 	for i, p := range pins {
 		k.uppers = append(k.uppers, filepath.Join(layer, strconv.Itoa(i), "u"))
 		k.kinds = append(k.kinds, filepath.Base(p))
@@ -112,6 +123,8 @@ func (k *gitKeep) reset() error {
 	defer k.mu.Unlock()
 	k.synced, k.dirs, k.inDir = map[string]string{}, map[string]gitDirSeen{}, nil
 	k.gone, k.goneSet = nil, nil // a fresh layer: the world sees the whole history again
+	k.unwatch()
+	k.dirty = true
 	if err := os.RemoveAll(k.layer); err != nil {
 		return err
 	}
@@ -128,7 +141,72 @@ func (k *gitKeep) reset() error {
 			os.Chtimes(p, past, past)
 		}
 	}
+	if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
+		k.ino = fd
+	}
 	return nil
+}
+
+// gitWatchMask is what is watched in a layer's folder: every change to
+// it or to a file in it (a name made, moved or removed, a file written, a
+// folder made opaque), not reads.
+const gitWatchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_MOVED_FROM |
+	unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+
+// watch adds the layer's folder p to the watch (one gone since it was
+// last read needs none: its going was seen); a watch refused (the
+// person's inotify limit) gives it up: every sync looks again.
+func (k *gitKeep) watch(p string) {
+	if k.ino < 0 {
+		return
+	}
+	_, err := unix.InotifyAddWatch(k.ino, p, gitWatchMask|unix.IN_ONLYDIR)
+	if err != nil && err != unix.ENOENT && err != unix.ENOTDIR {
+		k.unwatch()
+	}
+}
+
+// stop ends the watch, with the world.
+func (k *gitKeep) stop() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.unwatch()
+}
+
+func (k *gitKeep) unwatch() {
+	if k.ino >= 0 {
+		unix.Close(k.ino)
+		k.ino = -1
+	}
+}
+
+// quiet says whether nothing changed in the layers since the last look:
+// the watch's queue is empty (it is emptied here, before a look, so a
+// change made while sync looks is seen by the next one).
+func (k *gitKeep) quiet() bool {
+	if k.ino < 0 {
+		return false
+	}
+	var buf [4096]byte
+	changed := false
+	for {
+		n, err := unix.Read(k.ino, buf[:])
+		if n > 0 {
+			changed = true
+			continue
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != unix.EAGAIN {
+			k.unwatch()
+			return false
+		}
+		return !changed && !k.dirty
+	}
 }
 
 // before notes the packed refs as a command starts; with nothing running
@@ -167,8 +245,15 @@ func (k *gitKeep) sync() error {
 			first = err
 		}
 	}
-	for i, real := range k.pins {
-		k.syncDir(k.uppers[i], k.uppers[i], real, k.kinds[i], keep)
+	if !k.quiet() {
+		k.dirty = false
+		k.looks++
+		for i, real := range k.pins {
+			k.syncDir(k.uppers[i], k.uppers[i], real, k.kinds[i], keep)
+		}
+		if first != nil {
+			k.dirty = true // what could not be copied is tried again
+		}
 	}
 	keep(k.restorePacked())
 	return first
@@ -181,6 +266,7 @@ func (k *gitKeep) sync() error {
 // one stat a folder on a command that added nothing. Reflogs grow in place:
 // a folder holding one is always read.
 func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
+	k.watch(p) // before it is looked at: what lands after is seen
 	fi, err := os.Lstat(p)
 	if err != nil || !fi.IsDir() {
 		return
@@ -222,6 +308,9 @@ func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 		}
 	}
 	k.vanished(p, real, rel, entries)
+	if failed {
+		k.dirty = true
+	}
 	if !failed && time.Since(fi.ModTime()) > 2*time.Second {
 		k.dirs[p] = gitDirSeen{stamp, subdirs, files}
 	} else {

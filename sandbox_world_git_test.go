@@ -339,3 +339,57 @@ func gitGoneCase(input json.RawMessage) (any, error) {
 	}
 	return map[string]any{"named": named, "note_paths": note}, nil
 }
+
+// TestWorldGitQuietSync: after a command that changed nothing in git's
+// history, the sync looks at none of its layers' folders (their watch is
+// quiet); after one that did — a commit, a reflog grown in place, a branch
+// deleted in the world — it looks, and what is new lands in the repository.
+func TestWorldGitQuietSync(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	run := func(line string) {
+		t.Helper()
+		if r := sandboxBash(t, tb, "auto", line); r.IsError {
+			t.Fatalf("%s: %s", line, r.Text)
+		}
+	}
+	run("echo a > a.txt && git add a.txt && git commit -qm first && git branch side")
+	k := tb.sandbox.world.(*world).git
+	if k == nil || tb.sandbox.world.(*world).gitKept() != "overlay" {
+		t.Skip("git's history is not kept in layers here")
+	}
+	if k.ino < 0 {
+		t.Skip("no inotify here")
+	}
+	looks := func() int {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.looks
+	}
+	n := looks()
+	for i := 0; i < 3; i++ {
+		run("git status -s >/dev/null && ls .git/objects >/dev/null && cat .git/logs/HEAD >/dev/null")
+	}
+	if got := looks(); got != n {
+		t.Errorf("commands that changed nothing in git's history made the sync look %d times", got-n)
+	}
+	run("echo b > b.txt && git add b.txt && git commit -qm second")
+	if looks() == n {
+		t.Error("a commit did not make the sync look")
+	}
+	if gitOut(t, proj, "log", "--format=%s", "-1") != "second" {
+		t.Errorf("the second commit did not reach the repository: %q", gitOut(t, proj, "log", "--oneline"))
+	}
+	n = looks()
+	run("git checkout -q side && git checkout -q -")
+	if looks() == n || !strings.Contains(gitOut(t, proj, "reflog", "-1", "HEAD"), "moving from side") {
+		t.Errorf("a reflog grown in place did not reach the repository: %q", gitOut(t, proj, "reflog", "-3"))
+	}
+	n = looks()
+	run("git branch -q -D side")
+	if looks() == n {
+		t.Error("a branch deleted in the world did not make the sync look")
+	}
+	if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/side") == "" {
+		t.Error("a branch deleted in the world is gone from the repository")
+	}
+}

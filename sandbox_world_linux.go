@@ -443,12 +443,14 @@ func (w *world) close() {
 	}
 	w.mu.Unlock()
 	if c == nil {
+		w.git.stop()
 		return
 	}
 	c.uc.CloseWrite()
 	c.proc.Kill()
 	<-c.gone
 	w.git.sync()
+	w.git.stop()
 }
 
 // idleCheck lets an unused world go; the next command starts it again (its
