@@ -519,6 +519,9 @@ func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision
 		return decision{Verdict: "deny", Rule: "hardline.json", Reason: herr.Error()}
 	}
 	cmds, info, err := parseShellDirs(line, env)
+	if err == nil {
+		cmds = h.withWrittenScripts(cmds, env) // permission_heredoc.go
+	}
 	if d, ok := p.boundaryRefuses(line, cmds, err); ok {
 		return d // fork loops, disk fills: refused in every mode (permission_boundary.go)
 	}

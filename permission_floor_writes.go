@@ -478,14 +478,40 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 					sends = r.Target
 				}
 			}
-			if strings.Contains(r.Op, "<<") {
+			if strings.HasSuffix(r.Op, "<<<") {
 				// A here-string is words too: sftp's batch (put
-				// ~/.ssh/id_rsa). (A here-document's target is its
-				// delimiter: the parser does not keep the body.)
+				// ~/.ssh/id_rsa).
 				for _, m := range ex.Secrets {
 					if strings.Contains(r.Target, m) {
 						secret = r.Target
 					}
+				}
+			}
+			if r.Body != "" && (contains(ex.Senders, name) || h.isInterpreter(name)) {
+				// A here-document a sender reads (sftp's batch, ssh's
+				// commands) or an interpreter runs as its program is its
+				// words: a secret it names is sent or read, and code
+				// holding a net marker sends. (A body only written to a
+				// file, a commit message or a README, is data.)
+				if s, n := h.textExfil(r.Body); s != "" || n {
+					if s != "" {
+						secret = s
+					}
+					if n {
+						sends = name
+					}
+				}
+			}
+		}
+		if c.scriptCode != "" {
+			// A program the line wrote and runs (permission_heredoc.go)
+			// is read as code given inline.
+			if s, n := h.textExfil(c.scriptCode); s != "" || n {
+				if s != "" {
+					secret = s
+				}
+				if n {
+					sends = name
 				}
 			}
 		}

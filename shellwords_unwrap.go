@@ -157,26 +157,51 @@ func suBody(args []sword, opts []string) (string, bool) {
 // eval's words are parsed as lines of their own instead.
 func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) error {
 	p.fed = false
+	hds := p.binding // this command's here-documents, bound below once it is recorded
+	p.binding = nil
 	words, assigns, outs, body, err := p.unwrap(words, assigns)
 	if err != nil {
 		return err
 	}
 	fed := p.fed
 	redirs = append(redirs, outs...)
-	if body == nil && len(words) > 0 && p.readsScript(words) {
-		// A shell fed its script on stdin: a here-string's text is known
-		// and read as a line of its own; a pipe, a here-document or a
-		// process substitution makes the script only known when it runs.
-		text, ok := "", false
-		for _, r := range redirs {
-			if r.Op == "<<<" {
-				text, ok = r.Target, true
+	if len(words) > 0 && body == nil && (p.readsScript(words) || p.deferredWords(words)) {
+		// A shell fed its script on stdin, or a program that hands what
+		// it reads to one (ssh host, tmux): a here-string's text is known
+		// and read as a line of its own, and so is a here-document's body
+		// when the line has been read (readHeredocs); a pipe or a process
+		// substitution makes the script only known when it runs.
+		k, in := stdinRedir(redirs)
+		shell := p.readsScript(words)
+		op := strings.TrimPrefix(in.Op, "0")
+		switch {
+		case k >= 0 && op == "<<<" && shell:
+			text := in.Target
+			body = &text
+		case k >= 0 && op == "<<<":
+			sub, err := p.child(in.Target)
+			if err != nil {
+				return err
 			}
-		}
-		if !ok {
+			if err := sub.parseList(false); err != nil {
+				return err
+			}
+		case k >= 0 && (op == "<<" || op == "<<-"):
+			for n, j := 0, 0; j < len(redirs) && n < len(hds); j++ {
+				if strings.Contains(redirs[j].Op, "<<") && !strings.HasSuffix(redirs[j].Op, "<<<") {
+					if j == k && hds[n] < len(p.heredocs) {
+						p.heredocs[hds[n]].script = true
+					}
+					n++
+				}
+			}
+			if shell {
+				empty := ""
+				body = &empty // the shell's commands are its body's, read at the line's end
+			}
+		case shell:
 			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
 		}
-		body = &text
 	}
 	if body != nil {
 		sub, err := p.child(*body)
@@ -210,6 +235,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		return fmt.Errorf("more than %d commands in one line; split it", p.spec.Limits.Commands)
 	}
 	*p.out = append(*p.out, c)
+	p.bindHeredocs(hds, len(*p.out)-1)
 	if len(c.Words) > 0 {
 		if err := p.emitDeferred(c.Words); err != nil {
 			return err
@@ -219,6 +245,47 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		}
 	}
 	return nil
+}
+
+// bindHeredocs tells the here-documents of a command where it was
+// recorded: the n-th of them is its n-th << or <<- redirection.
+func (p *shParser) bindHeredocs(hds []int, at int) {
+	n := 0
+	for j, r := range (*p.out)[at].Redirs {
+		if n >= len(hds) {
+			break
+		}
+		if strings.Contains(r.Op, "<<") && !strings.HasSuffix(r.Op, "<<<") {
+			if hds[n] < len(p.heredocs) {
+				p.heredocs[hds[n]].cmd, p.heredocs[hds[n]].redir = at, j
+			}
+			n++
+		}
+	}
+}
+
+// stdinRedir is the redirection a command reads its input from, the last
+// one of fd 0 (<, <<, <<-, <<<, <>), and its index; -1 for none.
+func stdinRedir(redirs []shellRedir) (int, shellRedir) {
+	k := -1
+	for j, r := range redirs {
+		op := strings.TrimPrefix(r.Op, "0")
+		if op == "<" || op == "<<" || op == "<<-" || op == "<<<" || op == "<>" || op == "<&" {
+			k = j
+		}
+	}
+	if k < 0 {
+		return -1, shellRedir{}
+	}
+	return k, redirs[k]
+}
+
+// deferredWords says whether a command hands its words to a program
+// outside the line (hardline.json code_later.deferred "words": ssh host,
+// tmux): what it reads on its input is a command line too.
+func (p *shParser) deferredWords(words []sword) bool {
+	h, err := loadHardline()
+	return err == nil && h.CodeLater.Deferred[commandName(words[0].s)] == "words"
 }
 
 // emitDeferred reads the line an alias or a trap holds (hardline.json
