@@ -73,10 +73,18 @@ func winCommands(line string) [][]string {
 // it (Get-ChildItem $HOME | Remove-Item -Recurse: the paths come down the
 // pipe).
 func winPipeline(line string) ([][]string, []bool) {
+	out, fed, _ := winScan(line)
+	return out, fed
+}
+
+// winScan is winPipeline with where each command starts in the line.
+func winScan(line string) ([][]string, []bool, []int) {
 	var out [][]string
 	var fed []bool
+	var starts []int
 	piped := false
 	var cur []string
+	curStart := -1
 	var word strings.Builder
 	inWord := false
 	quote := byte(0)
@@ -92,12 +100,17 @@ func winPipeline(line string) ([][]string, []bool) {
 		if len(cur) > 0 {
 			out = append(out, cur)
 			fed = append(fed, piped)
+			starts = append(starts, curStart)
 			cur = nil
 		}
+		curStart = -1
 		piped = false
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
+		if curStart < 0 && quote == 0 && !strings.ContainsRune(" \t\r;&|\n{}()", rune(c)) {
+			curStart = i
+		}
 		if quote != 0 {
 			if c == quote {
 				quote = 0
@@ -124,10 +137,7 @@ func winPipeline(line string) ([][]string, []bool) {
 					continue
 				}
 			}
-			flushWord()
-			if c == '{' {
-				flushCmd() // a block: its words are a command of their own
-			}
+			flushCmd() // a block: its words are commands of their own
 		case '(', ')':
 			flushWord()
 			if c == '(' {
@@ -139,7 +149,7 @@ func winPipeline(line string) ([][]string, []bool) {
 		}
 	}
 	flushCmd()
-	return out, fed
+	return out, fed, starts
 }
 
 // winName is a command's name as both shells match it: without case,
@@ -249,13 +259,31 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		}
 	}
 	var ask *winHit
-	cmds, fed := winPipeline(line)
-	saved := map[string]bool{} // files a fetcher saved earlier in the line
+	cmds, fed, starts := winScan(line)
+	feeds := winFeeds(line, cmds, fed, starts) // permission_winblocks.go
+	saved := map[string]bool{}                 // files a fetcher saved earlier in the line
+	written := map[string]*string{}            // files the line writes: their text, nil when unknown
 	for ci, c := range cmds {
 		name := winName(c[0])
 		args := c[1:]
 		if saved[winName(strings.TrimPrefix(c[0], "&"))] || (len(args) > 0 && contains(w.Launchers, name) && saved[winName(args[0])]) {
 			return unsure(c[0] + ", a file the line downloads")
+		}
+		if s := w.winRuns(c); s != "" {
+			if hit := b.winScript(s, written, root, depth); hit != nil {
+				return hit
+			}
+		}
+		var fedBy []string
+		if fed[ci] && ci > 0 {
+			fedBy = cmds[ci-1]
+		}
+		if f, t, known := winWritten(c, fedBy); f != "" {
+			if known {
+				written[f] = &t
+			} else {
+				written[f] = nil
+			}
 		}
 		if contains(w.Fetchers, name) {
 			for i, a := range args {
@@ -334,6 +362,19 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 			// No path of its own: it deletes what the command before the
 			// pipe lists (gci C:\Windows -Recurse | ri -Force).
 			args = cmds[ci-1][1:]
+		}
+		if vars := feeds[ci]; vars != nil {
+			// In a block run per item: $_ (or the loop's variable) is
+			// what the pipeline's lister or the loop's list names.
+			var ex []string
+			for _, a := range args {
+				if ws, ok := winVarWords(a, vars); ok {
+					ex = append(ex, ws...)
+				} else {
+					ex = append(ex, a)
+				}
+			}
+			args = ex
 		}
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") || (strings.HasPrefix(a, "/") && len(a) <= 3) {

@@ -36,7 +36,7 @@ func TestParseShell(t *testing.T) {
 		{`cat <in >out 2>&1 >>log &>all 3<>rw >|clob`, `[{"words":["cat"],"redirs":[{"op":"<","target":"in"},{"op":">","target":"out"},{"op":"2>&","target":"1"},{"op":">>","target":"log"},{"op":"&>","target":"all"},{"op":"3<>","target":"rw"},{"op":">|","target":"clob"}]}]`},
 		{"cat <<EOF | wc\nx $y\nEOF\nls", `[{"words":["cat"],"redirs":[{"op":"<<","target":"EOF","body":"x $y\n","expands":true}]},{"words":["wc"]},{"words":["ls"]}]`},
 		{"cat <<'E' >n\n$(id) \\$x\nE", `[{"words":["cat"],"redirs":[{"op":"<<","target":"E","body":"$(id) \\$x\n"},{"op":">","target":"n"}]}]`},
-		{"cat <<E\n`id` \\$x $HOME \"q\"\nE", `[{"words":["cat"],"redirs":[{"op":"<<","target":"E","body":"`+"`id`"+` $x /home/u \"q\"\n","expands":true}]},{"words":["id"]}]`},
+		{"cat <<E\n`id` \\$x $HOME \"q\"\nE", `[{"words":["cat"],"redirs":[{"op":"<<","target":"E","body":"` + "`id`" + ` $x /home/u \"q\"\n","expands":true}]},{"words":["id"]}]`},
 		{"cat <<-A 3<<B\n\ta\n\tA\nb\nB", `[{"words":["cat"],"redirs":[{"op":"<<-","target":"A","body":"a\n"},{"op":"3<<","target":"B","body":"b\n"}]}]`},
 		{"bash -s <<'E'\nls; pwd\nE", `[{"words":[],"redirs":[{"op":"<<","target":"E","body":"ls; pwd\n"}]},{"words":["ls"]},{"words":["pwd"]}]`},
 		{"ssh h <<E\nuptime\nE", `[{"words":["ssh","h"],"redirs":[{"op":"<<","target":"E","body":"uptime\n"}]},{"words":["h"]},{"words":["uptime"]}]`},
