@@ -162,6 +162,25 @@ type shellLineInfo struct {
 
 // parseShellDirs is parseShell that also returns the line's shellLineInfo.
 func parseShellDirs(line string, env shellEnv) ([]shellCmd, shellLineInfo, error) {
+	cmds, info, err := parseShellRead(line, env)
+	if err != nil {
+		return nil, shellLineInfo{}, err
+	}
+	return cmds, info, nil
+}
+
+// parseShellPartial is what parseShell read of a line it could not read
+// to the end: the commands before the part it could not spell (a
+// here-document a shell reads, made at run time, after the substitutions
+// that make it). Only for refusing: what it returns is never all the line
+// runs.
+func parseShellPartial(line string, env shellEnv) []shellCmd {
+	cmds, _, _ := parseShellRead(line, env)
+	return cmds
+}
+
+// parseShellRead is parseShellDirs keeping, on an error, what was read.
+func parseShellRead(line string, env shellEnv) ([]shellCmd, shellLineInfo, error) {
 	spec, err := loadPlainSpec()
 	if err != nil {
 		return nil, shellLineInfo{}, err
@@ -176,7 +195,7 @@ func parseShellDirs(line string, env shellEnv) ([]shellCmd, shellLineInfo, error
 	var info shellLineInfo
 	p := &shParser{src: line, env: env, spec: spec, out: &out, info: &info}
 	if err := p.parseList(false); err != nil {
-		return nil, shellLineInfo{}, err
+		return out, info, err
 	}
 	return out, info, nil
 }
