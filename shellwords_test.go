@@ -133,12 +133,20 @@ func FuzzShellWords(f *testing.F) {
 			}
 		}
 	}
+	for _, l := range []string{
+		"cat <<EOF > n\nx $(date) `id` \\$y ${HOME}\nEOF", "cat <<-A 3<<'B'\n\t$(ls)\n\tA\nb\nB",
+		"bash <<'E'\nrm -rf ~\nE", "ssh h <<E\nuptime\nE", "x=$(cat <<E\n$(ls)\nE\n)",
+		"f() { cat <<E\n`ls`\nE\n}", "python3 - <<'E'\nprint(1)\nE", "cat > x.sh <<'E'\nls\nE\nbash x.sh",
+	} {
+		f.Add(l)
+	}
 	h, err := loadHardline()
 	if err != nil {
 		f.Fatal(err)
 	}
 	env := shellEnv{Home: "/home/u"}
 	f.Fuzz(func(t *testing.T, line string) {
+		parseShellPartial(line, env)
 		cmds, err := parseShell(line, env)
 		checkHardline(line, env)
 		if err != nil {
