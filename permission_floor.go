@@ -437,8 +437,8 @@ func (h *hardlineSpec) runsWritten(c shellCmd, written map[string]bool) string {
 	if len(c.Words) == 0 || len(written) == 0 {
 		return ""
 	}
-	if _, script := h.interpreterScript(c); script != "" && written[path.Clean(script)] {
-		return script
+	if _, script := h.interpreterScript(c); script != "" && (written[path.Clean(script)] || hasUnknown(script)) {
+		return script // a script named at run time may be the one written
 	}
 	if written[path.Clean(c.Words[0])] {
 		return c.Words[0]
@@ -462,8 +462,8 @@ func (h *hardlineSpec) runsWritten(c shellCmd, written map[string]bool) string {
 		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+") {
 			continue
 		}
-		if written[path.Clean(w)] {
-			return w
+		if written[path.Clean(w)] || hasUnknown(w) {
+			return w // a script named at run time ("$PWD/x.sh") may be the one written
 		}
 		return ""
 	}

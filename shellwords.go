@@ -120,6 +120,7 @@ type shParser struct {
 	info     *shellLineInfo
 	heredocs []heredoc
 	binding  []int // the heredocs of the command being recorded (finish to emit)
+	pipedIn  bool  // the command being recorded reads a pipe (finish to emit)
 	fed      bool  // the command being unwrapped is given operands at run time
 	// temps are the line's own variables set from mktemp (t=$(mktemp -d)),
 	// with the path the floor reads for them (mktempValue): "$t/app" is a
@@ -136,6 +137,7 @@ type cmdBuilder struct {
 	discard  bool   // a for/select header: its words are not a command
 	funcName string // "function" was read: the next word names a function
 	heredocs []int  // its here-documents, as indexes into the parser's
+	piped    bool   // a | before it feeds its input
 }
 
 func (c *cmdBuilder) atCommandPosition() bool {
@@ -284,10 +286,12 @@ func (p *shParser) parseList(inSub bool) error {
 			if err := p.finish(&cur); err != nil {
 				return err
 			}
+			pipe := c == '|' && p.peek(1) != '|'
 			if p.peek(1) == c || (c == '|' && p.peek(1) == '&') {
 				p.pos++
 			}
 			p.pos++
+			cur.piped = pipe
 		case c == '(' && p.peek(1) == ')' && cur.funcName == "" && len(cur.words) == 1 && len(cur.assigns) == 0 && len(cur.redirs) == 0 && !cur.closed:
 			// name() body: a function definition. Its body's commands are
 			// recorded like any others (they are what a call runs), and
@@ -463,7 +467,7 @@ func (p *shParser) finish(cur *cmdBuilder) error {
 	if c.discard || (len(c.words) == 0 && len(c.redirs) == 0 && len(c.assigns) == 0) {
 		return nil
 	}
-	p.binding = c.heredocs
+	p.binding, p.pipedIn = c.heredocs, c.piped
 	return p.emit(c.words, c.assigns, c.redirs)
 }
 

@@ -48,6 +48,10 @@ type plainSpec struct {
 		ValueOptions []string `json:"value_options"`
 		Sources      []string `json:"sources"`
 		StdinFiles   []string `json:"stdin_files"`
+		StdinShells  struct {
+			About    string     `json:"about"`
+			Commands [][]string `json:"commands"`
+		} `json:"stdin_shells"`
 	} `json:"shells"`
 	Eval       []string `json:"eval"`
 	SwitchUser struct {
@@ -165,14 +169,17 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 	}
 	fed := p.fed
 	redirs = append(redirs, outs...)
-	if len(words) > 0 && body == nil && (p.readsScript(words) || p.deferredWords(words)) {
+	k, _ := stdinRedir(redirs)
+	piped := p.pipedIn
+	p.pipedIn = false
+	if len(words) > 0 && body == nil && (p.readsScript(words) || p.deferredWords(words) || (p.startsShell(words) && (k >= 0 || piped))) {
 		// A shell fed its script on stdin, or a program that hands what
 		// it reads to one (ssh host, tmux): a here-string's text is known
 		// and read as a line of its own, and so is a here-document's body
 		// when the line has been read (readHeredocs); a pipe or a process
 		// substitution makes the script only known when it runs.
 		k, in := stdinRedir(redirs)
-		shell := p.readsScript(words)
+		shell := p.readsScript(words) || p.startsShell(words)
 		op := strings.TrimPrefix(in.Op, "0")
 		switch {
 		case k >= 0 && op == "<<<" && shell:
@@ -567,6 +574,34 @@ func (p *shParser) readsScript(words []sword) bool {
 	if !isShell && !contains(p.spec.Shells.Sources, name) {
 		return false
 	}
+	return p.shellReadsStdin(words, isShell)
+}
+
+// startsShell says whether a command starts a shell of its own that
+// reads its commands from stdin (hardline.json plain.shells.stdin_shells:
+// sudo -s, su with no -c).
+func (p *shParser) startsShell(words []sword) bool {
+	name := commandName(words[0].s)
+	for _, sc := range p.spec.Shells.StdinShells.Commands {
+		if len(sc) == 0 || sc[0] != name {
+			continue
+		}
+		if len(sc) == 1 {
+			return true // su, run0, pkexec: the command itself, with no program left
+		}
+		for _, w := range words[1:] {
+			for _, o := range sc[1:] {
+				if w.s == o || (len(o) == 2 && len(w.s) > 2 && w.s[0] == '-' && w.s[1] != '-' && strings.IndexByte(w.s[1:], o[1]) >= 0) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// shellReadsStdin is readsScript for a shell or a sources command.
+func (p *shParser) shellReadsStdin(words []sword, isShell bool) bool {
 	args := words[1:]
 	for i := 0; i < len(args); i++ {
 		a := args[i].s
