@@ -325,3 +325,64 @@ func (b *boundarySpec) winScript(script string, written map[string]*string, root
 	}
 	return b.windowsLine(string(data), root, depth+1)
 }
+
+// winExpand spells a deletion's words with what its block's variables
+// and the line's assignments stand for ($_ in gci $HOME | % { … }, $items
+// after $items = gci $HOME), a variable given a variable read again.
+func winExpand(args []string, vars, assigned map[string][]string) []string {
+	for round := 0; round < 3; round++ {
+		var ex []string
+		changed := false
+		for _, a := range args {
+			if ws, ok := winVarWords(a, vars); ok {
+				ex, changed = append(ex, ws...), true
+			} else if ws, ok := winVarWords(a, assigned); ok {
+				ex, changed = append(ex, ws...), true
+			} else {
+				ex = append(ex, a)
+			}
+		}
+		args = ex
+		if !changed {
+			break
+		}
+	}
+	return args
+}
+
+// noteAssigned records $name = words (or = (sub-expression), the command
+// read next).
+func noteAssigned(c []string, cmds [][]string, ci int, assigned map[string][]string) {
+	if len(c) < 2 || c[1] != "=" || !strings.HasPrefix(c[0], "$") {
+		return
+	}
+	name := strings.ToLower(c[0])
+	val := c[2:]
+	if len(val) == 0 && ci+1 < len(cmds) {
+		val = cmds[ci+1]
+	}
+	assigned[name] = append([]string(nil), val...)
+}
+
+// winDeleteMethod says whether a command calls a .Delete method
+// ($_.Delete($true), (Get-Item $HOME).Delete($true)): a deletion of what
+// its words name.
+func winDeleteMethod(c []string) bool {
+	for _, w := range c {
+		lw := strings.ToLower(w)
+		if strings.HasSuffix(lw, ".delete") && !strings.Contains(lw, "::") {
+			return true
+		}
+	}
+	return false
+}
+
+// winInParens says whether the command starting at pos starts right
+// after a ( (spaces between).
+func winInParens(line string, pos int) bool {
+	i := pos - 1
+	for i >= 0 && (line[i] == ' ' || line[i] == '\t') {
+		i--
+	}
+	return i >= 0 && line[i] == '('
+}

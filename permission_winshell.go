@@ -263,6 +263,7 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 	feeds := winFeeds(line, cmds, fed, starts) // permission_winblocks.go
 	saved := map[string]bool{}                 // files a fetcher saved earlier in the line
 	written := map[string]*string{}            // files the line writes: their text, nil when unknown
+	assigned := map[string][]string{}          // $name = words: what a variable was given
 	for ci, c := range cmds {
 		name := winName(c[0])
 		args := c[1:]
@@ -278,6 +279,7 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		if fed[ci] && ci > 0 {
 			fedBy = cmds[ci-1]
 		}
+		noteAssigned(c, cmds, ci, assigned)
 		if f, t, known := winWritten(c, fedBy); f != "" {
 			if known {
 				written[f] = &t
@@ -354,28 +356,28 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 			recursive = true // del /f /q C:\* empties a folder
 		case name == "remove-item" || name == "ri":
 			recursive = true // -Force alone deletes a folder's files, and asks only on a console
+		case winDeleteMethod(c):
+			recursive = true // $_.Delete($true), (Get-Item $HOME).Delete($true)
+			args = c
 		}
 		if !recursive {
 			continue
 		}
 		if fed[ci] && ci > 0 && !anyOperand(args) {
 			// No path of its own: it deletes what the command before the
-			// pipe lists (gci C:\Windows -Recurse | ri -Force).
+			// pipe lists (gci C:\Windows -Recurse | ri -Force), or the
+			// value piped ($_ | Remove-Item).
 			args = cmds[ci-1][1:]
-		}
-		if vars := feeds[ci]; vars != nil {
-			// In a block run per item: $_ (or the loop's variable) is
-			// what the pipeline's lister or the loop's list names.
-			var ex []string
-			for _, a := range args {
-				if ws, ok := winVarWords(a, vars); ok {
-					ex = append(ex, ws...)
-				} else {
-					ex = append(ex, a)
-				}
+			if strings.HasPrefix(cmds[ci-1][0], "$") {
+				args = cmds[ci-1]
 			}
-			args = ex
 		}
+		if !anyOperand(args) && ci+1 < len(cmds) && winInParens(line, starts[ci+1]) {
+			// Remove-Item (Get-ChildItem $HOME) -Recurse: its operand is
+			// what the sub-expression lists.
+			args = append(append([]string(nil), args...), cmds[ci+1]...)
+		}
+		args = winExpand(args, feeds[ci], assigned)
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") || (strings.HasPrefix(a, "/") && len(a) <= 3) {
 				continue
