@@ -121,6 +121,7 @@ type shParser struct {
 	heredocs []heredoc
 	binding  []int // the heredocs of the command being recorded (finish to emit)
 	pipedIn  bool  // the command being recorded reads a pipe (finish to emit)
+	pipeFrom int   // and the output index of the one command writing it, or -1
 	fed      bool  // the command being unwrapped is given operands at run time
 	// temps are the line's own variables set from mktemp (t=$(mktemp -d)),
 	// with the path the floor reads for them (mktempValue): "$t/app" is a
@@ -138,6 +139,7 @@ type cmdBuilder struct {
 	funcName string // "function" was read: the next word names a function
 	heredocs []int  // its here-documents, as indexes into the parser's
 	piped    bool   // a | before it feeds its input
+	pipeFrom int    // with piped, the output index of the command before the |, or -1
 }
 
 func (c *cmdBuilder) atCommandPosition() bool {
@@ -283,6 +285,7 @@ func (p *shParser) parseList(inSub bool) error {
 				return err
 			}
 		case c == '&' || c == '|':
+			before := len(*p.out)
 			if err := p.finish(&cur); err != nil {
 				return err
 			}
@@ -291,7 +294,10 @@ func (p *shParser) parseList(inSub bool) error {
 				p.pos++
 			}
 			p.pos++
-			cur.piped = pipe
+			cur.piped, cur.pipeFrom = pipe, -1
+			if pipe && len(*p.out) == before+1 {
+				cur.pipeFrom = before // the one command before the pipe
+			}
 		case c == '(' && p.peek(1) == ')' && cur.funcName == "" && len(cur.words) == 1 && len(cur.assigns) == 0 && len(cur.redirs) == 0 && !cur.closed:
 			// name() body: a function definition. Its body's commands are
 			// recorded like any others (they are what a call runs), and
@@ -467,7 +473,10 @@ func (p *shParser) finish(cur *cmdBuilder) error {
 	if c.discard || (len(c.words) == 0 && len(c.redirs) == 0 && len(c.assigns) == 0) {
 		return nil
 	}
-	p.binding, p.pipedIn = c.heredocs, c.piped
+	p.binding, p.pipedIn, p.pipeFrom = c.heredocs, c.piped, -1
+	if c.piped {
+		p.pipeFrom = c.pipeFrom
+	}
 	return p.emit(c.words, c.assigns, c.redirs)
 }
 

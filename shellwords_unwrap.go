@@ -170,8 +170,8 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 	fed := p.fed
 	redirs = append(redirs, outs...)
 	k, _ := stdinRedir(redirs)
-	piped := p.pipedIn
-	p.pipedIn = false
+	piped, from := p.pipedIn, p.pipeFrom
+	p.pipedIn, p.pipeFrom = false, -1
 	if len(words) > 0 && body == nil && (p.readsScript(words) || p.deferredWords(words) || (p.startsShell(words) && (k >= 0 || piped))) {
 		// A shell fed its script on stdin, or a program that hands what
 		// it reads to one (ssh host, tmux): a here-string's text is known
@@ -206,8 +206,25 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 				empty := ""
 				body = &empty // the shell's commands are its body's, read at the line's end
 			}
+		case shell && k < 0 && piped && p.pipedText(from, &body):
+			// cat <<'EOF' | bash, echo 'ls' | sh: the text piped in is
+			// known, and read as the shell's line (a here-document's when
+			// the line has been read).
 		case shell:
 			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
+		case k < 0 && piped:
+			// ssh host, tmux fed a text the line spells out: read as a
+			// line too (the command itself stays).
+			var text *string
+			if p.pipedText(from, &text) && text != nil && *text != "" {
+				sub, err := p.child(*text)
+				if err != nil {
+					return err
+				}
+				if err := sub.parseList(false); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if body != nil {
@@ -253,6 +270,67 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 	}
 	return nil
 }
+
+// pipedText finds the text the one command before a pipe writes when the
+// line spells it out: cat (or cat -) given a here-document or a
+// here-string, or echo with no options and known words. A here-document
+// not yet read becomes a script one; one read already gives its body. The
+// shell's body is set (empty for a pending here-document, whose commands
+// are read with it).
+func (p *shParser) pipedText(from int, body **string) bool {
+	if from < 0 || from >= len(*p.out) {
+		return false
+	}
+	src := (*p.out)[from]
+	if len(src.Words) == 0 {
+		return false
+	}
+	switch {
+	case src.Words[0] == "cat" && (len(src.Words) == 1 || (len(src.Words) == 2 && src.Words[1] == "-")):
+		k, in := stdinRedir(src.Redirs)
+		if k < 0 {
+			return false
+		}
+		switch strings.TrimPrefix(in.Op, "0") {
+		case "<<<":
+			if hasShellExpansion(in.Target) {
+				return false
+			}
+			text := in.Target
+			*body = &text
+			return true
+		case "<<", "<<-":
+			for i := range p.heredocs {
+				if p.heredocs[i].cmd == from && p.heredocs[i].redir == k {
+					p.heredocs[i].script = true
+					empty := ""
+					*body = &empty
+					return true
+				}
+			}
+			if in.Expands {
+				return false
+			}
+			text := in.Body
+			*body = &text
+			return true
+		}
+	case src.Words[0] == "echo":
+		for _, w := range src.Words[1:] {
+			if strings.HasPrefix(w, "-") || hasShellExpansion(w) || strings.Contains(w, "\\") {
+				return false // options, escapes (dash's echo turns \n into a line end): not spelt here
+			}
+		}
+		text := strings.Join(src.Words[1:], " ")
+		*body = &text
+		return true
+	}
+	return false
+}
+
+// hasShellExpansion says whether a word as parsed still holds an
+// expansion only known when the line runs.
+func hasShellExpansion(w string) bool { return strings.ContainsAny(w, "$`") }
 
 // bindHeredocs tells the here-documents of a command where it was
 // recorded: the n-th of them is its n-th << or <<- redirection.
