@@ -96,6 +96,9 @@ type loopSpec struct {
 	Budgets map[string]struct {
 		MaxSteps        int `json:"max_steps"`
 		MaxOutputTokens int `json:"max_output_tokens"`
+		// HeadlessGCHoldMiB: -p collects no garbage until the runtime
+		// holds this many MiB (proc_gc.go); 0 collects as usual.
+		HeadlessGCHoldMiB int `json:"headless_gc_hold_mib"`
 	} `json:"budgets"`
 	Parallel struct {
 		ReadOnly bool `json:"read_only"`
