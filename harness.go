@@ -9,7 +9,6 @@ package main
 // The ground (floor 1): every floor reads it; it calls nothing above it.
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -262,11 +261,14 @@ func theSpec() *spec {
 // decodeStrict decodes one harness JSON file, refusing unknown fields so a
 // typo in the spec is an error rather than a silently ignored setting.
 func decodeStrict(fsys fs.FS, name string, v any) error {
-	data, err := fs.ReadFile(fsys, name)
+	// The decoder reads the file itself: an embedded file opened is read
+	// in place, where ReadFile would copy it first (0.27 MB of -p's 4.4).
+	f, err := fsys.Open(name)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	defer f.Close()
+	dec := json.NewDecoder(f)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%s: %v", name, err)
