@@ -185,31 +185,7 @@ func ignored(stack []*ignoreFile, rel string, isDir bool) bool {
 func walkProject(root, start string, fn func(rel string, d fs.DirEntry) error) error {
 	stack, relStart := ignoresAbove(root, start)
 	var walk func(dir, rel string, stack []*ignoreFile) error
-	walk = func(dir, rel string, stack []*ignoreFile) error {
-		ents, stack, ok := readWalkDir(dir, rel, stack)
-		if !ok {
-			return nil // an unreadable folder is skipped, not fatal
-		}
-		for _, d := range ents {
-			crel, isDir, skip := walkEntry(stack, rel, d)
-			if skip {
-				continue
-			}
-			err := fn(crel, d)
-			if err == fs.SkipDir {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if isDir {
-				if err := walk(filepath.Join(dir, d.Name()), crel, stack); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
+	walk = func(dir, rel string, stack []*ignoreFile) error { return visitFolder(dir, rel, stack, fn, walk) }
 	st, err := os.Stat(start)
 	if err != nil {
 		return err
@@ -247,28 +223,12 @@ func walkProjectParallel(root, start string, workers int, fn func(rel string, d 
 		firstErr error
 	)
 	one := func(j job) ([]job, error) {
-		ents, stack, ok := readWalkDir(j.dir, j.rel, j.stack)
-		if !ok {
-			return nil, nil
-		}
 		var subs []job
-		for _, d := range ents {
-			crel, isDir, skip := walkEntry(stack, j.rel, d)
-			if skip {
-				continue
-			}
-			err := fn(crel, d)
-			if err == fs.SkipDir {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if isDir {
-				subs = append(subs, job{filepath.Join(j.dir, d.Name()), crel, stack})
-			}
-		}
-		return subs, nil
+		err := visitFolder(j.dir, j.rel, j.stack, fn, func(dir, rel string, stack []*ignoreFile) error {
+			subs = append(subs, job{dir, rel, stack})
+			return nil
+		})
+		return subs, err
 	}
 	var wg sync.WaitGroup
 	for range max(1, workers) {
@@ -300,6 +260,35 @@ func walkProjectParallel(root, start string, workers int, fn func(rel string, d 
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// visitFolder reads one folder of a walk, calls fn for each entry the
+// walk does not pass by, and hands each folder fn did not skip to into
+// (the ordered walk goes down into it at once, the parallel one queues it).
+func visitFolder(dir, rel string, stack []*ignoreFile, fn func(string, fs.DirEntry) error, into func(dir, rel string, stack []*ignoreFile) error) error {
+	ents, stack, ok := readWalkDir(dir, rel, stack)
+	if !ok {
+		return nil // an unreadable folder is skipped, not fatal
+	}
+	for _, d := range ents {
+		crel, isDir, skip := walkEntry(stack, rel, d)
+		if skip {
+			continue
+		}
+		err := fn(crel, d)
+		if err == fs.SkipDir {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if isDir {
+			if err := into(filepath.Join(dir, d.Name()), crel, stack); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ignoresAbove is the stack of ignore files that apply at start: those of

@@ -17,6 +17,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // holdGC stops collection until the runtime holds limit bytes; a limit of
@@ -24,6 +25,12 @@ import (
 // reports whether it held.
 func holdGC(limit int64, getenv func(string) string) bool {
 	if limit <= 0 || getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return false
+	}
+	// One hold at a time: a second one's "previous" percent would be the
+	// first's off, and its cleanup would leave collection off for good
+	// (sessions made in one process, as the tests make them).
+	if !gcHeld.CompareAndSwap(false, true) {
 		return false
 	}
 	prev := debug.SetGCPercent(-1)
@@ -43,4 +50,8 @@ type gcSentinel struct{ _ [16]byte }
 func releaseGC(percent int) {
 	debug.SetGCPercent(percent)
 	debug.SetMemoryLimit(math.MaxInt64)
+	gcHeld.Store(false)
 }
+
+// gcHeld is set while a hold is in force.
+var gcHeld atomic.Bool
