@@ -350,18 +350,11 @@ func (h *hardlineSpec) codeLater(cmds []shellCmd, env shellEnv) *hardlineHit {
 	written := map[string]bool{} // files the line writes, as spelt, cleaned
 	for _, c := range cmds {
 		if what := h.runsWritten(c, written); what != "" && !c.scriptRead {
-			// A script whose text the line spells out (withWrittenScripts)
-			// is read: a shell's as the line's own commands, an
-			// interpreter's as its code. Any other is only known when the
-			// line runs.
-			if c.scriptCode == "" {
-				return &hardlineHit{Rule: "runs-written-file", Reason: fillPairs(cl.WrittenThenRun.Reason, "what", what), Unsure: true, Command: strings.Join(c.Words, " ")}
-			}
-			if in, ok := h.interpreterOf(c); ok {
-				if hit := h.codeMarks(in, c.Words[0], c.scriptCode, c); hit != nil {
-					return hit
-				}
-			}
+			// A script whose text the line spells out is read in
+			// (withWrittenScripts): a shell's as the line's own commands,
+			// an interpreter's as its code. Any other is only known when
+			// the line runs.
+			return &hardlineHit{Rule: "runs-written-file", Reason: fillPairs(cl.WrittenThenRun.Reason, "what", what), Unsure: true, Command: strings.Join(c.Words, " ")}
 		}
 		h.noteWritten(c, written)
 		assigns := c.Assigns
@@ -747,17 +740,6 @@ func (h *hardlineSpec) codeMarks(in interpreterSpec, name, code string, c shellC
 		}
 	}
 	return nil
-}
-
-// isInterpreter says whether a command name is one of
-// code_later.interpreters.
-func (h *hardlineSpec) isInterpreter(name string) bool {
-	for _, in := range h.CodeLater.Interpreters {
-		if nameMatches(in.Names, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // stdinText is what a command reads on its input when the line spells it

@@ -487,12 +487,12 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 					}
 				}
 			}
-			if r.Body != "" && (contains(ex.Senders, name) || h.isInterpreter(name)) {
+			if r.Body != "" && contains(ex.Senders, name) {
 				// A here-document a sender reads (sftp's batch, ssh's
-				// commands) or an interpreter runs as its program is its
-				// words: a secret it names is sent or read, and code
-				// holding a net marker sends. (A body only written to a
-				// file, a commit message or a README, is data.)
+				// commands) is its words: a secret it names is sent.
+				// (One an interpreter runs is its code, read as -c code
+				// is, permission_heredoc.go; one only written to a file,
+				// a commit message or a README, is data.)
 				if s, n := h.textExfil(r.Body); s != "" || n {
 					if s != "" {
 						secret = s
@@ -500,18 +500,6 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 					if n {
 						sends = name
 					}
-				}
-			}
-		}
-		if c.scriptCode != "" {
-			// A program the line wrote and runs (permission_heredoc.go)
-			// is read as code given inline.
-			if s, n := h.textExfil(c.scriptCode); s != "" || n {
-				if s != "" {
-					secret = s
-				}
-				if n {
-					sends = name
 				}
 			}
 		}

@@ -20,11 +20,13 @@ import (
 	"strings"
 )
 
-// withWrittenScripts is a parsed line with the scripts it writes and runs
-// read in: each shell script's commands follow the command that runs it
-// (marked scriptRead), and an interpreter run on a written program gets
-// that program as its scriptCode. A script that does not parse is left
-// unread (runs-written-file stays unsure for it).
+// withWrittenScripts is a parsed line with the scripts it spells out read
+// in: each shell script the line writes and runs has its commands follow
+// the command that runs it (marked scriptRead), and an interpreter whose
+// program is a text the line spells out (a written file, a here-document
+// or a here-string on its input) is given it as -c code (codeWords), so
+// every check of inline code reads it. A script that does not parse is
+// left unread (runs-written-file stays unsure for it).
 func (h *hardlineSpec) withWrittenScripts(cmds []shellCmd, env shellEnv) []shellCmd {
 	texts := map[string]string{} // written files whose text is known, cleaned
 	written := map[string]bool{}
@@ -44,47 +46,109 @@ func (h *hardlineSpec) withWrittenScripts(cmds []shellCmd, env shellEnv) []shell
 	}
 	changed := false
 	for _, c := range cmds {
-		what := h.runsWritten(c, written)
-		text, known := texts[path.Clean(what)]
-		if what == "" || !known {
-			out = append(out, c)
-			note(c)
-			continue
-		}
-		if _, ok := h.interpreterOf(c); ok {
-			c.scriptCode = text
-			if c.scriptCode == "" {
-				c.scriptCode = "\n" // an empty program is known too
-			}
-			out = append(out, c)
-			changed = true
-			note(c)
-			continue
-		}
-		if !h.shellText(text) {
-			out = append(out, c) // another language by its #! line: unsure
-			note(c)
-			continue
-		}
-		inner, err := parseShell(text, env)
-		if err != nil {
-			out = append(out, c)
-			note(c)
-			continue
-		}
-		c.scriptRead = true
-		out = append(out, c)
+		n, inner := h.readScript(c, written, texts, env)
+		out = append(out, n)
 		note(c)
 		for _, k := range inner {
 			out = append(out, k)
 			note(k)
 		}
-		changed = true
+		changed = changed || n.scriptRead
 	}
 	if !changed {
 		return cmds
 	}
 	return out
+}
+
+// readScript is one command of withWrittenScripts with what it runs read
+// in: the command (scriptRead when read) and the commands of the shell
+// script it runs.
+func (h *hardlineSpec) readScript(c shellCmd, written map[string]bool, texts map[string]string, env shellEnv) (shellCmd, []shellCmd) {
+	if in, ok := h.interpreterFor(c); ok {
+		if text, expands, ok := stdinText(c); ok && !expands {
+			if n, ok := h.codeWords(in, c, "", text); ok {
+				return n, nil
+			}
+		}
+	}
+	what := h.runsWritten(c, written)
+	text, known := texts[path.Clean(what)]
+	if what == "" || !known {
+		return c, nil
+	}
+	if in, script := h.interpreterScript(c); script != "" {
+		if n, ok := h.codeWords(in, c, script, text); ok {
+			return n, nil
+		}
+		return c, nil
+	}
+	if !h.shellText(text) {
+		return c, nil // another language by its #! line: unsure
+	}
+	inner, err := parseShell(text, env)
+	if err != nil {
+		return c, nil
+	}
+	c.scriptRead = true
+	return c, inner
+}
+
+// codeWords spells an interpreter command with its program given as code
+// (python3 -c TEXT, node -e TEXT) in place of its script operand, or of
+// the - (or /dev/stdin) that reads it from stdin, or last when it has no
+// operand. It is marked scriptRead: what it named is read.
+func (h *hardlineSpec) codeWords(in interpreterSpec, c shellCmd, script, text string) (shellCmd, bool) {
+	opt := ""
+	for _, o := range in.CodeOptions {
+		if o != "+" {
+			opt = o
+			break
+		}
+	}
+	if opt == "" {
+		return c, false
+	}
+	n := c
+	n.Words = []string{c.Words[0]}
+	placed := false
+	for _, w := range c.Words[1:] {
+		switch {
+		case !placed && script != "" && w == script, !placed && script == "" && (w == "-" || h.stdinScript(w)):
+			// its script operand, or the - that reads stdin: the program
+			// given in its place, so the operands after it stay its own
+			n.Words = append(n.Words, opt, text)
+			placed = true
+		default:
+			n.Words = append(n.Words, w)
+		}
+	}
+	if !placed {
+		n.Words = append(n.Words, opt, text)
+	}
+	n.scriptRead = true
+	return n, true
+}
+
+// interpreterFor is the interpreter (code_later.interpreters with code
+// options and no markers of their own) a command is, when it reads its
+// program from stdin: no code option, no script operand.
+func (h *hardlineSpec) interpreterFor(c shellCmd) (interpreterSpec, bool) {
+	in, script := h.interpreterScript(c)
+	if script != "" || len(in.CodeOptions) == 0 {
+		return in, false
+	}
+	for _, w := range c.Words[1:] {
+		if contains(h.CodeLater.InfoOptions, w) {
+			return in, false
+		}
+		for _, o := range in.CodeOptions {
+			if w == o || (strings.HasPrefix(o, "--") && strings.HasPrefix(w, o+"=")) || (len(o) == 2 && len(w) > 1 && w[0] == '-' && !strings.HasPrefix(w, "--") && strings.IndexByte(w[1:], o[1]) >= 0) {
+				return in, false // code given: that is its program
+			}
+		}
+	}
+	return in, true
 }
 
 // writtenTexts are the files a command writes with a text the line spells
@@ -144,14 +208,6 @@ func (h *hardlineSpec) writtenTexts(c shellCmd) map[string]string {
 		out[path.Clean(f)] = text
 	}
 	return out
-}
-
-// interpreterOf is the interpreter (code_later.interpreters, those with no
-// markers of their own: vim or less given a file views it) a command runs
-// on a script file it names, as python3 x.py does.
-func (h *hardlineSpec) interpreterOf(c shellCmd) (interpreterSpec, bool) {
-	in, script := h.interpreterScript(c)
-	return in, script != ""
 }
 
 // interpreterScript is an interpreter command's script operand: the first

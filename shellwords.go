@@ -38,9 +38,6 @@ type shellCmd struct {
 	// the line wrote with a text it spells out, and that text's commands
 	// follow it in the line (withWrittenScripts).
 	scriptRead bool
-	// scriptCode: for the floor, the program text an interpreter runs
-	// from a file the line wrote with a text it spells out.
-	scriptCode string
 }
 
 // shellRedir is one redirection: Op as written with its fd (">", "2>",
