@@ -386,3 +386,27 @@ func winInParens(line string, pos int) bool {
 	}
 	return i >= 0 && line[i] == '('
 }
+
+// winEvalRead is the file a command reads for Invoke-Expression to run:
+// Get-Content (gc, cat, type) of it in parentheses right after iex, or
+// piped into iex; "" otherwise.
+func winEvalRead(cmds [][]string, fed []bool, starts []int, ci int, line string) string {
+	c := cmds[ci]
+	readers := []string{"get-content", "gc", "cat", "type"}
+	evals := []string{"iex", "invoke-expression"}
+	first := func(args []string) string {
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				return a
+			}
+		}
+		return ""
+	}
+	if contains(readers, winName(c[0])) && ci > 0 && contains(evals, winName(cmds[ci-1][0])) && winInParens(line, starts[ci]) {
+		return first(c[1:])
+	}
+	if contains(evals, winName(c[0])) && fed[ci] && ci > 0 && contains(readers, winName(cmds[ci-1][0])) {
+		return first(cmds[ci-1][1:])
+	}
+	return ""
+}

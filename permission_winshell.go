@@ -270,6 +270,13 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		if saved[winName(strings.TrimPrefix(c[0], "&"))] || (len(args) > 0 && contains(w.Launchers, name) && saved[winName(args[0])]) {
 			return unsure(c[0] + ", a file the line downloads")
 		}
+		if s := winEvalRead(cmds, fed, starts, ci, line); s != "" {
+			// iex (Get-Content x.ps1 -Raw), Get-Content x.ps1 | iex: the
+			// file's text is run.
+			if hit := b.winScript(s, written, root, depth); hit != nil {
+				return hit
+			}
+		}
 		if s := w.winRuns(c); s != "" {
 			if hit := b.winScript(s, written, root, depth); hit != nil {
 				return hit
