@@ -45,8 +45,13 @@ func (h *hardlineSpec) withWrittenScripts(cmds []shellCmd, env shellEnv) []shell
 		}
 	}
 	changed := false
+	budget := h.Plain.Limits.Commands // commands read in, in all: a script run many times is read while it fits
 	for _, c := range cmds {
 		n, inner := h.readScript(c, written, texts, env)
+		if len(inner) > budget {
+			n, inner = c, nil // unread: runs-written-file stays unsure
+		}
+		budget -= len(inner)
 		out = append(out, n)
 		note(c)
 		for _, k := range inner {
