@@ -32,6 +32,11 @@ func (h *hardlineSpec) withWrittenScripts(cmds []shellCmd, env shellEnv) []shell
 	written := map[string]bool{}
 	var out []shellCmd
 	note := func(c shellCmd) {
+		if len(c.Redirs) == 0 && len(c.Words) > 0 {
+			if _, ok := h.CodeLater.WrittenThenRun.OutputOptions[c.Words[0]]; !ok {
+				return // writes no file noteWritten knows
+			}
+		}
 		mine := map[string]bool{}
 		h.noteWritten(c, mine)
 		known := h.writtenTexts(c)
@@ -70,12 +75,15 @@ func (h *hardlineSpec) withWrittenScripts(cmds []shellCmd, env shellEnv) []shell
 // in: the command (scriptRead when read) and the commands of the shell
 // script it runs.
 func (h *hardlineSpec) readScript(c shellCmd, written map[string]bool, texts map[string]string, env shellEnv) (shellCmd, []shellCmd) {
-	if in, ok := h.interpreterFor(c); ok {
-		if text, expands, ok := stdinText(c); ok && !expands {
+	if text, expands, ok := stdinText(c); ok && !expands {
+		if in, ok := h.interpreterFor(c); ok {
 			if n, ok := h.codeWords(in, c, "", text); ok {
 				return n, nil
 			}
 		}
+	}
+	if len(written) == 0 {
+		return c, nil
 	}
 	what := h.runsWritten(c, written)
 	text, known := texts[path.Clean(what)]
