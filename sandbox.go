@@ -565,6 +565,7 @@ func sandboxed(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
 // session's world, inside the sandbox the context carries, else plainly.
 func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
+	closeInherited() // what lembas inherited is not the command's
 	var err error
 	switch {
 	case r == nil || r.bare || cmd.Err != nil:

@@ -701,6 +701,7 @@ func worldInit(args []string) int {
 		return theSandboxSpec().ExitSetup
 	}
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	closeInherited() // the socket (fd 3) and whatever lembas inherited: no command's
 	sessFD, err := unix.Open(plan.Session, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	gitHow := ""
 	if err == nil {
