@@ -296,14 +296,15 @@ func gitDirs(root string) (gitDir, common string, ok bool) {
 // policyParts is a policy before the paths are checked on disk: what the
 // conformance cases compare, since it does not depend on the machine.
 type policyParts struct {
-	Write   []string `json:"write"`   // written for real: the project, its git folders, config's writable
-	Temp    []string `json:"temp"`    // the temp folders (private to the session in the world)
-	Caches  []string `json:"caches"`  // build caches: copy-on-write in the world, read-only without one
-	Devices []string `json:"devices"` // written and ioctl'd
-	Protect []string `json:"protect"` // git's code-running files: read-only
-	Pin     []string `json:"pin"`     // git's history (objects, refs, logs): add-only in the world
-	Mask    []string `json:"mask"`    // credentials: empty in the world
-	Network string   `json:"network"` // on, off, proxy
+	Write   []string `json:"write"`           // written for real: the project, its git folders, config's writable
+	Temp    []string `json:"temp"`            // the temp folders (private to the session in the world)
+	Caches  []string `json:"caches"`          // build caches: copy-on-write in the world, read-only without one
+	Devices []string `json:"devices"`         // written and ioctl'd
+	Protect []string `json:"protect"`         // git's code-running files: read-only
+	Later   []string `json:"later,omitempty"` // protect's patterns (a * in them): a match made by a command is taken away
+	Pin     []string `json:"pin"`             // git's history (objects, refs, logs): add-only in the world
+	Mask    []string `json:"mask"`            // credentials: empty in the world
+	Network string   `json:"network"`         // on, off, proxy
 }
 
 // policyFor lays out a command's policy for a mode: in plan mode the
@@ -346,6 +347,11 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 	p.Devices = append(p.Devices, sp.Devices...)
 	if isGit && mode != "plan" {
 		p.Protect = gitPaths(sp.Protect, gd, common)
+		for _, e := range sp.Protect {
+			if strings.Contains(e, "*") {
+				p.Later = append(p.Later, strings.NewReplacer("<git>", gd, "<common>", common).Replace(e))
+			}
+		}
 		p.Pin = gitPaths(sp.Pin, gd, common)
 	}
 	for _, e := range sp.Mask {
@@ -677,7 +683,7 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 		r.pol, _ = sb.policyOf(parts, false)
 	}
 	r.pol.NoMeta = r.plan // Landlock does not mediate chmod, chown, utime
-	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world))
+	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world), parts.Later...)
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}
@@ -807,6 +813,7 @@ func showRoots(roots []string) string {
 // so a change can be seen and undone where no namespace could stop it.
 type gitSnapshot struct {
 	roots []string
+	globs []string           // protect's patterns: a match that was not there before is the command's
 	files map[string]gitFile // path → what it held; roots that did not exist are absent
 }
 
@@ -817,13 +824,46 @@ type gitFile struct {
 }
 
 // takeGitSnapshot reads the protected paths (a file, or a folder walked
-// whole; hooks folders are small).
-func takeGitSnapshot(roots []string) gitSnapshot {
-	s := gitSnapshot{roots: roots, files: map[string]gitFile{}}
+// whole; hooks folders are small). A pattern's matches (a submodule's
+// config and hooks, a worktree's folder) are those that exist now; one a
+// command makes — which the world could not bind, as it was not there
+// when the world began — reads as added, and restore takes it away.
+func takeGitSnapshot(roots []string, globs ...string) gitSnapshot {
+	s := gitSnapshot{globs: globs, files: map[string]gitFile{}}
+	if len(globs) > 0 {
+		held := map[string]bool{}
+		for _, r := range roots {
+			held[r] = true
+		}
+		for _, m := range s.matches() {
+			if !held[m] {
+				roots = append(roots, m) // bound in the world, or new: compared either way
+			}
+		}
+	}
+	s.roots = roots
 	for _, r := range roots {
 		s.read(r, s.files)
 	}
 	return s
+}
+
+// matches is what the snapshot's patterns match now.
+func (s gitSnapshot) matches() []string {
+	var out []string
+	for _, g := range s.globs {
+		m, _ := filepath.Glob(g)
+		out = append(out, m...)
+	}
+	return out
+}
+
+// nowRoots is the roots and every match of the patterns now.
+func (s gitSnapshot) nowRoots() []string {
+	if len(s.globs) == 0 {
+		return s.roots
+	}
+	return uniq(append(append([]string{}, s.roots...), s.matches()...))
 }
 
 func (s gitSnapshot) read(root string, into map[string]gitFile) {
@@ -850,11 +890,11 @@ func (s gitSnapshot) read(root string, into map[string]gitFile) {
 
 // changed lists what differs now from the snapshot.
 func (s gitSnapshot) changed() []string {
-	if len(s.roots) == 0 {
+	if len(s.roots) == 0 && len(s.globs) == 0 {
 		return nil
 	}
 	now := map[string]gitFile{}
-	for _, r := range s.roots {
+	for _, r := range s.nowRoots() {
 		s.read(r, now)
 	}
 	var out []string
@@ -877,7 +917,7 @@ func (s gitSnapshot) changed() []string {
 // changed or went is written again (files atomically).
 func (s gitSnapshot) restore() error {
 	now := map[string]gitFile{}
-	for _, r := range s.roots {
+	for _, r := range s.nowRoots() {
 		s.read(r, now)
 	}
 	var paths []string

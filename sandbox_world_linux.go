@@ -57,6 +57,7 @@ type worldPlan struct {
 	Mask     []string `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
 	Empty    []string `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
 	Protect  []string `json:"protect"`            // bound read-only (git's code-running files)
+	Fixed    []string `json:"fixed,omitempty"`    // bound onto themselves, writable: names a command can neither move nor remove (the project's .git)
 	Pin      []string `json:"pin"`                // git's history (objects, refs, logs): add-only overlays (sandbox_world_git.go)
 	GitLayer string   `json:"gitlayer,omitempty"` // the pins' upper layers: <session>/<gitlayer>/<i>/{u,w}
 	Session  string   `json:"session"`            // the session folder on the host: tmp/, var-tmp/, cache/N/
@@ -1252,6 +1253,15 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 			gitHow = how
 		}
 	}
+	// The project's .git stays where git looks for it: a mount point is
+	// neither renamed nor removed (EBUSY), so no command can move it aside
+	// — its read-only files with it — and put a git folder of its own,
+	// whose config runs a program, in its place.
+	for _, p := range plan.Fixed {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return "", fmt.Errorf("binding %s: %v", p, err)
+		}
+	}
 	for _, p := range plan.Protect {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return "", fmt.Errorf("binding %s: %v", p, err)
@@ -1367,6 +1377,9 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 		if exists(p) {
 			plan.Protect = append(plan.Protect, p)
 		}
+	}
+	if dot := filepath.Join(s.root, ".git"); exists(dot) {
+		plan.Fixed = append(plan.Fixed, dot)
 	}
 	for _, p := range parts.Pin {
 		if !exists(p) && exists(filepath.Dir(p)) {

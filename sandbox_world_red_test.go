@@ -9,6 +9,7 @@ package main
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -103,5 +104,46 @@ print("tried")
 	r = sandboxBash(t, tb, "auto", "echo the-real-command")
 	if strings.Contains(r.Text, "FORGED") || !strings.Contains(r.Text, "the-real-command") {
 		t.Errorf("a process a command left behind answered for the next command:\n%s", r.Text)
+	}
+}
+
+// TestWorldGitFolderStays: the git folder cannot be swapped for one the
+// command wrote. Its code-running files are bound read-only inside it, but
+// the folder itself is a name in the project: moved aside (its binds go
+// with it) and replaced by a fresh one whose config runs a program, or
+// given a submodule's or a worktree's folder made after the world began,
+// the person's next git command outside would run the program.
+func TestWorldGitFolderStays(t *testing.T) {
+	tb, base, proj, _ := worldFixture(t, sandboxConfig{})
+	if r := sandboxBash(t, tb, "auto", "echo a > a.txt && git add a.txt && git commit -qm first"); r.IsError {
+		t.Fatalf("git commit: %s", r.Text)
+	}
+	pwned := filepath.Join(base, "pwned-by-git")
+	for _, body := range []string{
+		// the folder moved aside, a fresh one in its place
+		"#!/bin/sh\nmv .git .git-old && git init -q . && git config core.fsmonitor 'touch " + pwned + "'; git config core.hooksPath .; echo tried",
+		// copied, then swapped in by rename of the parent's entries
+		"#!/bin/sh\ncp -r .git .git-new 2>/dev/null; git --git-dir=.git-new config core.fsmonitor 'touch " + pwned + "'; rm -rf .git 2>/dev/null; mv .git .git-gone; mv .git-new .git; echo tried",
+	} {
+		r := sandboxBash(t, tb, "auto", script(body))
+		if !strings.Contains(r.Text, "tried") {
+			t.Errorf("the script did not run: %s", r.Text)
+		}
+		cmd := exec.Command("git", "status", "--short")
+		cmd.Dir = proj
+		out, err := cmd.CombinedOutput()
+		if pathExists(pwned) {
+			t.Fatalf("the person's git status ran a program the command planted:\n%s\n%s", r.Text, out)
+		}
+		if err != nil || !strings.Contains(gitOut(t, proj, "log", "--oneline"), "first") {
+			t.Errorf("the project's git history is not the person's after:\n%s\n%s %v", r.Text, out, err)
+		}
+	}
+	// A submodule's or worktree's folder made after the world began.
+	sandboxBash(t, tb, "auto", script("#!/bin/sh\nmkdir -p .git/modules/evil .git/worktrees/w && printf '[core]\\n\\tfsmonitor = touch "+pwned+"\\n' > .git/modules/evil/config && cp .git/modules/evil/config .git/worktrees/w/config.worktree; echo tried"))
+	for _, p := range []string{".git/modules/evil/config", ".git/worktrees/w/config.worktree"} {
+		if pathExists(filepath.Join(proj, p)) {
+			t.Errorf("%s was planted and left in place", p)
+		}
 	}
 }
