@@ -37,6 +37,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -703,6 +704,7 @@ func worldInit(args []string) int {
 	}
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
 	closeInherited() // the socket (fd 3) and whatever lembas inherited: no command's
+	standFirm()
 	sessFD, err := unix.Open(plan.Session, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	gitHow := ""
 	if err == nil {
@@ -768,6 +770,24 @@ func worldInit(args []string) int {
 		}
 		in.handle(m, fds)
 	}
+}
+
+// standFirm keeps the init from ending on a signal a command sends it
+// (kill 1, pkill lembas): the kernel drops only those pid 1 leaves at
+// their default, and Go's runtime catches most of them to end the program
+// — and with pid 1 the whole world, every process of the session. Caught
+// here and dropped, they stay caught, not ignored, so the commands the
+// init forks start with every signal at its default.
+func standFirm() {
+	sigs := []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGSYS,
+		syscall.SIGTRAP, syscall.SIGILL, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGSEGV, syscall.SIGSTKFLT, syscall.SIGPIPE,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM, syscall.SIGPROF}
+	c := make(chan os.Signal, 16)
+	signal.Notify(c, sigs...)
+	go func() {
+		for range c {
+		}
+	}()
 }
 
 // receive reads one message from lembas: its op "" when it was unreadable

@@ -147,3 +147,19 @@ func TestWorldGitFolderStays(t *testing.T) {
 		}
 	}
 }
+
+// TestWorldInitStands: the world's pid 1 is lembas's init, and a signal a
+// command sends it (kill 1, pkill lembas) ends neither it nor, with it,
+// every process of the session's world; a command's own processes still
+// end on those signals.
+func TestWorldInitStands(t *testing.T) {
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\nfor s in TERM HUP INT QUIT ABRT SYS TRAP USR1 USR2 ALRM PIPE XCPU XFSZ VTALRM PROF; do kill -$s 1; done; sleep 0.5; echo init-alive"))
+	if !strings.Contains(r.Text, "init-alive") || strings.Contains(r.Text, "world ended") {
+		t.Errorf("a signal to pid 1 ended the world:\n%s", r.Text)
+	}
+	r = sandboxBash(t, tb, "auto", "sleep 60 & kill -TERM $!; wait $!; echo child=$?")
+	if !strings.Contains(r.Text, "child=143") {
+		t.Errorf("a command's own child did not end on SIGTERM (an ignored signal inherited?):\n%s", r.Text)
+	}
+}
