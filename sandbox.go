@@ -49,10 +49,17 @@ type sandboxSpec struct {
 	Caches   []string `json:"caches"`
 	Temp     []string `json:"temp"`
 	Devices  []string `json:"devices"`
-	Protect  []string `json:"protect"`
-	Pin      []string `json:"pin"`
-	Mask     []string `json:"mask"`
-	Env      struct {
+	// WorldDev is the world's own /dev: the host's device files it binds
+	// (bind), and its links (name → target); pts is a devpts of the
+	// world's own and shm an empty tmpfs.
+	WorldDev struct {
+		Bind  []string          `json:"bind"`
+		Links map[string]string `json:"links"`
+	} `json:"world_dev"`
+	Protect []string `json:"protect"`
+	Pin     []string `json:"pin"`
+	Mask    []string `json:"mask"`
+	Env     struct {
 		DropSubstrings []string `json:"drop_substrings"`
 		Drop           []string `json:"drop"`
 	} `json:"env"`

@@ -53,22 +53,24 @@ import (
 
 // worldPlan is what the init lays out once; it is handed over on argv.
 type worldPlan struct {
-	Write    []string `json:"write"`              // bound writable again: the project, its git folders, config's writable
-	Overlay  []string `json:"overlay"`            // build caches: copy-on-write into the session folder
-	Mask     []string `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
-	Empty    []string `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
-	Protect  []string `json:"protect"`            // bound read-only (git's code-running files)
-	Fixed    []string `json:"fixed,omitempty"`    // bound onto themselves, writable: names a command can neither move nor remove (the project's .git)
-	Pin      []string `json:"pin"`                // git's history (objects, refs, logs): add-only overlays (sandbox_world_git.go)
-	GitLayer string   `json:"gitlayer,omitempty"` // the pins' upper layers: <session>/<gitlayer>/<i>/{u,w}
-	Session  string   `json:"session"`            // the session folder on the host: tmp/, var-tmp/, cache/N/
-	Net      bool     `json:"net"`                // a network namespace of its own (loopback only)
-	Proxy    int      `json:"proxy,omitempty"`    // with Net: the loopback port forwarded to the proxy socket
-	Socket   string   `json:"socket,omitempty"`   // the proxy's socket on the host
-	NProc    uint64   `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
-	FSize    uint64   `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
-	NoProc   bool     `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
-	Version  string   `json:"version,omitempty"`  // lembas's, so a stale binary is noticed
+	Write    []string          `json:"write"`              // bound writable again: the project, its git folders, config's writable
+	Overlay  []string          `json:"overlay"`            // build caches: copy-on-write into the session folder
+	Mask     []string          `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
+	Empty    []string          `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
+	Protect  []string          `json:"protect"`            // bound read-only (git's code-running files)
+	Fixed    []string          `json:"fixed,omitempty"`    // bound onto themselves, writable: names a command can neither move nor remove (the project's .git)
+	Pin      []string          `json:"pin"`                // git's history (objects, refs, logs): add-only overlays (sandbox_world_git.go)
+	GitLayer string            `json:"gitlayer,omitempty"` // the pins' upper layers: <session>/<gitlayer>/<i>/{u,w}
+	Session  string            `json:"session"`            // the session folder on the host: tmp/, var-tmp/, cache/N/
+	Net      bool              `json:"net"`                // a network namespace of its own (loopback only)
+	Proxy    int               `json:"proxy,omitempty"`    // with Net: the loopback port forwarded to the proxy socket
+	Socket   string            `json:"socket,omitempty"`   // the proxy's socket on the host
+	NProc    uint64            `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
+	FSize    uint64            `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
+	NoProc   bool              `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
+	Dev      []string          `json:"dev,omitempty"`      // the world's own /dev: the host's device files bound into it (null, zero, …)
+	DevLinks map[string]string `json:"devlinks,omitempty"` // and its links: name → target
+	Version  string            `json:"version,omitempty"`  // lembas's, so a stale binary is noticed
 }
 
 // worldMsg is one message on the control socket, either way.
@@ -1224,6 +1226,9 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		}
 		overlays = append(overlays, c)
 	}
+	if err := plan.ownDev(); err != nil {
+		return "", err
+	}
 	// Everything read-only, then the writable parts back.
 	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
@@ -1245,6 +1250,13 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 			return "", fmt.Errorf("placing %s: %v", pl.target, err)
 		}
 		unix.Close(pl.fd)
+	}
+	if len(plan.Dev) > 0 {
+		// A devpts of the world's own: the ptys a command makes, and none
+		// of the person's. Where the kernel refuses one, no pty at all.
+		if unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != nil {
+			unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666")
+		}
 	}
 	for _, e := range plan.Empty {
 		if _, err := os.Stat(e); err != nil {
@@ -1309,6 +1321,60 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		}
 	}
 	return gitHow, nil
+}
+
+// ownDev puts a /dev of the world's own over the host's: an empty tmpfs
+// holding the plan's device files (each the host's, bound: a user
+// namespace makes no device), its links, and the folders for its devpts
+// and shm. The host's /dev would give a command the person's terminals
+// (/dev/pts: what they type, what their terminal shows) and whatever disk,
+// camera or input device their groups open.
+func (plan worldPlan) ownDev() error {
+	if len(plan.Dev) == 0 {
+		return nil
+	}
+	type dev struct {
+		fd   int
+		name string
+	}
+	var devs []dev
+	defer func() {
+		for _, d := range devs {
+			unix.Close(d.fd)
+		}
+	}()
+	for _, name := range plan.Dev {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, "/dev/"+name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			continue // a device this machine lacks
+		}
+		devs = append(devs, dev{fd, name})
+	}
+	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("making the world's /dev: %v", err)
+	}
+	for _, d := range devs {
+		p := "/dev/" + d.name
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o666)
+		if err != nil {
+			return fmt.Errorf("making the world's %s: %v", p, err)
+		}
+		f.Close()
+		if err := unix.MoveMount(d.fd, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("placing the world's %s: %v", p, err)
+		}
+	}
+	for _, d := range []string{"pts", "shm"} {
+		if err := os.Mkdir("/dev/"+d, 0o755); err != nil {
+			return fmt.Errorf("making the world's /dev/%s: %v", d, err)
+		}
+	}
+	for name, target := range plan.DevLinks {
+		if err := os.Symlink(target, "/dev/"+name); err != nil {
+			return fmt.Errorf("making the world's /dev/%s: %v", name, err)
+		}
+	}
+	return nil
 }
 
 // overlayEscape escapes a path for overlay's options (commas, colons and
@@ -1415,6 +1481,7 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 		}
 	}
 	plan.Empty = []string{"/dev/shm", "/run/user/" + strconv.Itoa(os.Getuid())}
+	plan.Dev, plan.DevLinks = sp.WorldDev.Bind, sp.WorldDev.Links
 	if parts.Network == "proxy" {
 		plan.Proxy = sp.Proxy.Port
 	}

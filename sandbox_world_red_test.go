@@ -7,6 +7,7 @@ package main
 // spelling rule sees it): each fails when the attack gets through.
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -161,5 +162,56 @@ func TestWorldInitStands(t *testing.T) {
 	r = sandboxBash(t, tb, "auto", "sleep 60 & kill -TERM $!; wait $!; echo child=$?")
 	if !strings.Contains(r.Text, "child=143") {
 		t.Errorf("a command's own child did not end on SIGTERM (an ignored signal inherited?):\n%s", r.Text)
+	}
+}
+
+// TestWorldOwnDevices: the world's /dev holds the devices commands use and
+// no other. The host's /dev/pts would give a command the person's other
+// terminals — read what they type there (a password at a sudo prompt),
+// write into them (an OSC 52 clipboard set, a fake prompt) — and the
+// host's /dev their disks, cameras and input devices where their groups
+// let them. A pty the command makes for itself still works.
+func TestWorldOwnDevices(t *testing.T) {
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pty here: %v", err)
+	}
+	t.Cleanup(func() { unix.Close(master) })
+	unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0)
+	n, err := unix.IoctlGetInt(master, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave := fmt.Sprintf("/dev/pts/%d", n)
+	sf, err := os.OpenFile(slave, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sf.Close() })
+	unix.Write(master, []byte("CANARY-TYPED-PASSWORD\n")) // the person types in their other terminal
+	r := sandboxBash(t, tb, "auto", script(fmt.Sprintf(`#!/bin/sh
+ls /dev
+timeout 2 head -1 %[1]s
+echo INJECTED-BY-MODEL > %[1]s
+for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/kmsg /dev/mem /dev/input/event0 /dev/video0; do [ -e $d ] && echo "present $d"; done
+python3 -c 'import pty, os; pid, fd = pty.fork()
+if pid == 0: print("in-own-pty"); os._exit(0)
+print(os.read(fd, 100))'
+echo tried`, slave)))
+	unix.SetNonblock(master, true)
+	buf := make([]byte, 4096)
+	got, _ := unix.Read(master, buf)
+	if got > 0 && strings.Contains(string(buf[:got]), "INJECTED") {
+		t.Errorf("a command wrote into the person's terminal %s:\n%s", slave, r.Text)
+	}
+	if strings.Contains(r.Text, "CANARY-TYPED") {
+		t.Errorf("a command read what the person typed in their terminal %s:\n%s", slave, r.Text)
+	}
+	if strings.Contains(r.Text, "present") {
+		t.Errorf("the host's devices are in the world:\n%s", r.Text)
+	}
+	if !strings.Contains(r.Text, "in-own-pty") || !strings.Contains(r.Text, "tried") {
+		t.Errorf("a pty of the command's own did not work:\n%s", r.Text)
 	}
 }
