@@ -215,3 +215,55 @@ echo tried`, slave)))
 		t.Errorf("a pty of the command's own did not work:\n%s", r.Text)
 	}
 }
+
+// TestWorldSecretsByClass: beyond the credential folders, what a home
+// holds that is as good as one — shell and REPL histories (a token typed
+// on a command line), database passwords, browser and mail profiles
+// (cookies, saved passwords), chat sessions, other coding agents' logins,
+// registry and cloud tools' tokens, password managers' and age keys — is
+// empty in the world. A script greps the whole home for them.
+func TestWorldSecretsByClass(t *testing.T) {
+	custom := filepath.Join(t.TempDir(), "custom_history")
+	t.Setenv("HISTFILE", custom)
+	var files []string
+	for _, p := range []string{
+		".bash_history", ".zsh_history", ".local/share/fish/fish_history", ".python_history", ".psql_history",
+		".pgpass", ".my.cnf",
+		".mozilla/firefox/x.default/cookies.sqlite", ".config/google-chrome/Default/Cookies", ".config/chromium/Default/Login Data",
+		".thunderbird/x.default/logins.json", ".authinfo", ".pki/nssdb/key4.db",
+		".config/Slack/Cookies", ".config/discord/Local Storage/leveldb/x.log",
+		".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".config/github-copilot/hosts.json", ".local/share/opencode/auth.json",
+		".m2/settings.xml", ".gradle/gradle.properties", ".gem/credentials", ".config/composer/auth.json", ".config/containers/auth.json", ".yarnrc.yml", ".config/configstore/firebase-tools.json",
+		".oci/config", ".config/doctl/config.yaml", ".s3cfg", ".config/rclone/rclone.conf", ".fly/config.yml", ".pulumi/credentials.json", ".terraformrc", ".minikube/profiles/x/client.key", ".config/hub", ".config/glab-cli/config.yml",
+		".config/op/config", ".config/sops/age/keys.txt",
+	} {
+		files = append(files, p)
+	}
+	tb, _, _, home := func() (*toolbox, string, string, string) {
+		base, proj, _ := sandboxFixture(t)
+		home := filepath.Join(base, "home")
+		for _, p := range files {
+			f := filepath.Join(home, p)
+			os.MkdirAll(filepath.Dir(f), 0o700)
+			os.WriteFile(f, []byte("CANARY-CLASS "+p+"\n"), 0o600)
+		}
+		os.WriteFile(custom, []byte("CANARY-CLASS $HISTFILE\n"), 0o600)
+		os.WriteFile(filepath.Join(home, "notes.txt"), []byte("plain file in home\n"), 0o600)
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", "")
+		tb := sandboxToolbox(t, proj, sandboxConfig{})
+		if tb.sandbox.theWorld() == nil {
+			t.Skipf("no world here: %v", tb.sandbox.worldErr)
+		}
+		return tb, base, proj, home
+	}()
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\ngrep -r . ~ 2>/dev/null; cat \"$HISTFILE\" 2>/dev/null; echo tried"))
+	for _, line := range strings.Split(r.Text, "\n") {
+		if strings.Contains(line, "CANARY-CLASS") {
+			t.Errorf("read in the world: %s", line)
+		}
+	}
+	if !strings.Contains(r.Text, "plain file in home") || !strings.Contains(r.Text, "tried") {
+		t.Errorf("the script did not read the home (%s):\n%s", home, r.Text)
+	}
+}
