@@ -855,14 +855,34 @@ func takeGitSnapshot(roots []string, globs ...string) gitSnapshot {
 	return s
 }
 
-// matches is what the snapshot's patterns match now.
+// matches is what the snapshot's patterns match now. A match reached
+// through a link below the pattern's fixed part (modules/evil -> ~) is
+// the link itself: restore removes what the command made, never what it
+// points at — a file of the person's that only looks like a match.
 func (s gitSnapshot) matches() []string {
 	var out []string
 	for _, g := range s.globs {
-		m, _ := filepath.Glob(g)
-		out = append(out, m...)
+		base := g
+		if i := strings.IndexByte(g, '*'); i >= 0 {
+			base = filepath.Dir(g[:i+1])
+		}
+		ms, _ := filepath.Glob(g)
+		for _, m := range ms {
+			rel, err := filepath.Rel(base, m)
+			if err != nil || !within(base, m) {
+				continue
+			}
+			cur := base
+			for _, c := range strings.Split(rel, string(filepath.Separator)) {
+				cur = filepath.Join(cur, c)
+				if fi, err := os.Lstat(cur); err != nil || fi.Mode()&fs.ModeSymlink != 0 || cur == m {
+					out = append(out, cur)
+					break
+				}
+			}
+		}
 	}
-	return out
+	return uniq(out)
 }
 
 // nowRoots is the roots and every match of the patterns now.

@@ -147,6 +147,18 @@ func TestWorldGitFolderStays(t *testing.T) {
 			t.Errorf("%s was planted and left in place", p)
 		}
 	}
+	// A module's folder that is a link to the person's files: the link
+	// goes, what it points at stays.
+	theirs := filepath.Join(base, "theirs")
+	os.MkdirAll(theirs, 0o755)
+	os.WriteFile(filepath.Join(theirs, "config"), []byte("the person's\n"), 0o644)
+	sandboxBash(t, tb, "auto", script("#!/bin/sh\nln -s "+theirs+" .git/modules/linked; echo tried"))
+	if !pathExists(filepath.Join(theirs, "config")) {
+		t.Error("taking a planted module away removed the person's file the link pointed at")
+	}
+	if pathExists(filepath.Join(proj, ".git/modules/linked")) {
+		t.Error("a module folder linked outside was left in place")
+	}
 }
 
 // TestWorldInitStands: the world's pid 1 is lembas's init, and a signal a
