@@ -821,6 +821,7 @@ func showRoots(roots []string) string {
 type gitSnapshot struct {
 	roots []string
 	globs []string           // protect's patterns: a match that was not there before is the command's
+	above map[string]string  // root → its folder, links resolved, when taken
 	files map[string]gitFile // path → what it held; roots that did not exist are absent
 }
 
@@ -849,10 +850,26 @@ func takeGitSnapshot(roots []string, globs ...string) gitSnapshot {
 		}
 	}
 	s.roots = roots
+	s.above = map[string]string{}
 	for _, r := range roots {
 		s.read(r, s.files)
+		s.above[r] = evalExisting(filepath.Dir(r))
 	}
 	return s
+}
+
+// aboveMoved says whether the folders above p's root now lead elsewhere
+// than when the snapshot was taken (the command replaced .git by a link):
+// what was there is written nowhere but where it was.
+func (s gitSnapshot) aboveMoved(p string) error {
+	for r, was := range s.above {
+		if p == r || within(r, p) {
+			if now := evalExisting(filepath.Dir(r)); now != was {
+				return fmt.Errorf("%s now leads to %s", filepath.Dir(r), now)
+			}
+		}
+	}
+	return nil
 }
 
 // matches is what the snapshot's patterns match now. A match reached
@@ -971,6 +988,12 @@ func (s gitSnapshot) restore() error {
 		}
 		if !f.dir && g.dir {
 			os.RemoveAll(p)
+		}
+		if g.mode&fs.ModeSymlink != 0 && f.mode&fs.ModeSymlink == 0 {
+			os.Remove(p) // a link the command made in its place: never written, made or chmod'ed through
+		}
+		if err := s.aboveMoved(p); err != nil {
+			return err
 		}
 		var err error
 		switch {

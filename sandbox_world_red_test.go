@@ -279,3 +279,51 @@ func TestWorldSecretsByClass(t *testing.T) {
 		t.Errorf("the script did not read the home (%s):\n%s", home, r.Text)
 	}
 }
+
+// TestSandboxFallbackGitLinks: without namespaces (Landlock alone) git's
+// protected files are put back after a command; putting them back never
+// writes through a link the command made in their place — .git/hooks
+// replaced by a link to a folder of the person's would have had the hooks
+// written, and the folder's mode set, there — and a git folder swapped for
+// a fresh one still gets the person's config, not the command's.
+func TestSandboxFallbackGitLinks(t *testing.T) {
+	base, proj, _ := sandboxFixture(t)
+	tb := sandboxToolbox(t, proj, sandboxConfig{}, func(s *sandbox) { s.noWorld = true })
+	tb.sandbox.nsOnce.Do(func() {}) // no namespace either: Landlock alone, on a thread of lembas
+	theirs := filepath.Join(base, "theirs")
+	os.MkdirAll(theirs, 0o700)
+	os.WriteFile(filepath.Join(proj, ".git", "hooks", "pre-push"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\nrm -rf .git/hooks && ln -s "+theirs+" .git/hooks; echo tried"))
+	if ents, _ := os.ReadDir(theirs); len(ents) > 0 {
+		t.Errorf("putting .git/hooks back wrote into the folder a link pointed at: %v\n%s", ents, r.Text)
+	}
+	if fi, _ := os.Stat(theirs); fi != nil && fi.Mode().Perm() != 0o700 {
+		t.Errorf("putting .git/hooks back changed the mode of the folder a link pointed at: %v", fi.Mode())
+	}
+	if fi, err := os.Lstat(filepath.Join(proj, ".git", "hooks")); err != nil || !fi.IsDir() {
+		t.Errorf(".git/hooks is not a folder again: %v", err)
+	}
+	pwned := filepath.Join(base, "pwned-by-git")
+	r = sandboxBash(t, tb, "auto", script("#!/bin/sh\nmv .git .git-old && git init -q . && git config core.fsmonitor 'touch "+pwned+"'; echo tried"))
+	cmd := exec.Command("git", "status", "--short")
+	cmd.Dir = proj
+	out, _ := cmd.CombinedOutput()
+	if pathExists(pwned) {
+		t.Errorf("the person's git status ran a program the command planted:\n%s\n%s", r.Text, out)
+	}
+}
+
+// TestSandboxFallbackGitFolderLink: a .git the command replaced by a link
+// to a folder of the person's gets none of the protected files written
+// there.
+func TestSandboxFallbackGitFolderLink(t *testing.T) {
+	base, proj, _ := sandboxFixture(t)
+	tb := sandboxToolbox(t, proj, sandboxConfig{}, func(s *sandbox) { s.noWorld = true })
+	tb.sandbox.nsOnce.Do(func() {})
+	theirs := filepath.Join(base, "theirs")
+	os.MkdirAll(theirs, 0o700)
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\nmv .git .git-old && ln -s "+theirs+" .git; echo tried"))
+	if ents, _ := os.ReadDir(theirs); len(ents) > 0 {
+		t.Errorf("putting git's files back wrote into the folder a link pointed at: %v\n%s", ents, r.Text)
+	}
+}
