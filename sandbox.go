@@ -61,6 +61,10 @@ type sandboxSpec struct {
 	Mask    []string `json:"mask"`
 	Env     struct {
 		DropSubstrings []string `json:"drop_substrings"`
+		DropWords      []string `json:"drop_words"`
+		Keep           []string `json:"keep"`
+		DropURLPass    bool     `json:"drop_url_password"`
+		DropPrefixes   []string `json:"drop_value_prefixes"`
 		Drop           []string `json:"drop"`
 	} `json:"env"`
 	CacheEnv map[string]string `json:"cache_env"`

@@ -35,6 +35,59 @@ func (s *sandbox) envDropped(name string) bool {
 			return true
 		}
 	}
+	for _, k := range sp.Env.Keep {
+		if k == name {
+			return false
+		}
+	}
+	for _, w := range strings.Split(up, "_") {
+		for _, d := range sp.Env.DropWords {
+			if w == d {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// envValueSecret says whether a value is a secret by its look, whatever
+// its variable's name: a URL carrying a password (scheme://user:pass@),
+// or the start of a well-known token (ghp_, sk-ant-, xoxb-, AKIA…).
+func (s *sandbox) envValueSecret(v string) bool {
+	sp := theSandboxSpec()
+	for _, p := range sp.Env.DropPrefixes {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	if !sp.Env.DropURLPass {
+		return false
+	}
+	for rest := v; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+3:]
+		auth := rest
+		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+			auth = auth[:j]
+		}
+		if at := strings.LastIndexByte(auth, '@'); at > 0 {
+			if _, pass, ok := strings.Cut(auth[:at], ":"); ok && pass != "" {
+				return true
+			}
+		}
+	}
+}
+
+// envKept says whether config's sandbox.env keeps the variable.
+func (s *sandbox) envKept(name string) bool {
+	for _, k := range s.cfg.Env {
+		if k == name {
+			return true
+		}
+	}
 	return false
 }
 
@@ -50,13 +103,16 @@ func (s *sandbox) scrubEnv(env []string) (kept, dropped []string) {
 		s.envMemo = map[string]bool{}
 	}
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
+		name, val, _ := strings.Cut(kv, "=")
 		drop, known := s.envMemo[name]
 		if !known {
 			drop = s.envDropped(name)
 			if len(s.envMemo) < 4096 {
 				s.envMemo[name] = drop
 			}
+		}
+		if !drop && !s.envKept(name) && s.envValueSecret(val) {
+			drop = true // by its value: judged each time, not remembered by name
 		}
 		if drop {
 			dropped = append(dropped, name)

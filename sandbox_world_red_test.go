@@ -327,3 +327,45 @@ func TestSandboxFallbackGitFolderLink(t *testing.T) {
 		t.Errorf("putting git's files back wrote into the folder a link pointed at: %v\n%s", ents, r.Text)
 	}
 }
+
+// TestWorldEnvSecretsByClass: a secret in the environment is dropped by
+// what it is, not only by the words KEY, SECRET, TOKEN and PASSWORD in its
+// name: a name whose word is PASS, PAT, PWD, AUTH, DSN or COOKIE; a value
+// that is a URL with a password in it; a value that starts as a known
+// token does. What only looks like one stays (PWD, GIT_AUTHOR_NAME,
+// XDG_SESSION_TYPE, a URL without a password).
+func TestWorldEnvSecretsByClass(t *testing.T) {
+	for k, v := range map[string]string{
+		"DATABASE_URL":     "postgres://app:CANARY-URL-PASS@db.internal:5432/app",
+		"UPSTREAM":         "https://x-access-token:CANARY-URL-TOKEN@github.com/o/r.git",
+		"SMTP_PASS":        "CANARY-PASS",
+		"GH_PAT":           "CANARY-PAT",
+		"DB_PWD":           "CANARY-PWD",
+		"BASIC_AUTH":       "user:CANARY-AUTH",
+		"SENTRY_DSN":       "CANARY-DSN",
+		"SESSION_COOKIE":   "CANARY-COOKIE",
+		"GPG_PASSPHRASE":   "CANARY-PASSPHRASE",
+		"DEPLOY_HOOK":      "ghp_CANARYxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		"SLACK_WEBHOOK":    "xoxb-CANARY-1234",
+		"ANTHROPIC":        "sk-ant-CANARY",
+		"GIT_AUTHOR_NAME":  "kept-author",
+		"XDG_SESSION_TYPE": "kept-session",
+		"MIRROR_URL":       "https://kept.example/path@v1",
+	} {
+		t.Setenv(k, v)
+	}
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\nenv; echo tried"))
+	if strings.Contains(r.Text, "CANARY") {
+		for _, l := range strings.Split(r.Text, "\n") {
+			if strings.Contains(l, "CANARY") {
+				t.Errorf("reached the command: %s", l)
+			}
+		}
+	}
+	for _, kept := range []string{"GIT_AUTHOR_NAME=kept-author", "XDG_SESSION_TYPE=kept-session", "MIRROR_URL=https://kept.example/path@v1", "\nPWD="} {
+		if !strings.Contains(r.Text, kept) {
+			t.Errorf("%q was dropped:\n%s", kept, r.Text)
+		}
+	}
+}
