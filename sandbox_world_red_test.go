@@ -7,6 +7,7 @@ package main
 // spelling rule sees it): each fails when the attack gets through.
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -367,5 +368,43 @@ func TestWorldEnvSecretsByClass(t *testing.T) {
 		if !strings.Contains(r.Text, kept) {
 			t.Errorf("%q was dropped:\n%s", kept, r.Text)
 		}
+	}
+}
+
+// TestNetNameToLocalAddress: a host name the person allowed on a card (or
+// for the project) is reached only at a public address. The card names
+// the host as the model spelled it — this machine's own name, say, which
+// reads like a remote one — and a name can resolve (or rebind) to
+// loopback, the LAN or the cloud's metadata address: the person's own
+// services. The proxy resolves such a name itself, refuses a local
+// address with a sentence naming it, and dials the address it checked.
+// A scripted model over real HTTP drives the engine; the script is run by
+// name.
+func TestNetNameToLocalAddress(t *testing.T) {
+	name, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	if ips, err := net.LookupIP(name); err != nil || len(ips) == 0 || !ips[0].IsLoopback() {
+		t.Skipf("this machine's name %q does not resolve to loopback here (%v %v)", name, ips, err)
+	}
+	_, port, hits := netTarget(t)
+	f := newFakeModel(t)
+	e := netSession(t, f, "auto")
+	body := "#!/bin/sh\nenv -u NO_PROXY -u no_proxy curl -s --max-time 60 http://" + name + ":" + port + "/; echo tried"
+	f.push(
+		callsReply(fakeCall{"write", map[string]any{"path": "s.sh", "content": body}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "chmod +x s.sh && ./s.sh"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "./s.sh # again"}}),
+		textReply("done"),
+	)
+	e.ask = &scriptedApprover{answers: []approvalAnswer{{Choice: "once"}, {Choice: "project"}}}
+	e.runTurn(context.Background(), "fetch it")
+	res := toolResults(f.got()[3])[1:]
+	if n := hits.Load(); n != 0 {
+		t.Errorf("a name allowed on a card reached a service on loopback %d times:\n%q", n, res)
+	}
+	if len(res) == 0 || !strings.Contains(res[0], "127.0.0.1") || !strings.Contains(res[0], "sandbox.network.allow") {
+		t.Errorf("the refusal does not name the address and the setting:\n%q", res)
 	}
 }
