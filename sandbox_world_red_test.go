@@ -408,3 +408,46 @@ func TestNetNameToLocalAddress(t *testing.T) {
 		t.Errorf("the refusal does not name the address and the setting:\n%q", res)
 	}
 }
+
+// TestWorldCommandsApart: a process a command left behind in the world
+// cannot trace, or read the memory of, a later command (the person's own,
+// a subagent's): each command is a Landlock domain of its own, and
+// Landlock refuses ptrace across domains. Were it allowed, the leftover
+// could rewrite what the later command does and says.
+func TestWorldCommandsApart(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	spy := `#!/usr/bin/python3
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+out = open("spy.txt", "w")
+for _ in range(400):
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            cmd = open("/proc/%s/cmdline" % p, "rb").read()
+        except OSError:
+            continue
+        if cmd.startswith(b"sleep\0" + b"77"):
+            r = libc.ptrace(16, int(p), 0, 0)  # PTRACE_ATTACH
+            e = ctypes.get_errno()
+            try:
+                open("/proc/%s/mem" % p, "rb").read(1)
+                m = "mem-read"
+            except OSError as x:
+                m = "mem " + str(x)
+            out.write("attach %d errno %d %s\n" % (r, e, m)); out.close()
+            os._exit(0)
+    time.sleep(0.05)
+out.write("no target\n")
+`
+	sandboxBash(t, tb, "auto", "cat > spy.py <<'EOF'\n"+spy+"EOF\nchmod +x spy.py && (setsid ./spy.py </dev/null >/dev/null 2>&1 &); echo left")
+	r := sandboxBash(t, tb, "auto", "sleep 77 & for i in $(seq 100); do [ -s spy.txt ] && break; sleep 0.1; done; kill %1; cat spy.txt")
+	b, _ := os.ReadFile(filepath.Join(proj, "spy.txt"))
+	if !strings.Contains(string(b), "attach") {
+		t.Skipf("the spy found no later command: %s %s", b, r.Text)
+	}
+	if !strings.Contains(string(b), "attach -1") || strings.Contains(string(b), "mem-read") {
+		t.Errorf("a process left behind traced a later command: %s", b)
+	}
+}
