@@ -1480,6 +1480,19 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 			plan.Mask = append(plan.Mask, m)
 		}
 	}
+	// The host's temp folder when it is not /tmp (TMPDIR in home): every
+	// lembas's session folder is there — other sessions' temp files, git
+	// layers, proxy sockets — and the world has a /tmp of its own. Emptied,
+	// unless it holds the project or a writable root.
+	if t := evalExisting(os.TempDir()); !underAny(t, []string{"/tmp", "/var/tmp"}) && t != "/" && t != evalExisting(homeDir()) && !underAny(t, plan.Write) {
+		holds := false
+		for _, w := range plan.Write {
+			holds = holds || within(t, w)
+		}
+		if !holds {
+			plan.Mask = append(plan.Mask, t)
+		}
+	}
 	plan.Empty = []string{"/dev/shm", "/run/user/" + strconv.Itoa(os.Getuid())}
 	plan.Dev, plan.DevLinks = sp.WorldDev.Bind, sp.WorldDev.Links
 	if parts.Network == "proxy" {

@@ -451,3 +451,28 @@ out.write("no target\n")
 		t.Errorf("a process left behind traced a later command: %s", b)
 	}
 }
+
+// TestWorldOtherSessionsHidden: with TMPDIR outside /tmp (a folder in
+// home, as some people set it), the session folders of every lembas
+// running — their /tmp files, git layers, proxy sockets — lie there, and
+// the world's /tmp being private does not hide them: the temp folder is
+// emptied in the world too.
+func TestWorldOtherSessionsHidden(t *testing.T) {
+	base, proj, _ := sandboxFixture(t)
+	tmp := filepath.Join(base, "mytmp")
+	other := filepath.Join(tmp, sessionDirPrefix+"other", "tmp")
+	os.MkdirAll(other, 0o700)
+	os.WriteFile(filepath.Join(other, "build.log"), []byte("CANARY-OTHER-SESSION\n"), 0o600)
+	t.Setenv("TMPDIR", tmp)
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	if tb.sandbox.theWorld() == nil {
+		t.Skipf("no world here: %v", tb.sandbox.worldErr)
+	}
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\ncat "+tmp+"/*/tmp/* 2>&1; ls -a "+tmp+"; echo x > /tmp/mine && cat /tmp/mine && echo tried"))
+	if strings.Contains(r.Text, "CANARY-OTHER-SESSION") {
+		t.Errorf("another session's temp files were read:\n%s", r.Text)
+	}
+	if !strings.Contains(r.Text, "tried") {
+		t.Errorf("the world's own /tmp did not work:\n%s", r.Text)
+	}
+}
