@@ -476,3 +476,51 @@ func TestWorldOtherSessionsHidden(t *testing.T) {
 		t.Errorf("the world's own /tmp did not work:\n%s", r.Text)
 	}
 }
+
+// TestWorldLinkToSecretThroughTools: a link a command makes in the project
+// to a masked file reads as empty in the world — and lembas's own tools,
+// which run outside it, read through it only when the person approves a
+// card naming where it leads (read), or not at all (grep): it held, and is
+// kept as a guard. A scripted model over real HTTP drives the engine in
+// auto mode; the person denies each read.
+func TestWorldLinkToSecretThroughTools(t *testing.T) {
+	f := newFakeModel(t)
+	e := netSession(t, f, "auto")
+	home := os.Getenv("HOME")
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("CANARY-KEY-THROUGH-LINK\n"), 0o600)
+	os.WriteFile(filepath.Join(home, ".bash_history"), []byte("export X=CANARY-HISTORY-THROUGH-LINK\n"), 0o600)
+	f.push(
+		callsReply(fakeCall{"write", map[string]any{"path": "l.sh", "content": "#!/bin/sh\nln -s ~/.ssh/id_ed25519 key.txt; ln -s ~/.ssh keys; ln -s ~/.bash_history h.txt; echo linked\n"}}),
+		callsReply(fakeCall{"bash", map[string]any{"command": "chmod +x l.sh && ./l.sh"}}),
+		callsReply(fakeCall{"read", map[string]any{"path": "key.txt"}}),
+		callsReply(fakeCall{"read", map[string]any{"path": "keys/id_ed25519"}}),
+		callsReply(fakeCall{"read", map[string]any{"path": "h.txt"}}),
+		callsReply(fakeCall{"grep", map[string]any{"pattern": "CANARY"}}),
+		textReply("done"),
+	)
+	ap := &scriptedApprover{answers: []approvalAnswer{{Choice: "once"}}} // the script; every read after is denied
+	e.ask = ap
+	e.runTurn(context.Background(), "look")
+	reads := 0
+	for _, a := range ap.asked {
+		if a.Tool == "read" {
+			reads++
+			if !strings.Contains(a.Reason, home) {
+				t.Errorf("the card for %s does not name where the link leads: %s", a.Input, a.Reason)
+			}
+		}
+	}
+	if reads != 3 {
+		t.Errorf("%d of the 3 reads through a link were asked: %+v", reads, ap.asked)
+	}
+	res := toolResults(f.got()[6])
+	if len(res) < 6 || !strings.Contains(res[1], "linked") {
+		t.Fatalf("the links were not made: %q", res)
+	}
+	for _, r := range res {
+		if strings.Contains(r, "CANARY-") {
+			t.Errorf("a lembas tool read a masked file through a link in the project:\n%s", r)
+		}
+	}
+}
