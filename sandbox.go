@@ -67,8 +67,9 @@ type sandboxSpec struct {
 		DropPrefixes   []string `json:"drop_value_prefixes"`
 		Drop           []string `json:"drop"`
 	} `json:"env"`
-	CacheEnv map[string]string `json:"cache_env"`
-	Limits   struct {
+	CacheEnv     map[string]string   `json:"cache_env"`
+	CacheDefault map[string][]string `json:"cache_default"`
+	Limits       struct {
 		Processes uint64 `json:"processes"`
 		FileBytes uint64 `json:"file_bytes"`
 		// SpawnRetryMS: how long a start that meets the process limit is

@@ -11,6 +11,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -137,6 +138,25 @@ func (s *sandbox) commandEnv(env []string, r *sandboxRun) []string {
 	return s.sandboxEnv(env, r)
 }
 
+// cacheMissing says whether the cache variable k is unset in env and the
+// folder its tool would use then does not exist: in the world there is
+// nothing to overlay, and a first build could not make its cache in the
+// read-only home.
+func cacheMissing(k string, env []string) bool {
+	for _, kv := range env {
+		if name, v, _ := strings.Cut(kv, "="); name == k && v != "" {
+			return false
+		}
+	}
+	for _, e := range theSandboxSpec().CacheDefault[k] {
+		if p, ok := expandRoot(e, os.Getenv, homeDir()); ok {
+			_, err := os.Stat(p)
+			return err != nil
+		}
+	}
+	return false
+}
+
 // sandboxEnv adds to env what the sandbox sets: the proxy, the world's
 // /tmp, the caches without a world.
 func (s *sandbox) sandboxEnv(env []string, r *sandboxRun) []string {
@@ -158,6 +178,11 @@ func (s *sandbox) sandboxEnv(env []string, r *sandboxRun) []string {
 	if r.world != nil {
 		if r.world.privateTmp() {
 			set["TMPDIR"] = "/tmp" // the host's may be a folder the world does not show
+			for k, sub := range theSandboxSpec().CacheEnv {
+				if cacheMissing(k, env) {
+					set[k] = "/tmp/.cache/" + sub
+				}
+			}
 		}
 	} else if dir, err := s.sessionDir(); err == nil {
 		for k, sub := range theSandboxSpec().CacheEnv {

@@ -575,3 +575,22 @@ func TestWorldOrdinaryWorkAfterFixes(t *testing.T) {
 		}
 	}
 }
+
+// TestWorldCacheMissing: a build cache that does not exist yet when the
+// world starts (a first go build, a first npm install) has nothing to
+// overlay, and the home is read-only in the world: the tool is pointed at
+// a folder in the session's /tmp instead of failing.
+func TestWorldCacheMissing(t *testing.T) {
+	t.Setenv("GOCACHE", "")
+	t.Setenv("npm_config_cache", "")
+	t.Setenv("PIP_CACHE_DIR", "")
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	line := `d=$(go env GOCACHE) && mkdir -p "$d" && touch "$d/probe" && echo go-cache-writable`
+	if _, err := exec.LookPath("npm"); err == nil {
+		line += `; d=$(npm config get cache) && mkdir -p "$d" && touch "$d/probe" && echo npm-cache-writable`
+	}
+	r := sandboxBash(t, tb, "auto", line)
+	if !strings.Contains(r.Text, "go-cache-writable") || strings.Contains(line, "npm") && !strings.Contains(r.Text, "npm-cache-writable") {
+		t.Errorf("a first build has no cache to write:\n%s", r.Text)
+	}
+}
