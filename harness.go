@@ -9,7 +9,6 @@ package main
 // The ground (floor 1): every floor reads it; it calls nothing above it.
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -96,6 +95,9 @@ type loopSpec struct {
 	Budgets map[string]struct {
 		MaxSteps        int `json:"max_steps"`
 		MaxOutputTokens int `json:"max_output_tokens"`
+		// HeadlessGCHoldMiB: -p collects no garbage until the runtime
+		// holds this many MiB (proc_gc.go); 0 collects as usual.
+		HeadlessGCHoldMiB int `json:"headless_gc_hold_mib"`
 	} `json:"budgets"`
 	Parallel struct {
 		ReadOnly bool `json:"read_only"`
@@ -259,11 +261,14 @@ func theSpec() *spec {
 // decodeStrict decodes one harness JSON file, refusing unknown fields so a
 // typo in the spec is an error rather than a silently ignored setting.
 func decodeStrict(fsys fs.FS, name string, v any) error {
-	data, err := fs.ReadFile(fsys, name)
+	// The decoder reads the file itself: an embedded file opened is read
+	// in place, where ReadFile would copy it first (0.27 MB of -p's 4.4).
+	f, err := fsys.Open(name)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	defer f.Close()
+	dec := json.NewDecoder(f)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%s: %v", name, err)

@@ -519,6 +519,9 @@ func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision
 		return decision{Verdict: "deny", Rule: "hardline.json", Reason: herr.Error()}
 	}
 	cmds, info, err := parseShellDirs(line, env)
+	if err == nil {
+		cmds = h.withWrittenScripts(cmds, env) // permission_heredoc.go
+	}
 	if d, ok := p.boundaryRefuses(line, cmds, err); ok {
 		return d // fork loops, disk fills: refused in every mode (permission_boundary.go)
 	}
@@ -533,6 +536,18 @@ func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision
 		return d // permission_boundary.go, permission_winshell.go
 	}
 	if err != nil {
+		// What was read before the part that cannot be spelled still
+		// runs: a floor refusal or a secret sent in it is refused in
+		// every mode, not asked (ssh host <<EOF with `cat ~/.ssh/id_rsa`).
+		if part := parseShellPartial(line, env); len(part) > 0 {
+			if hit := h.judge(line, part, nil, env); hit != nil && !hit.Unsure {
+				return decision{Verdict: "deny", Rule: "hardline.json " + hit.Rule,
+					Reason: permText("floor", "reason", hit.Reason, "command", hit.Command, "rule", hit.Rule)}
+			}
+			if d, ok := p.exfiltrates(h, part); ok {
+				return d
+			}
+		}
 		if p.headless {
 			return decision{Verdict: "deny", Rule: "unparseable", Reason: permText("unparsed_headless", "error", err)}
 		}

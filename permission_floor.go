@@ -220,10 +220,8 @@ func fedWords(c shellCmd) []string {
 	if !c.Fed {
 		return nil
 	}
-	for _, r := range c.Redirs {
-		if strings.TrimLeft(r.Op, "0123456789") == "<<<" && !hasUnknown(r.Target) {
-			return strings.Fields(r.Target)
-		}
+	if text, expands, ok := stdinText(c); ok && !expands && !hasUnknown(text) {
+		return strings.Fields(text)
 	}
 	return nil
 }
@@ -351,7 +349,11 @@ func (h *hardlineSpec) codeLater(cmds []shellCmd, env shellEnv) *hardlineHit {
 	cl := &h.CodeLater
 	written := map[string]bool{} // files the line writes, as spelt, cleaned
 	for _, c := range cmds {
-		if what := h.runsWritten(c, written); what != "" {
+		if what := h.runsWritten(c, written); what != "" && !c.scriptRead {
+			// A script whose text the line spells out is read in
+			// (withWrittenScripts): a shell's as the line's own commands,
+			// an interpreter's as its code. Any other is only known when
+			// the line runs.
 			return &hardlineHit{Rule: "runs-written-file", Reason: fillPairs(cl.WrittenThenRun.Reason, "what", what), Unsure: true, Command: strings.Join(c.Words, " ")}
 		}
 		h.noteWritten(c, written)
@@ -422,10 +424,14 @@ func (h *hardlineSpec) noteWritten(c shellCmd, written map[string]bool) {
 }
 
 // runsWritten says which written file a command runs: as its own name
-// (./x.sh), or as the script of a shell or of source.
+// (./x.sh), or as the script of a shell, of source or of an interpreter
+// (python3 x.py).
 func (h *hardlineSpec) runsWritten(c shellCmd, written map[string]bool) string {
 	if len(c.Words) == 0 || len(written) == 0 {
 		return ""
+	}
+	if _, script := h.interpreterScript(c); script != "" && (written[path.Clean(script)] || hasUnknown(script)) {
+		return script // a script named at run time may be the one written
 	}
 	if written[path.Clean(c.Words[0])] {
 		return c.Words[0]
@@ -449,8 +455,8 @@ func (h *hardlineSpec) runsWritten(c shellCmd, written map[string]bool) string {
 		if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "+") {
 			continue
 		}
-		if written[path.Clean(w)] {
-			return w
+		if written[path.Clean(w)] || hasUnknown(w) {
+			return w // a script named at run time ("$PWD/x.sh") may be the one written
 		}
 		return ""
 	}
@@ -690,6 +696,16 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 				}
 			}
 		}
+		if !hasCode && !script && len(in.Markers) == 0 {
+			// Its program is its input: a here-document's body or a
+			// here-string, when the line gives one, is that program.
+			if text, expands, ok := stdinText(c); ok {
+				if expands {
+					return &hardlineHit{Rule: "interpreter-code-at-run-time", Reason: fillPairs(cl.RunTimeReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
+				}
+				code, hasCode = text, true
+			}
+		}
 		if hasCode {
 			// Code made when the line runs — a substitution, or a variable
 			// as the whole program — cannot be judged: unsure.
@@ -701,16 +717,7 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 					return &hardlineHit{Rule: "interpreter-code-at-run-time", Reason: fillPairs(cl.RunTimeReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
 				}
 			}
-			markers := cl.ExecMarkers
-			if len(in.Markers) > 0 {
-				markers = in.Markers
-			}
-			for _, m := range markers {
-				if strings.Contains(code, m) {
-					return &hardlineHit{Rule: "interpreter-runs-code", Reason: fillPairs(cl.InterpreterReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
-				}
-			}
-			return nil
+			return h.codeMarks(in, name, code, c)
 		}
 		if !script && len(in.Markers) == 0 {
 			return &hardlineHit{Rule: "interpreter-reads-stdin", Reason: fillPairs(cl.StdinReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
@@ -718,6 +725,38 @@ func (h *hardlineSpec) interpreterCode(c shellCmd) *hardlineHit {
 		return nil
 	}
 	return nil
+}
+
+// codeMarks is the hit for an interpreter's code that holds one of its
+// exec markers (code_later.exec_markers, or its own), or nil.
+func (h *hardlineSpec) codeMarks(in interpreterSpec, name, code string, c shellCmd) *hardlineHit {
+	markers := h.CodeLater.ExecMarkers
+	if len(in.Markers) > 0 {
+		markers = in.Markers
+	}
+	for _, m := range markers {
+		if strings.Contains(code, m) {
+			return &hardlineHit{Rule: "interpreter-runs-code", Reason: fillPairs(h.CodeLater.InterpreterReason, "what", name), Unsure: true, Command: strings.Join(c.Words, " ")}
+		}
+	}
+	return nil
+}
+
+// stdinText is what a command reads on its input when the line spells it
+// out: a here-document's body or a here-string's text. expands says it
+// holds a part only known when the line runs.
+func stdinText(c shellCmd) (text string, expands, ok bool) {
+	k, in := stdinRedir(c.Redirs)
+	if k < 0 {
+		return "", false, false
+	}
+	switch strings.TrimPrefix(in.Op, "0") {
+	case "<<<":
+		return in.Target, hasUnknown(in.Target), true
+	case "<<", "<<-":
+		return in.Body, in.Expands, true
+	}
+	return "", false, false
 }
 
 // stdinScript says whether an interpreter's script operand is a pipe:

@@ -232,6 +232,9 @@ func checkHardline(line string, env shellEnv) (*hardlineHit, error) {
 		return nil, err
 	}
 	cmds, err := parseShell(line, env)
+	if err == nil {
+		cmds = h.withWrittenScripts(cmds, env)
+	}
 	if hit := h.judge(line, cmds, err, env); hit != nil {
 		return hit, nil
 	}

@@ -478,13 +478,27 @@ func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, b
 					sends = r.Target
 				}
 			}
-			if strings.Contains(r.Op, "<<") {
+			if strings.HasSuffix(r.Op, "<<<") {
 				// A here-string is words too: sftp's batch (put
-				// ~/.ssh/id_rsa). (A here-document's target is its
-				// delimiter: the parser does not keep the body.)
+				// ~/.ssh/id_rsa).
 				for _, m := range ex.Secrets {
 					if strings.Contains(r.Target, m) {
 						secret = r.Target
+					}
+				}
+			}
+			if r.Body != "" && contains(ex.Senders, name) {
+				// A here-document a sender reads (sftp's batch, ssh's
+				// commands) is its words: a secret it names is sent.
+				// (One an interpreter runs is its code, read as -c code
+				// is, permission_heredoc.go; one only written to a file,
+				// a commit message or a README, is data.)
+				if s, n := h.textExfil(r.Body); s != "" || n {
+					if s != "" {
+						secret = s
+					}
+					if n {
+						sends = name
 					}
 				}
 			}

@@ -73,10 +73,18 @@ func winCommands(line string) [][]string {
 // it (Get-ChildItem $HOME | Remove-Item -Recurse: the paths come down the
 // pipe).
 func winPipeline(line string) ([][]string, []bool) {
+	out, fed, _ := winScan(line)
+	return out, fed
+}
+
+// winScan is winPipeline with where each command starts in the line.
+func winScan(line string) ([][]string, []bool, []int) {
 	var out [][]string
 	var fed []bool
+	var starts []int
 	piped := false
 	var cur []string
+	curStart := -1
 	var word strings.Builder
 	inWord := false
 	quote := byte(0)
@@ -92,12 +100,17 @@ func winPipeline(line string) ([][]string, []bool) {
 		if len(cur) > 0 {
 			out = append(out, cur)
 			fed = append(fed, piped)
+			starts = append(starts, curStart)
 			cur = nil
 		}
+		curStart = -1
 		piped = false
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
+		if curStart < 0 && quote == 0 && !strings.ContainsRune(" \t\r;&|\n{}()", rune(c)) {
+			curStart = i
+		}
 		if quote != 0 {
 			if c == quote {
 				quote = 0
@@ -124,10 +137,7 @@ func winPipeline(line string) ([][]string, []bool) {
 					continue
 				}
 			}
-			flushWord()
-			if c == '{' {
-				flushCmd() // a block: its words are a command of their own
-			}
+			flushCmd() // a block: its words are commands of their own
 		case '(', ')':
 			flushWord()
 			if c == '(' {
@@ -139,7 +149,7 @@ func winPipeline(line string) ([][]string, []bool) {
 		}
 	}
 	flushCmd()
-	return out, fed
+	return out, fed, starts
 }
 
 // winName is a command's name as both shells match it: without case,
@@ -249,13 +259,40 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 		}
 	}
 	var ask *winHit
-	cmds, fed := winPipeline(line)
-	saved := map[string]bool{} // files a fetcher saved earlier in the line
+	cmds, fed, starts := winScan(line)
+	feeds := winFeeds(line, cmds, fed, starts) // permission_winblocks.go
+	saved := map[string]bool{}                 // files a fetcher saved earlier in the line
+	written := map[string]*string{}            // files the line writes: their text, nil when unknown
+	assigned := map[string][]string{}          // $name = words: what a variable was given
 	for ci, c := range cmds {
 		name := winName(c[0])
 		args := c[1:]
 		if saved[winName(strings.TrimPrefix(c[0], "&"))] || (len(args) > 0 && contains(w.Launchers, name) && saved[winName(args[0])]) {
 			return unsure(c[0] + ", a file the line downloads")
+		}
+		if s := winEvalRead(cmds, fed, starts, ci, line); s != "" {
+			// iex (Get-Content x.ps1 -Raw), Get-Content x.ps1 | iex: the
+			// file's text is run.
+			if hit := b.winScript(s, written, root, depth); hit != nil {
+				return hit
+			}
+		}
+		if s := w.winRuns(c); s != "" {
+			if hit := b.winScript(s, written, root, depth); hit != nil {
+				return hit
+			}
+		}
+		var fedBy []string
+		if fed[ci] && ci > 0 {
+			fedBy = cmds[ci-1]
+		}
+		noteAssigned(c, cmds, ci, assigned)
+		if f, t, known := winWritten(c, fedBy); f != "" {
+			if known {
+				written[f] = &t
+			} else {
+				written[f] = nil
+			}
 		}
 		if contains(w.Fetchers, name) {
 			for i, a := range args {
@@ -326,15 +363,28 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 			recursive = true // del /f /q C:\* empties a folder
 		case name == "remove-item" || name == "ri":
 			recursive = true // -Force alone deletes a folder's files, and asks only on a console
+		case winDeleteMethod(c):
+			recursive = true // $_.Delete($true), (Get-Item $HOME).Delete($true)
+			args = c
 		}
 		if !recursive {
 			continue
 		}
 		if fed[ci] && ci > 0 && !anyOperand(args) {
 			// No path of its own: it deletes what the command before the
-			// pipe lists (gci C:\Windows -Recurse | ri -Force).
+			// pipe lists (gci C:\Windows -Recurse | ri -Force), or the
+			// value piped ($_ | Remove-Item).
 			args = cmds[ci-1][1:]
+			if strings.HasPrefix(cmds[ci-1][0], "$") {
+				args = cmds[ci-1]
+			}
 		}
+		if !anyOperand(args) && ci+1 < len(cmds) && winInParens(line, starts[ci+1]) {
+			// Remove-Item (Get-ChildItem $HOME) -Recurse: its operand is
+			// what the sub-expression lists.
+			args = append(append([]string(nil), args...), cmds[ci+1]...)
+		}
+		args = winExpand(args, feeds[ci], assigned)
 		for _, a := range args {
 			if strings.HasPrefix(a, "-") || (strings.HasPrefix(a, "/") && len(a) <= 3) {
 				continue

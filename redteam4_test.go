@@ -76,6 +76,8 @@ func FuzzRedteam4(f *testing.F) {
 	}
 	f.Add("t=$(mktemp -d); t=$(mktemp -p \"$t\"); \"$t\"")
 	f.Add("| | Remove-Item")
+	f.Add("gci ~ | ? { $_ } | % { ri $_.FullName -r }; foreach ($f in (gci $HOME)) { ri $f }")
+	f.Add("Set-Content x.ps1 'ri -r ~'; pwsh -File x.ps1; & .\\x.ps1")
 	p := permissionsFor("auto", proj, false, &config{})
 	bare := permissionsFor("auto", proj, true, &config{})
 	bare.setSandbox("fuzz")

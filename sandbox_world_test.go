@@ -675,6 +675,11 @@ func TestHeadlessPrewarmsWorld(t *testing.T) {
 	if !strings.Contains(r.stderr, "sandbox world started") && !strings.Contains(r.stderr, "sandbox namespaces probed") {
 		t.Errorf("the world was not begun in the background:\n%s", r.stderr)
 	}
+	// A world that starts is its own proof of the namespaces: the probe's
+	// helper (another whole process start) runs only when it fails.
+	if strings.Contains(r.stderr, "sandbox world started") && strings.Contains(r.stderr, "sandbox namespaces probed") {
+		t.Errorf("the namespaces were probed apart from the world that started:\n%s", r.stderr)
+	}
 	// -p leaves its folder for the next session's sweep rather than wait
 	// for its removal before the exit: unowned (its lock free), it goes
 	// with the next session's start.

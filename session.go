@@ -61,6 +61,9 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		}
 		return nil, nil, fmt.Errorf("config.yaml: %v", err)
 	}
+	if headless {
+		holdGC(int64(theSpec().Loop.Budgets["cli"].HeadlessGCHoldMiB)<<20, os.Getenv)
+	}
 	var early *modelLookup // a new session's model does not depend on it: look it up while it is made
 	if !f.cont && f.sessionID == "" {
 		early = lookupModel(ctx, cfg, f.model, os.Getenv)

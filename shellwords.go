@@ -34,6 +34,10 @@ type shellCmd struct {
 	Defines string `json:"defines,omitempty"`
 
 	fromFind bool // for the floor: its operands are what a find found
+	// scriptRead: for the floor, the command runs as a shell script a file
+	// the line wrote with a text it spells out, and that text's commands
+	// follow it in the line (withWrittenScripts).
+	scriptRead bool
 }
 
 // shellRedir is one redirection: Op as written with its fd (">", "2>",
@@ -41,6 +45,13 @@ type shellCmd struct {
 type shellRedir struct {
 	Op     string `json:"op"`
 	Target string `json:"target"`
+	// Body is a here-document's text as the command reads it: with a
+	// quoted delimiter its lines as written; with a plain one its escapes
+	// taken out, known variables given their values, and each substitution
+	// standing as its raw text (its commands are read as the line's own).
+	// Expands says such a body holds a part only known when the line runs.
+	Body    string `json:"body,omitempty"`
+	Expands bool   `json:"expands,omitempty"`
 }
 
 // shellEnv is what parseShell may know about the shell it reads for.
@@ -80,10 +91,18 @@ type sword struct {
 	assign  bool // NAME=value with the name and = unquoted
 }
 
+// heredoc is a here-document opened on the line being read: its body is
+// read when the line ends, and kept in its redirection, the redir-th of
+// command cmd of the output (cmd is -1 until that command is recorded).
+// A script one is what a shell (or ssh, tmux …) reads as its commands:
+// its body is read as a line of its own.
 type heredoc struct {
 	delim  string
 	strip  bool
 	quoted bool
+	cmd    int
+	redir  int
+	script bool
 }
 
 // shParser reads one text; bodies (backticks, sh -c, eval) get a child
@@ -97,7 +116,10 @@ type shParser struct {
 	out      *[]shellCmd
 	info     *shellLineInfo
 	heredocs []heredoc
-	fed      bool // the command being unwrapped is given operands at run time
+	binding  []int // the heredocs of the command being recorded (finish to emit)
+	pipedIn  bool  // the command being recorded reads a pipe (finish to emit)
+	pipeFrom int   // and the output index of the one command writing it, or -1
+	fed      bool  // the command being unwrapped is given operands at run time
 	// temps are the line's own variables set from mktemp (t=$(mktemp -d)),
 	// with the path the floor reads for them (mktempValue): "$t/app" is a
 	// program in a fresh temp folder, not a name known only at run time.
@@ -112,6 +134,9 @@ type cmdBuilder struct {
 	closed   bool   // after ), }, fi or done: only redirections may follow
 	discard  bool   // a for/select header: its words are not a command
 	funcName string // "function" was read: the next word names a function
+	heredocs []int  // its here-documents, as indexes into the parser's
+	piped    bool   // a | before it feeds its input
+	pipeFrom int    // with piped, the output index of the command before the |, or -1
 }
 
 func (c *cmdBuilder) atCommandPosition() bool {
@@ -138,6 +163,25 @@ type shellLineInfo struct {
 
 // parseShellDirs is parseShell that also returns the line's shellLineInfo.
 func parseShellDirs(line string, env shellEnv) ([]shellCmd, shellLineInfo, error) {
+	cmds, info, err := parseShellRead(line, env)
+	if err != nil {
+		return nil, shellLineInfo{}, err
+	}
+	return cmds, info, nil
+}
+
+// parseShellPartial is what parseShell read of a line it could not read
+// to the end: the commands before the part it could not spell (a
+// here-document a shell reads, made at run time, after the substitutions
+// that make it). Only for refusing: what it returns is never all the line
+// runs.
+func parseShellPartial(line string, env shellEnv) []shellCmd {
+	cmds, _, _ := parseShellRead(line, env)
+	return cmds
+}
+
+// parseShellRead is parseShellDirs keeping, on an error, what was read.
+func parseShellRead(line string, env shellEnv) ([]shellCmd, shellLineInfo, error) {
 	spec, err := loadPlainSpec()
 	if err != nil {
 		return nil, shellLineInfo{}, err
@@ -152,7 +196,7 @@ func parseShellDirs(line string, env shellEnv) ([]shellCmd, shellLineInfo, error
 	var info shellLineInfo
 	p := &shParser{src: line, env: env, spec: spec, out: &out, info: &info}
 	if err := p.parseList(false); err != nil {
-		return nil, shellLineInfo{}, err
+		return out, info, err
 	}
 	return out, info, nil
 }
@@ -238,13 +282,19 @@ func (p *shParser) parseList(inSub bool) error {
 				return err
 			}
 		case c == '&' || c == '|':
+			before := len(*p.out)
 			if err := p.finish(&cur); err != nil {
 				return err
 			}
+			pipe := c == '|' && p.peek(1) != '|'
 			if p.peek(1) == c || (c == '|' && p.peek(1) == '&') {
 				p.pos++
 			}
 			p.pos++
+			cur.piped, cur.pipeFrom = pipe, -1
+			if pipe && len(*p.out) == before+1 {
+				cur.pipeFrom = before // the one command before the pipe
+			}
 		case c == '(' && p.peek(1) == ')' && cur.funcName == "" && len(cur.words) == 1 && len(cur.assigns) == 0 && len(cur.redirs) == 0 && !cur.closed:
 			// name() body: a function definition. Its body's commands are
 			// recorded like any others (they are what a call runs), and
@@ -420,6 +470,10 @@ func (p *shParser) finish(cur *cmdBuilder) error {
 	if c.discard || (len(c.words) == 0 && len(c.redirs) == 0 && len(c.assigns) == 0) {
 		return nil
 	}
+	p.binding, p.pipedIn, p.pipeFrom = c.heredocs, c.piped, -1
+	if c.piped {
+		p.pipeFrom = c.pipeFrom
+	}
 	return p.emit(c.words, c.assigns, c.redirs)
 }
 
@@ -474,7 +528,8 @@ func (p *shParser) readRedir(cur *cmdBuilder) error {
 			}
 		}
 		delim := string(lw.b)
-		p.heredocs = append(p.heredocs, heredoc{delim: delim, strip: op == "<<-", quoted: quoted})
+		cur.heredocs = append(cur.heredocs, len(p.heredocs))
+		p.heredocs = append(p.heredocs, heredoc{delim: delim, strip: op == "<<-", quoted: quoted, cmd: -1})
 		cur.redirs = append(cur.redirs, shellRedir{Op: full, Target: delim})
 		return nil
 	}
@@ -489,11 +544,17 @@ func (p *shParser) readRedir(cur *cmdBuilder) error {
 	return nil
 }
 
-// readHeredocs skips the bodies of the here-documents opened on the line
-// just ended. An unquoted body that could run a command ($( or a
-// backtick) is refused rather than read.
+// readHeredocs reads the bodies of the here-documents opened on the line
+// just ended, in the order they were opened, into their redirections. A
+// plain (unquoted) body expands as a "…" word does: its substitutions are
+// commands the line runs, read like any others. A body a shell reads as
+// its script is read as a line of its own; if it holds a part only known
+// when the line runs, the line cannot be spelled plainly.
 func (p *shParser) readHeredocs() error {
-	for _, h := range p.heredocs {
+	hds := p.heredocs
+	p.heredocs = nil
+	for _, h := range hds {
+		var body strings.Builder
 		found := false
 		for p.pos < len(p.src) {
 			end := strings.IndexByte(p.src[p.pos:], '\n')
@@ -505,22 +566,87 @@ func (p *shParser) readHeredocs() error {
 				line = p.src[p.pos : p.pos+end]
 				p.pos += end + 1
 			}
-			check := line
 			if h.strip {
-				check = strings.TrimLeft(line, "\t")
+				line = strings.TrimLeft(line, "\t")
 			}
-			if check == h.delim {
+			if line == h.delim {
 				found = true
 				break
 			}
-			if !h.quoted && (strings.Contains(line, "$(") || strings.Contains(line, "`") || strings.Contains(line, "$[")) {
-				return fmt.Errorf("here-document %q runs commands inside; quote its delimiter or run them plainly", h.delim)
-			}
+			body.WriteString(line)
+			body.WriteByte('\n')
 		}
 		if !found {
 			return fmt.Errorf("here-document %q has no end line", h.delim)
 		}
+		text, expands := body.String(), false
+		if !h.quoted {
+			sub, err := p.child(text)
+			if err != nil {
+				return err
+			}
+			sub.temps = p.temps
+			var w lexWord
+			if err := sub.lexHeredoc(&w); err != nil {
+				return fmt.Errorf("here-document %q: %w", h.delim, err)
+			}
+			text = string(w.b)
+			for _, a := range w.attr {
+				if a&attrUnknown != 0 {
+					expands = true
+				}
+			}
+		}
+		if h.cmd >= 0 && h.cmd < len(*p.out) && h.redir < len((*p.out)[h.cmd].Redirs) {
+			r := &(*p.out)[h.cmd].Redirs[h.redir]
+			r.Body, r.Expands = text, expands
+		}
+		if h.script {
+			if expands {
+				return fmt.Errorf("here-document %q is read as a script and holds parts only known when the line runs; quote its delimiter (<<'%s') or run the commands themselves", h.delim, h.delim)
+			}
+			sub, err := p.child(text)
+			if err != nil {
+				return err
+			}
+			if err := sub.parseList(false); err != nil {
+				return fmt.Errorf("here-document %q read as a script: %w", h.delim, err)
+			}
+		}
 	}
-	p.heredocs = nil
+	return nil
+}
+
+// lexHeredoc reads a plain here-document's body as bash expands it: \$,
+// \`, \\ and \newline are escapes, $ and ` expand, a " is a character.
+func (p *shParser) lexHeredoc(w *lexWord) error {
+	for p.pos < len(p.src) {
+		c := p.src[p.pos]
+		switch c {
+		case '\\':
+			n := p.peek(1)
+			switch n {
+			case '$', '`', '\\':
+				w.add(string(n), attrQuoted)
+				p.pos += 2
+			case '\n':
+				p.pos += 2
+			default:
+				w.add("\\", attrQuoted)
+				p.pos++
+			}
+		case '$':
+			if err := p.lexDollar(w, true); err != nil {
+				return err
+			}
+		case '`':
+			if err := p.lexBacktick(w); err != nil {
+				return err
+			}
+		default:
+			w.add(p.src[p.pos:p.pos+1], attrQuoted)
+			p.pos++
+		}
+	}
 	return nil
 }

@@ -34,7 +34,12 @@ func TestParseShell(t *testing.T) {
 		{`A=1 B="x y" make`, `[{"words":["make"],"assigns":["A=1","B=x y"]}]`},
 		{`A=1`, `[{"words":[],"assigns":["A=1"]}]`},
 		{`cat <in >out 2>&1 >>log &>all 3<>rw >|clob`, `[{"words":["cat"],"redirs":[{"op":"<","target":"in"},{"op":">","target":"out"},{"op":"2>&","target":"1"},{"op":">>","target":"log"},{"op":"&>","target":"all"},{"op":"3<>","target":"rw"},{"op":">|","target":"clob"}]}]`},
-		{"cat <<EOF | wc\nx $y\nEOF\nls", `[{"words":["cat"],"redirs":[{"op":"<<","target":"EOF"}]},{"words":["wc"]},{"words":["ls"]}]`},
+		{"cat <<EOF | wc\nx $y\nEOF\nls", `[{"words":["cat"],"redirs":[{"op":"<<","target":"EOF","body":"x $y\n","expands":true}]},{"words":["wc"]},{"words":["ls"]}]`},
+		{"cat <<'E' >n\n$(id) \\$x\nE", `[{"words":["cat"],"redirs":[{"op":"<<","target":"E","body":"$(id) \\$x\n"},{"op":">","target":"n"}]}]`},
+		{"cat <<E\n`id` \\$x $HOME \"q\"\nE", `[{"words":["cat"],"redirs":[{"op":"<<","target":"E","body":"` + "`id`" + ` $x /home/u \"q\"\n","expands":true}]},{"words":["id"]}]`},
+		{"cat <<-A 3<<B\n\ta\n\tA\nb\nB", `[{"words":["cat"],"redirs":[{"op":"<<-","target":"A","body":"a\n"},{"op":"3<<","target":"B","body":"b\n"}]}]`},
+		{"bash -s <<'E'\nls; pwd\nE", `[{"words":[],"redirs":[{"op":"<<","target":"E","body":"ls; pwd\n"}]},{"words":["ls"]},{"words":["pwd"]}]`},
+		{"ssh h <<E\nuptime\nE", `[{"words":["ssh","h"],"redirs":[{"op":"<<","target":"E","body":"uptime\n"}]},{"words":["h"]},{"words":["uptime"]}]`},
 		{`sudo -u bob -E env -i A=1 nice -n 5 timeout -k 2 10 stdbuf -oL /usr/bin/git status`, `[{"words":["git","status"],"assigns":["A=1"]}]`},
 		{`command -v git`, `[{"words":["command","-v","git"]}]`},
 		{`bash -c 'ls; pwd' name arg`, `[{"words":["ls"]},{"words":["pwd"]}]`},
@@ -75,7 +80,7 @@ func TestParseShellErrors(t *testing.T) {
 	for _, line := range []string{
 		`echo 'x`, `echo "x`, `echo $(x`, "echo `x", `(x`, `x)`, `${a:-b}`, `echo ${a/b/"c"}`,
 		`$((1))`, `((i++))`, `$x y`, `"$x" y`, `$(echo ls)`, `sudo $x`, `env $x`,
-		"cat <<EOF\nx", "cat <<E\n`id`\nE", `case a in a) ;; esac`, "echo \u200brm", "r\u00a0m", "x\u202e",
+		"cat <<EOF\nx", "bash <<E\n$x\nE", "sh <<E\n`id`\nE", "bash <<'E'\necho 'x\nE", "cat <<E\n$((1))\nE", `case a in a) ;; esac`, "echo \u200brm", "r\u00a0m", "x\u202e",
 		`if x; then y`, `then x`, `done`, `{ x`, `/bin/r* x`, `echo a\`, `[[ -f x ]]`,
 		`echo $'\0'`, `echo $'\x00'`, `a=(1 2)`, `echo {1..1000}`, `env -S 'a | b'`, `bash -c "echo 'x"`,
 		strings.Repeat("$(", 40) + strings.Repeat(")", 40), "a\x00b",
@@ -128,12 +133,20 @@ func FuzzShellWords(f *testing.F) {
 			}
 		}
 	}
+	for _, l := range []string{
+		"cat <<EOF > n\nx $(date) `id` \\$y ${HOME}\nEOF", "cat <<-A 3<<'B'\n\t$(ls)\n\tA\nb\nB",
+		"bash <<'E'\nrm -rf ~\nE", "ssh h <<E\nuptime\nE", "x=$(cat <<E\n$(ls)\nE\n)",
+		"f() { cat <<E\n`ls`\nE\n}", "python3 - <<'E'\nprint(1)\nE", "cat > x.sh <<'E'\nls\nE\nbash x.sh",
+	} {
+		f.Add(l)
+	}
 	h, err := loadHardline()
 	if err != nil {
 		f.Fatal(err)
 	}
 	env := shellEnv{Home: "/home/u"}
 	f.Fuzz(func(t *testing.T, line string) {
+		parseShellPartial(line, env)
 		cmds, err := parseShell(line, env)
 		checkHardline(line, env)
 		if err != nil {

@@ -48,6 +48,10 @@ type plainSpec struct {
 		ValueOptions []string `json:"value_options"`
 		Sources      []string `json:"sources"`
 		StdinFiles   []string `json:"stdin_files"`
+		StdinShells  struct {
+			About    string     `json:"about"`
+			Commands [][]string `json:"commands"`
+		} `json:"stdin_shells"`
 	} `json:"shells"`
 	Eval       []string `json:"eval"`
 	SwitchUser struct {
@@ -157,26 +161,71 @@ func suBody(args []sword, opts []string) (string, bool) {
 // eval's words are parsed as lines of their own instead.
 func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) error {
 	p.fed = false
+	hds := p.binding // this command's here-documents, bound below once it is recorded
+	p.binding = nil
 	words, assigns, outs, body, err := p.unwrap(words, assigns)
 	if err != nil {
 		return err
 	}
 	fed := p.fed
 	redirs = append(redirs, outs...)
-	if body == nil && len(words) > 0 && p.readsScript(words) {
-		// A shell fed its script on stdin: a here-string's text is known
-		// and read as a line of its own; a pipe, a here-document or a
-		// process substitution makes the script only known when it runs.
-		text, ok := "", false
-		for _, r := range redirs {
-			if r.Op == "<<<" {
-				text, ok = r.Target, true
+	k, _ := stdinRedir(redirs)
+	piped, from := p.pipedIn, p.pipeFrom
+	p.pipedIn, p.pipeFrom = false, -1
+	if len(words) > 0 && body == nil && (p.readsScript(words) || p.deferredWords(words) || (p.startsShell(words) && (k >= 0 || piped))) {
+		// A shell fed its script on stdin, or a program that hands what
+		// it reads to one (ssh host, tmux): a here-string's text is known
+		// and read as a line of its own, and so is a here-document's body
+		// when the line has been read (readHeredocs); a pipe or a process
+		// substitution makes the script only known when it runs.
+		k, in := stdinRedir(redirs)
+		shell := p.readsScript(words) || p.startsShell(words)
+		op := strings.TrimPrefix(in.Op, "0")
+		switch {
+		case k >= 0 && op == "<<<" && shell:
+			text := in.Target
+			body = &text
+		case k >= 0 && op == "<<<":
+			sub, err := p.child(in.Target)
+			if err != nil {
+				return err
+			}
+			if err := sub.parseList(false); err != nil {
+				return err
+			}
+		case k >= 0 && (op == "<<" || op == "<<-"):
+			for n, j := 0, 0; j < len(redirs) && n < len(hds); j++ {
+				if strings.Contains(redirs[j].Op, "<<") && !strings.HasSuffix(redirs[j].Op, "<<<") {
+					if j == k && hds[n] < len(p.heredocs) {
+						p.heredocs[hds[n]].script = true
+					}
+					n++
+				}
+			}
+			if shell {
+				empty := ""
+				body = &empty // the shell's commands are its body's, read at the line's end
+			}
+		case shell && k < 0 && piped && p.pipedText(from, &body):
+			// cat <<'EOF' | bash, echo 'ls' | sh: the text piped in is
+			// known, and read as the shell's line (a here-document's when
+			// the line has been read).
+		case shell:
+			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
+		case k < 0 && piped:
+			// ssh host, tmux fed a text the line spells out: read as a
+			// line too (the command itself stays).
+			var text *string
+			if p.pipedText(from, &text) && text != nil && *text != "" {
+				sub, err := p.child(*text)
+				if err != nil {
+					return err
+				}
+				if err := sub.parseList(false); err != nil {
+					return err
+				}
 			}
 		}
-		if !ok {
-			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
-		}
-		body = &text
 	}
 	if body != nil {
 		sub, err := p.child(*body)
@@ -210,6 +259,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		return fmt.Errorf("more than %d commands in one line; split it", p.spec.Limits.Commands)
 	}
 	*p.out = append(*p.out, c)
+	p.bindHeredocs(hds, len(*p.out)-1)
 	if len(c.Words) > 0 {
 		if err := p.emitDeferred(c.Words); err != nil {
 			return err
@@ -219,6 +269,108 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		}
 	}
 	return nil
+}
+
+// pipedText finds the text the one command before a pipe writes when the
+// line spells it out: cat (or cat -) given a here-document or a
+// here-string, or echo with no options and known words. A here-document
+// not yet read becomes a script one; one read already gives its body. The
+// shell's body is set (empty for a pending here-document, whose commands
+// are read with it).
+func (p *shParser) pipedText(from int, body **string) bool {
+	if from < 0 || from >= len(*p.out) {
+		return false
+	}
+	src := (*p.out)[from]
+	if len(src.Words) == 0 {
+		return false
+	}
+	switch {
+	case src.Words[0] == "cat" && (len(src.Words) == 1 || (len(src.Words) == 2 && src.Words[1] == "-")):
+		k, in := stdinRedir(src.Redirs)
+		if k < 0 {
+			return false
+		}
+		switch strings.TrimPrefix(in.Op, "0") {
+		case "<<<":
+			if hasShellExpansion(in.Target) {
+				return false
+			}
+			text := in.Target
+			*body = &text
+			return true
+		case "<<", "<<-":
+			for i := range p.heredocs {
+				if p.heredocs[i].cmd == from && p.heredocs[i].redir == k {
+					p.heredocs[i].script = true
+					empty := ""
+					*body = &empty
+					return true
+				}
+			}
+			if in.Expands {
+				return false
+			}
+			text := in.Body
+			*body = &text
+			return true
+		}
+	case src.Words[0] == "echo":
+		for _, w := range src.Words[1:] {
+			if strings.HasPrefix(w, "-") || hasShellExpansion(w) || strings.Contains(w, "\\") {
+				return false // options, escapes (dash's echo turns \n into a line end): not spelt here
+			}
+		}
+		text := strings.Join(src.Words[1:], " ")
+		*body = &text
+		return true
+	}
+	return false
+}
+
+// hasShellExpansion says whether a word as parsed still holds an
+// expansion only known when the line runs.
+func hasShellExpansion(w string) bool { return strings.ContainsAny(w, "$`") }
+
+// bindHeredocs tells the here-documents of a command where it was
+// recorded: the n-th of them is its n-th << or <<- redirection.
+func (p *shParser) bindHeredocs(hds []int, at int) {
+	n := 0
+	for j, r := range (*p.out)[at].Redirs {
+		if n >= len(hds) {
+			break
+		}
+		if strings.Contains(r.Op, "<<") && !strings.HasSuffix(r.Op, "<<<") {
+			if hds[n] < len(p.heredocs) {
+				p.heredocs[hds[n]].cmd, p.heredocs[hds[n]].redir = at, j
+			}
+			n++
+		}
+	}
+}
+
+// stdinRedir is the redirection a command reads its input from, the last
+// one of fd 0 (<, <<, <<-, <<<, <>), and its index; -1 for none.
+func stdinRedir(redirs []shellRedir) (int, shellRedir) {
+	k := -1
+	for j, r := range redirs {
+		op := strings.TrimPrefix(r.Op, "0")
+		if op == "<" || op == "<<" || op == "<<-" || op == "<<<" || op == "<>" || op == "<&" {
+			k = j
+		}
+	}
+	if k < 0 {
+		return -1, shellRedir{}
+	}
+	return k, redirs[k]
+}
+
+// deferredWords says whether a command hands its words to a program
+// outside the line (hardline.json code_later.deferred "words": ssh host,
+// tmux): what it reads on its input is a command line too.
+func (p *shParser) deferredWords(words []sword) bool {
+	h, err := loadHardline()
+	return err == nil && h.CodeLater.Deferred[commandName(words[0].s)] == "words"
 }
 
 // emitDeferred reads the line an alias or a trap holds (hardline.json
@@ -500,6 +652,34 @@ func (p *shParser) readsScript(words []sword) bool {
 	if !isShell && !contains(p.spec.Shells.Sources, name) {
 		return false
 	}
+	return p.shellReadsStdin(words, isShell)
+}
+
+// startsShell says whether a command starts a shell of its own that
+// reads its commands from stdin (hardline.json plain.shells.stdin_shells:
+// sudo -s, su with no -c).
+func (p *shParser) startsShell(words []sword) bool {
+	name := commandName(words[0].s)
+	for _, sc := range p.spec.Shells.StdinShells.Commands {
+		if len(sc) == 0 || sc[0] != name {
+			continue
+		}
+		if len(sc) == 1 {
+			return true // su, run0, pkexec: the command itself, with no program left
+		}
+		for _, w := range words[1:] {
+			for _, o := range sc[1:] {
+				if w.s == o || (len(o) == 2 && len(w.s) > 2 && w.s[0] == '-' && w.s[1] != '-' && strings.IndexByte(w.s[1:], o[1]) >= 0) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// shellReadsStdin is readsScript for a shell or a sources command.
+func (p *shParser) shellReadsStdin(words []sword, isShell bool) bool {
 	args := words[1:]
 	for i := 0; i < len(args); i++ {
 		a := args[i].s

@@ -241,6 +241,7 @@ func (s *store) firstWrite(sess *session) error {
 	if err := j.append(recs...); err != nil {
 		return fmt.Errorf("saving session %s: %w", sess.ID, err)
 	}
+	s.noteProject(sess.Project, sess.ID)
 	if _, ok := s.locks[sess.ID]; ok {
 		s.shadows[sess.ID] = sh
 	}
@@ -260,6 +261,7 @@ func (s *store) rewrite(sess *session) error {
 		delete(s.shadows, sess.ID)
 		return fmt.Errorf("saving session %s: %w", sess.ID, err)
 	}
+	s.noteProject(sess.Project, sess.ID)
 	if err := os.Remove(s.oldPath(sess.ID)); err == nil {
 		// The old file's removal not surviving a power cut leaves both
 		// formats on disk, which loading already reads (the journal wins):
@@ -612,6 +614,7 @@ func (s *store) remove(id string) error {
 		return err
 	}
 	defer s.unlock(id)
+	proj := s.projectOf(id) // for the index, before the file goes
 	errNew, errOld := os.Remove(s.path(id)), os.Remove(s.oldPath(id))
 	if errors.Is(errNew, fs.ErrNotExist) && errors.Is(errOld, fs.ErrNotExist) {
 		return fmt.Errorf("no session %s", id)
@@ -621,6 +624,7 @@ func (s *store) remove(id string) error {
 			return err
 		}
 	}
+	s.forgetProject(proj, id)
 	// The lock file stays. Unlinking it while held is the classic race: a
 	// process that opened it before the unlink takes the lock on the
 	// orphaned inode once this one lets go, while a third opens a new file

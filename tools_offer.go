@@ -10,7 +10,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 )
 
 // offerConditions are the conditions offered_if may name. Each looks at
@@ -70,15 +69,7 @@ var offerConditions = map[string]func(o *offerContext) bool{
 	"web": func(o *offerContext) bool { return !o.headless || o.web == nil || o.web() },
 	// The project has a session before this one.
 	"earlier_session": func(o *offerContext) bool {
-		if o.st == nil {
-			return false
-		}
-		found := false
-		o.st.eachStored(func(id, proj string, _ time.Time) bool {
-			found = id != o.self && proj == o.root
-			return !found
-		})
-		return found
+		return o.st != nil && o.st.projectHasOther(o.root, o.self) // one folder read (store_projects.go)
 	},
 }
 

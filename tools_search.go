@@ -55,7 +55,8 @@ func toolGlob(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	}
 	base := relPath(tb.root, start)
 	var hits []string
-	walkProject(tb.root, start, func(rel string, d fs.DirEntry) error {
+	var mu sync.Mutex
+	walkProjectParallel(tb.root, start, grepWorkers(), func(rel string, d fs.DirEntry) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -67,7 +68,9 @@ func toolGlob(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 			sub = rel[len(base)+1:]
 		}
 		if re.MatchString(sub) {
+			mu.Lock()
 			hits = append(hits, rel)
+			mu.Unlock()
 		}
 		return nil
 	})
