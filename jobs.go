@@ -299,15 +299,19 @@ func (j *job) finish(state string, code int, coded bool) {
 	if exiting {
 		return
 	}
+	// The mark is queued before anyone is told the job ended: a client
+	// that sees it end (ACP's completed update, the REPL's line) and at
+	// once sends the next prompt finds the mark in that prompt's request
+	// (TestACPJobUpdates lost it now and then under load).
+	if !quiet && j.owner != nil {
+		j.owner.markJob(j.endMark())
+	}
 	j.emitJob()
 	if quiet {
 		return
 	}
 	if onEnd != nil {
 		onEnd(j)
-	}
-	if j.owner != nil {
-		j.owner.markJob(j.endMark())
 	}
 }
 

@@ -49,15 +49,27 @@ type sandboxSpec struct {
 	Caches   []string `json:"caches"`
 	Temp     []string `json:"temp"`
 	Devices  []string `json:"devices"`
-	Protect  []string `json:"protect"`
-	Pin      []string `json:"pin"`
-	Mask     []string `json:"mask"`
-	Env      struct {
+	// WorldDev is the world's own /dev: the host's device files it binds
+	// (bind), and its links (name → target); pts is a devpts of the
+	// world's own and shm an empty tmpfs.
+	WorldDev struct {
+		Bind  []string          `json:"bind"`
+		Links map[string]string `json:"links"`
+	} `json:"world_dev"`
+	Protect []string `json:"protect"`
+	Pin     []string `json:"pin"`
+	Mask    []string `json:"mask"`
+	Env     struct {
 		DropSubstrings []string `json:"drop_substrings"`
+		DropWords      []string `json:"drop_words"`
+		Keep           []string `json:"keep"`
+		DropURLPass    bool     `json:"drop_url_password"`
+		DropPrefixes   []string `json:"drop_value_prefixes"`
 		Drop           []string `json:"drop"`
 	} `json:"env"`
-	CacheEnv map[string]string `json:"cache_env"`
-	Limits   struct {
+	CacheEnv     map[string]string   `json:"cache_env"`
+	CacheDefault map[string][]string `json:"cache_default"`
+	Limits       struct {
 		Processes uint64 `json:"processes"`
 		FileBytes uint64 `json:"file_bytes"`
 		// SpawnRetryMS: how long a start that meets the process limit is
@@ -299,14 +311,15 @@ func gitDirs(root string) (gitDir, common string, ok bool) {
 // policyParts is a policy before the paths are checked on disk: what the
 // conformance cases compare, since it does not depend on the machine.
 type policyParts struct {
-	Write   []string `json:"write"`   // written for real: the project, its git folders, config's writable
-	Temp    []string `json:"temp"`    // the temp folders (private to the session in the world)
-	Caches  []string `json:"caches"`  // build caches: copy-on-write in the world, read-only without one
-	Devices []string `json:"devices"` // written and ioctl'd
-	Protect []string `json:"protect"` // git's code-running files: read-only
-	Pin     []string `json:"pin"`     // git's history (objects, refs, logs): add-only in the world
-	Mask    []string `json:"mask"`    // credentials: empty in the world
-	Network string   `json:"network"` // on, off, proxy
+	Write   []string `json:"write"`           // written for real: the project, its git folders, config's writable
+	Temp    []string `json:"temp"`            // the temp folders (private to the session in the world)
+	Caches  []string `json:"caches"`          // build caches: copy-on-write in the world, read-only without one
+	Devices []string `json:"devices"`         // written and ioctl'd
+	Protect []string `json:"protect"`         // git's code-running files: read-only
+	Later   []string `json:"later,omitempty"` // protect's patterns (a * in them): a match made by a command is taken away
+	Pin     []string `json:"pin"`             // git's history (objects, refs, logs): add-only in the world
+	Mask    []string `json:"mask"`            // credentials: empty in the world
+	Network string   `json:"network"`         // on, off, proxy
 }
 
 // policyFor lays out a command's policy for a mode: in plan mode the
@@ -349,6 +362,11 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 	p.Devices = append(p.Devices, sp.Devices...)
 	if isGit && mode != "plan" {
 		p.Protect = gitPaths(sp.Protect, gd, common)
+		for _, e := range sp.Protect {
+			if strings.Contains(e, "*") {
+				p.Later = append(p.Later, strings.NewReplacer("<git>", gd, "<common>", common).Replace(e))
+			}
+		}
 		p.Pin = gitPaths(sp.Pin, gd, common)
 	}
 	for _, e := range sp.Mask {
@@ -568,6 +586,7 @@ func sandboxed(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
 // session's world, inside the sandbox the context carries, else plainly.
 func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 	r, _ := ctx.Value(sandboxRunKey{}).(*sandboxRun)
+	closeInherited() // what lembas inherited is not the command's
 	var err error
 	switch {
 	case r == nil || r.bare || cmd.Err != nil:
@@ -679,7 +698,7 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 		r.pol, _ = sb.policyOf(parts, false)
 	}
 	r.pol.NoMeta = r.plan // Landlock does not mediate chmod, chown, utime
-	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world))
+	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world), parts.Later...)
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}
@@ -809,6 +828,8 @@ func showRoots(roots []string) string {
 // so a change can be seen and undone where no namespace could stop it.
 type gitSnapshot struct {
 	roots []string
+	globs []string           // protect's patterns: a match that was not there before is the command's
+	above map[string]string  // root → its folder, links resolved, when taken
 	files map[string]gitFile // path → what it held; roots that did not exist are absent
 }
 
@@ -819,13 +840,82 @@ type gitFile struct {
 }
 
 // takeGitSnapshot reads the protected paths (a file, or a folder walked
-// whole; hooks folders are small).
-func takeGitSnapshot(roots []string) gitSnapshot {
-	s := gitSnapshot{roots: roots, files: map[string]gitFile{}}
+// whole; hooks folders are small). A pattern's matches (a submodule's
+// config and hooks, a worktree's folder) are those that exist now; one a
+// command makes — which the world could not bind, as it was not there
+// when the world began — reads as added, and restore takes it away.
+func takeGitSnapshot(roots []string, globs ...string) gitSnapshot {
+	s := gitSnapshot{globs: globs, files: map[string]gitFile{}}
+	if len(globs) > 0 {
+		held := map[string]bool{}
+		for _, r := range roots {
+			held[r] = true
+		}
+		for _, m := range s.matches() {
+			if !held[m] {
+				roots = append(roots, m) // bound in the world, or new: compared either way
+			}
+		}
+	}
+	s.roots = roots
+	s.above = map[string]string{}
 	for _, r := range roots {
 		s.read(r, s.files)
+		s.above[r] = evalExisting(filepath.Dir(r))
 	}
 	return s
+}
+
+// aboveMoved says whether the folders above p's root now lead elsewhere
+// than when the snapshot was taken (the command replaced .git by a link):
+// what was there is written nowhere but where it was.
+func (s gitSnapshot) aboveMoved(p string) error {
+	for r, was := range s.above {
+		if p == r || within(r, p) {
+			if now := evalExisting(filepath.Dir(r)); now != was {
+				return fmt.Errorf("%s now leads to %s", filepath.Dir(r), now)
+			}
+		}
+	}
+	return nil
+}
+
+// matches is what the snapshot's patterns match now. A match reached
+// through a link below the pattern's fixed part (modules/evil -> ~) is
+// the link itself: restore removes what the command made, never what it
+// points at — a file of the person's that only looks like a match.
+func (s gitSnapshot) matches() []string {
+	var out []string
+	for _, g := range s.globs {
+		base := g
+		if i := strings.IndexByte(g, '*'); i >= 0 {
+			base = filepath.Dir(g[:i+1])
+		}
+		ms, _ := filepath.Glob(g)
+		for _, m := range ms {
+			rel, err := filepath.Rel(base, m)
+			if err != nil || !within(base, m) {
+				continue
+			}
+			cur := base
+			for _, c := range strings.Split(rel, string(filepath.Separator)) {
+				cur = filepath.Join(cur, c)
+				if fi, err := os.Lstat(cur); err != nil || fi.Mode()&fs.ModeSymlink != 0 || cur == m {
+					out = append(out, cur)
+					break
+				}
+			}
+		}
+	}
+	return uniq(out)
+}
+
+// nowRoots is the roots and every match of the patterns now.
+func (s gitSnapshot) nowRoots() []string {
+	if len(s.globs) == 0 {
+		return s.roots
+	}
+	return uniq(append(append([]string{}, s.roots...), s.matches()...))
 }
 
 func (s gitSnapshot) read(root string, into map[string]gitFile) {
@@ -852,11 +942,11 @@ func (s gitSnapshot) read(root string, into map[string]gitFile) {
 
 // changed lists what differs now from the snapshot.
 func (s gitSnapshot) changed() []string {
-	if len(s.roots) == 0 {
+	if len(s.roots) == 0 && len(s.globs) == 0 {
 		return nil
 	}
 	now := map[string]gitFile{}
-	for _, r := range s.roots {
+	for _, r := range s.nowRoots() {
 		s.read(r, now)
 	}
 	var out []string
@@ -879,7 +969,7 @@ func (s gitSnapshot) changed() []string {
 // changed or went is written again (files atomically).
 func (s gitSnapshot) restore() error {
 	now := map[string]gitFile{}
-	for _, r := range s.roots {
+	for _, r := range s.nowRoots() {
 		s.read(r, now)
 	}
 	var paths []string
@@ -906,6 +996,12 @@ func (s gitSnapshot) restore() error {
 		}
 		if !f.dir && g.dir {
 			os.RemoveAll(p)
+		}
+		if g.mode&fs.ModeSymlink != 0 && f.mode&fs.ModeSymlink == 0 {
+			os.Remove(p) // a link the command made in its place: never written, made or chmod'ed through
+		}
+		if err := s.aboveMoved(p); err != nil {
+			return err
 		}
 		var err error
 		switch {

@@ -79,7 +79,7 @@ func init() {
 				os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755)
 			}
 			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return envMap[k] }, in.Home)
-			for _, l := range []*[]string{&p.Write, &p.Protect, &p.Pin} {
+			for _, l := range []*[]string{&p.Write, &p.Protect, &p.Pin, &p.Later} {
 				for i, s := range *l {
 					if in.Git && strings.HasPrefix(s, root) {
 						(*l)[i] = "<project>" + s[len(root):]

@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 const seatbeltExec = "/usr/bin/sandbox-exec"
@@ -34,6 +37,17 @@ func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
 // sandboxHelper is Linux's; on macOS nothing calls it.
 // sandboxStart starts the command sandboxCommand made ready.
 func sandboxStart(cmd *exec.Cmd, pol sandboxPolicy) error { return cmd.Start() }
+
+// closeInherited marks every descriptor from 3 up close-on-exec (see
+// Linux's): what lembas inherited without the flag is not a command's.
+func closeInherited() {
+	ents, _ := os.ReadDir("/dev/fd")
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > 2 {
+			unix.FcntlInt(uintptr(n), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+}
 
 // sandboxNamespacesOS: only Linux binds paths in a namespace.
 func sandboxNamespacesOS() (bool, string) { return false, "" }

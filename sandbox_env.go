@@ -11,6 +11,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -35,6 +36,59 @@ func (s *sandbox) envDropped(name string) bool {
 			return true
 		}
 	}
+	for _, k := range sp.Env.Keep {
+		if k == name {
+			return false
+		}
+	}
+	for _, w := range strings.Split(up, "_") {
+		for _, d := range sp.Env.DropWords {
+			if w == d {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// envValueSecret says whether a value is a secret by its look, whatever
+// its variable's name: a URL carrying a password (scheme://user:pass@),
+// or the start of a well-known token (ghp_, sk-ant-, xoxb-, AKIA…).
+func (s *sandbox) envValueSecret(v string) bool {
+	sp := theSandboxSpec()
+	for _, p := range sp.Env.DropPrefixes {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	if !sp.Env.DropURLPass {
+		return false
+	}
+	for rest := v; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+3:]
+		auth := rest
+		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+			auth = auth[:j]
+		}
+		if at := strings.LastIndexByte(auth, '@'); at > 0 {
+			if _, pass, ok := strings.Cut(auth[:at], ":"); ok && pass != "" {
+				return true
+			}
+		}
+	}
+}
+
+// envKept says whether config's sandbox.env keeps the variable.
+func (s *sandbox) envKept(name string) bool {
+	for _, k := range s.cfg.Env {
+		if k == name {
+			return true
+		}
+	}
 	return false
 }
 
@@ -50,13 +104,16 @@ func (s *sandbox) scrubEnv(env []string) (kept, dropped []string) {
 		s.envMemo = map[string]bool{}
 	}
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
+		name, val, _ := strings.Cut(kv, "=")
 		drop, known := s.envMemo[name]
 		if !known {
 			drop = s.envDropped(name)
 			if len(s.envMemo) < 4096 {
 				s.envMemo[name] = drop
 			}
+		}
+		if !drop && !s.envKept(name) && s.envValueSecret(val) {
+			drop = true // by its value: judged each time, not remembered by name
 		}
 		if drop {
 			dropped = append(dropped, name)
@@ -81,6 +138,25 @@ func (s *sandbox) commandEnv(env []string, r *sandboxRun) []string {
 	return s.sandboxEnv(env, r)
 }
 
+// cacheMissing says whether the cache variable k is unset in env and the
+// folder its tool would use then does not exist: in the world there is
+// nothing to overlay, and a first build could not make its cache in the
+// read-only home.
+func cacheMissing(k string, env []string) bool {
+	for _, kv := range env {
+		if name, v, _ := strings.Cut(kv, "="); name == k && v != "" {
+			return false
+		}
+	}
+	for _, e := range theSandboxSpec().CacheDefault[k] {
+		if p, ok := expandRoot(e, os.Getenv, homeDir()); ok {
+			_, err := os.Stat(p)
+			return err != nil
+		}
+	}
+	return false
+}
+
 // sandboxEnv adds to env what the sandbox sets: the proxy, the world's
 // /tmp, the caches without a world.
 func (s *sandbox) sandboxEnv(env []string, r *sandboxRun) []string {
@@ -102,6 +178,11 @@ func (s *sandbox) sandboxEnv(env []string, r *sandboxRun) []string {
 	if r.world != nil {
 		if r.world.privateTmp() {
 			set["TMPDIR"] = "/tmp" // the host's may be a folder the world does not show
+			for k, sub := range theSandboxSpec().CacheEnv {
+				if cacheMissing(k, env) {
+					set[k] = "/tmp/.cache/" + sub
+				}
+			}
 		}
 	} else if dir, err := s.sessionDir(); err == nil {
 		for k, sub := range theSandboxSpec().CacheEnv {

@@ -295,8 +295,9 @@ func hostListed(host string, lists ...[]string) bool {
 // netVerdict is the gate's answer for one connection: allowed, or the
 // text the command (or webfetch's model) reads.
 type netVerdict struct {
-	ok   bool
-	body string
+	ok    bool
+	body  string
+	local bool // it may reach an address of this machine or its network: config or the registries name the host, or the address was the one allowed
 }
 
 // permitCommand judges a connection to host:port from a command lembas
@@ -317,8 +318,12 @@ func (s *sandbox) permitCommandFrom(host, port string, peer netPeer) netVerdict 
 		return netVerdict{body: sandboxText("net_bad_host", "host", host, "port", port)}
 	}
 	host = h // asked about, and kept, as it is judged
-	if s.allowedHost(host) || hostListed(host, s.projectHosts()) {
-		return netVerdict{ok: true}
+	literal := net.ParseIP(host) != nil
+	if s.allowedHost(host) {
+		return netVerdict{ok: true, local: true}
+	}
+	if hostListed(host, s.projectHosts()) {
+		return netVerdict{ok: true, local: literal}
 	}
 	s.net.mu.Lock()
 	var r *netRun
@@ -352,7 +357,9 @@ func (s *sandbox) permitCommandFrom(host, port string, peer netPeer) netVerdict 
 	if peer.world && !named {
 		r = r.strays() // not the command's own answers: a stray is asked for itself
 	}
-	return s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", s.netPath()))
+	v := s.askHost(r, host, port, sandboxText("net_ask_reason", "host", host, "port", port, "command", what, "file", s.netPath()))
+	v.local = v.ok && literal // a card names the host as spelled: only an address the person saw may be a local one
+	return v
 }
 
 // strays is the record the gate keeps, beside r, of the connections the

@@ -28,6 +28,11 @@ func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
 // sandboxStart starts the command sandboxCommand made ready.
 func sandboxStart(cmd *exec.Cmd, pol sandboxPolicy) error { return cmd.Start() }
 
+// closeInherited: Linux's and macOS's mark the descriptors lembas
+// inherited close-on-exec. Windows hands a child only the handles it is
+// given; elsewhere commands run with no sandbox to keep.
+func closeInherited() {}
+
 // sandboxNamespacesOS: only Linux binds paths in a namespace.
 func sandboxNamespacesOS() (bool, string) { return false, "" }
 

@@ -11,6 +11,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -149,11 +150,16 @@ func (p *sandboxProxy) handle(c net.Conn, fromWorld bool) {
 				fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n%s", sandboxText("proxy_bad_request"))
 				return
 			}
-			if v := p.permit(host, port, peer); !v.ok {
+			v := p.permit(host, port, peer)
+			if !v.ok {
 				p.refuse(c, host, v.body)
 				return
 			}
-			up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
+			up, body, err := p.dial(host, port, v)
+			if body != "" {
+				p.refuse(c, host, body)
+				return
+			}
 			if err != nil {
 				fmt.Fprintf(c, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\nlembas sandbox: %s: %v\n", req.Host, err)
 				return
@@ -177,11 +183,16 @@ func (p *sandboxProxy) handle(c net.Conn, fromWorld bool) {
 		if port == "" {
 			port = "80"
 		}
-		if v := p.permit(host, port, peer); !v.ok {
+		v := p.permit(host, port, peer)
+		if !v.ok {
 			p.refuse(c, host, v.body)
 			return
 		}
-		up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
+		up, body, err := p.dial(host, port, v)
+		if body != "" {
+			p.refuse(c, host, body)
+			return
+		}
 		if err != nil {
 			fmt.Fprintf(c, "HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\nlembas sandbox: %s: %v\n", req.URL.Host, err)
 			return
@@ -197,6 +208,37 @@ func (p *sandboxProxy) handle(c net.Conn, fromWorld bool) {
 		up.Close()
 		return
 	}
+}
+
+// dial connects to host:port for a connection the gate allowed. A host
+// config or the registries name, or an address the person allowed as
+// such, is dialed as it is; a name allowed on a card or for the project is
+// resolved here and dialed at the address checked — a public one: the
+// card showed the name, not where it leads (this machine's own name, or
+// one that resolves, or rebinds, to loopback, the LAN or a cloud's
+// metadata address). body is the refusal's sentence when it leads home.
+func (p *sandboxProxy) dial(host, port string, v netVerdict) (up net.Conn, body string, err error) {
+	if v.local || net.ParseIP(host) != nil {
+		up, err = net.DialTimeout("tcp", net.JoinHostPort(host, port), 30*time.Second)
+		return up, "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, a := range addrs {
+		if privateIP(a) {
+			return nil, sandboxText("proxy_local_body", "host", host, "port", port, "addr", a.Unmap().String()), nil
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, "", fmt.Errorf("%s has no address", host)
+	}
+	d := net.Dialer{Timeout: 30 * time.Second}
+	up, err = d.Dial("tcp", net.JoinHostPort(addrs[0].Unmap().String(), port))
+	return up, "", err
 }
 
 // headLimit bounds what one request head may read from a connection; the

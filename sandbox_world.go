@@ -252,6 +252,7 @@ func (s *sandbox) startServer(cmd *exec.Cmd) (procHandle, error) {
 		}
 		return serverProc{p, w}, nil
 	}
+	closeInherited()
 	if s.probed().Kind == "" {
 		if err := cmd.Start(); err != nil {
 			return nil, err

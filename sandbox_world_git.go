@@ -65,6 +65,7 @@ type gitKeep struct {
 	inDir  map[string]map[string]bool // upper folder → names of it synced (to see one vanish)
 	dirs   map[string]gitDirSeen      // upper folder → its time and subfolders when last read, once quiet
 
+	head        string            // <common>/HEAD as a command started ("" when there was none)
 	packedStamp string            // packed-refs' size, time and file when last read
 	packedNow   map[string]string // what it listed then
 
@@ -217,6 +218,9 @@ func (k *gitKeep) before(idle bool) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(k.packed), "HEAD")); err == nil && len(b) > 0 {
+		k.head = string(b)
+	}
 	now := k.packedRefs()
 	if idle {
 		k.refs = make(map[string]string, len(now))
@@ -256,7 +260,25 @@ func (k *gitKeep) sync() error {
 		}
 	}
 	keep(k.restorePacked())
+	keep(k.restoreHead())
 	return first
+}
+
+// restoreHead writes HEAD back when a command removed it (rm -rf .git
+// empties the git folder of all but its binds): without it git no longer
+// takes the folder for a repository. A HEAD the command changed (a
+// checkout) is the command's to change.
+func (k *gitKeep) restoreHead() error {
+	if k.packed == "" || k.head == "" {
+		return nil
+	}
+	head := filepath.Join(filepath.Dir(k.packed), "HEAD")
+	if _, err := os.Lstat(head); err == nil {
+		return nil
+	}
+	k.goneSeq++ // told as a delete kept from the repository, each time
+	k.gone = append(k.gone, gitGone{k.goneSeq, filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(k.packed)), "HEAD"))})
+	return os.WriteFile(head, []byte(k.head), 0o644)
 }
 
 // syncDir copies the news of one folder p of the upper layer up (and its

@@ -38,11 +38,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -53,21 +52,24 @@ import (
 
 // worldPlan is what the init lays out once; it is handed over on argv.
 type worldPlan struct {
-	Write    []string `json:"write"`              // bound writable again: the project, its git folders, config's writable
-	Overlay  []string `json:"overlay"`            // build caches: copy-on-write into the session folder
-	Mask     []string `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
-	Empty    []string `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
-	Protect  []string `json:"protect"`            // bound read-only (git's code-running files)
-	Pin      []string `json:"pin"`                // git's history (objects, refs, logs): add-only overlays (sandbox_world_git.go)
-	GitLayer string   `json:"gitlayer,omitempty"` // the pins' upper layers: <session>/<gitlayer>/<i>/{u,w}
-	Session  string   `json:"session"`            // the session folder on the host: tmp/, var-tmp/, cache/N/
-	Net      bool     `json:"net"`                // a network namespace of its own (loopback only)
-	Proxy    int      `json:"proxy,omitempty"`    // with Net: the loopback port forwarded to the proxy socket
-	Socket   string   `json:"socket,omitempty"`   // the proxy's socket on the host
-	NProc    uint64   `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
-	FSize    uint64   `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
-	NoProc   bool     `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
-	Version  string   `json:"version,omitempty"`  // lembas's, so a stale binary is noticed
+	Write    []string          `json:"write"`              // bound writable again: the project, its git folders, config's writable
+	Overlay  []string          `json:"overlay"`            // build caches: copy-on-write into the session folder
+	Mask     []string          `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
+	Empty    []string          `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
+	Protect  []string          `json:"protect"`            // bound read-only (git's code-running files)
+	Fixed    []string          `json:"fixed,omitempty"`    // bound onto themselves, writable: names a command can neither move nor remove (the project's .git)
+	Pin      []string          `json:"pin"`                // git's history (objects, refs, logs): add-only overlays (sandbox_world_git.go)
+	GitLayer string            `json:"gitlayer,omitempty"` // the pins' upper layers: <session>/<gitlayer>/<i>/{u,w}
+	Session  string            `json:"session"`            // the session folder on the host: tmp/, var-tmp/, cache/N/
+	Net      bool              `json:"net"`                // a network namespace of its own (loopback only)
+	Proxy    int               `json:"proxy,omitempty"`    // with Net: the loopback port forwarded to the proxy socket
+	Socket   string            `json:"socket,omitempty"`   // the proxy's socket on the host
+	NProc    uint64            `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
+	FSize    uint64            `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
+	NoProc   bool              `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
+	Dev      []string          `json:"dev,omitempty"`      // the world's own /dev: the host's device files bound into it (null, zero, …)
+	DevLinks map[string]string `json:"devlinks,omitempty"` // and its links: name → target
+	Version  string            `json:"version,omitempty"`  // lembas's, so a stale binary is noticed
 }
 
 // worldMsg is one message on the control socket, either way.
@@ -731,6 +733,8 @@ func worldInit(args []string) int {
 		return theSandboxSpec().ExitSetup
 	}
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	closeInherited() // the socket (fd 3) and whatever lembas inherited: no command's
+	standFirm()
 	sessFD, err := unix.Open(plan.Session, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	gitHow := ""
 	if err == nil {
@@ -780,6 +784,24 @@ func worldInit(args []string) int {
 		}
 		in.handle(r.m, r.fds)
 	}
+}
+
+// standFirm keeps the init from ending on a signal a command sends it
+// (kill 1, pkill lembas): the kernel drops only those pid 1 leaves at
+// their default, and Go's runtime catches most of them to end the program
+// — and with pid 1 the whole world, every process of the session. Caught
+// here and dropped, they stay caught, not ignored, so the commands the
+// init forks start with every signal at its default.
+func standFirm() {
+	sigs := []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGSYS,
+		syscall.SIGTRAP, syscall.SIGILL, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGSEGV, syscall.SIGSTKFLT, syscall.SIGPIPE,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM, syscall.SIGPROF}
+	c := make(chan os.Signal, 16)
+	signal.Notify(c, sigs...)
+	go func() {
+		for range c {
+		}
+	}()
 }
 
 // receive reads one message from lembas: its op "" when it was unreadable
@@ -1086,209 +1108,6 @@ func (in *initState) reap() {
 	}
 }
 
-// limits sets the world's resource limits. Processes: the pid namespace's
-// own pid_max (Linux 6.14+), which bounds every process in the world, root
-// or not; and RLIMIT_NPROC, which counts the world's processes inside its
-// user namespace (the person's others do not count) but does not bind a
-// person who is root outside. It says which took: "pid_max", "rlimit".
-func (plan worldPlan) limits() (string, error) {
-	how := ""
-	if plan.NProc > 0 {
-		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: plan.NProc, Max: plan.NProc}); err != nil {
-			return "", fmt.Errorf("limiting processes: %v", err)
-		}
-		how = "rlimit"
-		n := plan.NProc
-		if n < 301 {
-			n = 301 // the kernel's least pid_max
-		}
-		if !plan.NoProc && os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.FormatUint(n, 10)), 0) == nil {
-			how = "pid_max"
-		}
-	}
-	if plan.FSize > 0 {
-		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: plan.FSize, Max: plan.FSize}); err != nil {
-			return "", fmt.Errorf("limiting file size: %v", err)
-		}
-	}
-	return how, nil
-}
-
-// mountOverlay mounts an overlay on target, volatile where the kernel
-// has it (5.10+): its upper layer is the session's scratch — what must
-// last is copied out by lembas (git's history) or was never kept (the
-// caches) — so its unmount need not sync the whole file system under it,
-// which made a world's end take tens of milliseconds. A volatile mount
-// leaves a mark in its work folder that refuses the next mount there:
-// the work folder, scratch too, is emptied first.
-func mountOverlay(target, opts, work string, userxattr bool) error {
-	if userxattr {
-		opts += ",userxattr"
-	}
-	os.RemoveAll(filepath.Join(work, "work"))
-	if unix.Mount("overlay", target, "overlay", 0, opts+",volatile") == nil {
-		return nil
-	}
-	return unix.Mount("overlay", target, "overlay", 0, opts)
-}
-
-// layout lays out the world's file system; see the file's comment. It
-// says how git's history is kept: "overlay", or "pin" (the folders only
-// cannot be removed whole) where this kernel gives no overlay.
-func (plan worldPlan) layout() (gitHow string, _ error) {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return "", fmt.Errorf("making mounts private: %v", err)
-	}
-	// git's history first, so the writable roots' copies below take the
-	// overlays with them (and their upper layers are still writable).
-	overlaid := map[string]bool{}
-	if plan.GitLayer != "" {
-		for i, p := range plan.Pin {
-			base := filepath.Join(plan.Session, plan.GitLayer, strconv.Itoa(i))
-			opts := "lowerdir=" + overlayEscape(p) + ",upperdir=" + overlayEscape(base+"/u") + ",workdir=" + overlayEscape(base+"/w")
-			if mountOverlay(p, opts, base+"/w", true) == nil || mountOverlay(p, opts, base+"/w", false) == nil {
-				overlaid[p] = true
-			}
-		}
-	}
-	clone := func(p string) (int, error) {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
-		if err != nil {
-			return -1, fmt.Errorf("copying the mount of %s: %v", p, err)
-		}
-		return fd, nil
-	}
-	type placed struct {
-		fd     int
-		target string
-	}
-	var later []placed
-	// The session's temp folders, and the writable roots, taken while
-	// they are still writable and in view.
-	write := append([]string{}, plan.Write...)
-	for _, t := range [][2]string{{"tmp", "/tmp"}, {"var-tmp", "/var/tmp"}} {
-		src := filepath.Join(plan.Session, t[0])
-		if err := os.MkdirAll(src, 0o700); err != nil {
-			return "", err
-		}
-		if _, err := os.Stat(t[1]); err != nil {
-			continue
-		}
-		fd, err := clone(src)
-		if err != nil {
-			return "", err
-		}
-		later = append(later, placed{fd, t[1]})
-	}
-	sort.Slice(write, func(i, j int) bool { return len(write[i]) < len(write[j]) })
-	for _, p := range write {
-		fd, err := clone(p)
-		if err != nil {
-			return "", err
-		}
-		later = append(later, placed{fd, p})
-	}
-	// Build caches: an overlay whose upper layer is the session's.
-	var overlays []string
-	for i, c := range plan.Overlay {
-		up, work := filepath.Join(plan.Session, "cache", strconv.Itoa(i), "u"), filepath.Join(plan.Session, "cache", strconv.Itoa(i), "w")
-		if err := os.MkdirAll(up, 0o700); err != nil {
-			return "", err
-		}
-		if err := os.MkdirAll(work, 0o700); err != nil {
-			return "", err
-		}
-		opts := "lowerdir=" + overlayEscape(c) + ",upperdir=" + overlayEscape(up) + ",workdir=" + overlayEscape(work)
-		if err := mountOverlay(c, opts, work, false); err != nil {
-			return "", fmt.Errorf("overlaying the cache %s: %v", c, err)
-		}
-		overlays = append(overlays, c)
-	}
-	// Everything read-only, then the writable parts back.
-	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
-		return "", fmt.Errorf("making the root read-only: %v", err)
-	}
-	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-	for _, c := range overlays {
-		if err := unix.MountSetattr(unix.AT_FDCWD, c, 0, rw); err != nil {
-			return "", fmt.Errorf("making the cache %s writable: %v", c, err)
-		}
-	}
-	for _, pl := range later {
-		if _, err := os.Stat(pl.target); err != nil {
-			if err := os.MkdirAll(pl.target, 0o755); err != nil { // under the private /tmp
-				return "", fmt.Errorf("making the mount point %s: %v", pl.target, err)
-			}
-		}
-		if err := unix.MoveMount(pl.fd, "", unix.AT_FDCWD, pl.target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return "", fmt.Errorf("placing %s: %v", pl.target, err)
-		}
-		unix.Close(pl.fd)
-	}
-	for _, e := range plan.Empty {
-		if _, err := os.Stat(e); err != nil {
-			continue
-		}
-		if err := unix.Mount("tmpfs", e, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
-			return "", fmt.Errorf("emptying %s: %v", e, err)
-		}
-	}
-	if !plan.NoProc {
-		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			return "", fmt.Errorf("mounting the world's /proc: %v", err)
-		}
-	}
-	// git: history add-only (an overlay each, copied back by lembas), or
-	// at least pinned; code-running files read-only.
-	for _, p := range plan.Pin {
-		how := "overlay"
-		if !overlaid[p] {
-			how = "pin"
-			if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
-				return "", fmt.Errorf("pinning %s: %v", p, err)
-			}
-		}
-		if gitHow == "" || how == "pin" {
-			gitHow = how
-		}
-	}
-	for _, p := range plan.Protect {
-		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return "", fmt.Errorf("binding %s: %v", p, err)
-		}
-		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, ro); err != nil {
-			return "", fmt.Errorf("making %s read-only: %v", p, err)
-		}
-	}
-	// Credentials last, so they are empty inside writable roots too.
-	for _, p := range plan.Mask {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if fi.IsDir() {
-			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0755")
-		} else {
-			err = unix.Mount(os.DevNull, p, "", unix.MS_BIND, "")
-			if err == nil {
-				err = unix.MountSetattr(unix.AT_FDCWD, p, 0, ro)
-			}
-		}
-		if err != nil {
-			return "", fmt.Errorf("emptying %s: %v", p, err)
-		}
-	}
-	return gitHow, nil
-}
-
-// overlayEscape escapes a path for overlay's options (commas, colons and
-// backslashes are its separators).
-func overlayEscape(p string) string {
-	r := strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`)
-	return r.Replace(p)
-}
-
 // loopbackUp brings up lo in the world's own network namespace.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
@@ -1369,6 +1188,9 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 			plan.Protect = append(plan.Protect, p)
 		}
 	}
+	if dot := filepath.Join(s.root, ".git"); exists(dot) {
+		plan.Fixed = append(plan.Fixed, dot)
+	}
 	for _, p := range parts.Pin {
 		if !exists(p) && exists(filepath.Dir(p)) {
 			os.MkdirAll(p, 0o755) // logs/ before the first commit: git would make it, outside the layer
@@ -1382,7 +1204,21 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 			plan.Mask = append(plan.Mask, m)
 		}
 	}
+	// The host's temp folder when it is not /tmp (TMPDIR in home): every
+	// lembas's session folder is there — other sessions' temp files, git
+	// layers, proxy sockets — and the world has a /tmp of its own. Emptied,
+	// unless it holds the project or a writable root.
+	if t := evalExisting(os.TempDir()); !underAny(t, []string{"/tmp", "/var/tmp"}) && t != "/" && t != evalExisting(homeDir()) && !underAny(t, plan.Write) {
+		holds := false
+		for _, w := range plan.Write {
+			holds = holds || within(t, w)
+		}
+		if !holds {
+			plan.Mask = append(plan.Mask, t)
+		}
+	}
 	plan.Empty = []string{"/dev/shm", "/run/user/" + strconv.Itoa(os.Getuid())}
+	plan.Dev, plan.DevLinks = sp.WorldDev.Bind, sp.WorldDev.Links
 	if parts.Network == "proxy" {
 		plan.Proxy = sp.Proxy.Port
 	}

@@ -1,0 +1,295 @@
+//go:build linux
+
+package main
+
+// The world's file system and limits, laid out once by its init (see
+// sandbox_world_linux.go's comment): the read-only root, the writable
+// roots, the caches' and git's overlays, its own /dev and /proc, the
+// masks, and the resource limits.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// limits sets the world's resource limits. Processes: the pid namespace's
+// own pid_max (Linux 6.14+), which bounds every process in the world, root
+// or not; and RLIMIT_NPROC, which counts the world's processes inside its
+// user namespace (the person's others do not count) but does not bind a
+// person who is root outside. It says which took: "pid_max", "rlimit".
+func (plan worldPlan) limits() (string, error) {
+	how := ""
+	if plan.NProc > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: plan.NProc, Max: plan.NProc}); err != nil {
+			return "", fmt.Errorf("limiting processes: %v", err)
+		}
+		how = "rlimit"
+		n := plan.NProc
+		if n < 301 {
+			n = 301 // the kernel's least pid_max
+		}
+		if !plan.NoProc && os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.FormatUint(n, 10)), 0) == nil {
+			how = "pid_max"
+		}
+	}
+	if plan.FSize > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: plan.FSize, Max: plan.FSize}); err != nil {
+			return "", fmt.Errorf("limiting file size: %v", err)
+		}
+	}
+	return how, nil
+}
+
+// mountOverlay mounts an overlay on target, volatile where the kernel
+// has it (5.10+): its upper layer is the session's scratch — what must
+// last is copied out by lembas (git's history) or was never kept (the
+// caches) — so its unmount need not sync the whole file system under it,
+// which made a world's end take tens of milliseconds. A volatile mount
+// leaves a mark in its work folder that refuses the next mount there:
+// the work folder, scratch too, is emptied first.
+func mountOverlay(target, opts, work string, userxattr bool) error {
+	if userxattr {
+		opts += ",userxattr"
+	}
+	os.RemoveAll(filepath.Join(work, "work"))
+	if unix.Mount("overlay", target, "overlay", 0, opts+",volatile") == nil {
+		return nil
+	}
+	return unix.Mount("overlay", target, "overlay", 0, opts)
+}
+
+// layout lays out the world's file system; see the file's comment. It
+// says how git's history is kept: "overlay", or "pin" (the folders only
+// cannot be removed whole) where this kernel gives no overlay.
+func (plan worldPlan) layout() (gitHow string, _ error) {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return "", fmt.Errorf("making mounts private: %v", err)
+	}
+	// git's history first, so the writable roots' copies below take the
+	// overlays with them (and their upper layers are still writable).
+	overlaid := map[string]bool{}
+	if plan.GitLayer != "" {
+		for i, p := range plan.Pin {
+			base := filepath.Join(plan.Session, plan.GitLayer, strconv.Itoa(i))
+			opts := "lowerdir=" + overlayEscape(p) + ",upperdir=" + overlayEscape(base+"/u") + ",workdir=" + overlayEscape(base+"/w")
+			if mountOverlay(p, opts, base+"/w", true) == nil || mountOverlay(p, opts, base+"/w", false) == nil {
+				overlaid[p] = true
+			}
+		}
+	}
+	clone := func(p string) (int, error) {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return -1, fmt.Errorf("copying the mount of %s: %v", p, err)
+		}
+		return fd, nil
+	}
+	type placed struct {
+		fd     int
+		target string
+	}
+	var later []placed
+	// The session's temp folders, and the writable roots, taken while
+	// they are still writable and in view.
+	write := append([]string{}, plan.Write...)
+	for _, t := range [][2]string{{"tmp", "/tmp"}, {"var-tmp", "/var/tmp"}} {
+		src := filepath.Join(plan.Session, t[0])
+		if err := os.MkdirAll(src, 0o700); err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(t[1]); err != nil {
+			continue
+		}
+		fd, err := clone(src)
+		if err != nil {
+			return "", err
+		}
+		later = append(later, placed{fd, t[1]})
+	}
+	sort.Slice(write, func(i, j int) bool { return len(write[i]) < len(write[j]) })
+	for _, p := range write {
+		fd, err := clone(p)
+		if err != nil {
+			return "", err
+		}
+		later = append(later, placed{fd, p})
+	}
+	// Build caches: an overlay whose upper layer is the session's.
+	var overlays []string
+	for i, c := range plan.Overlay {
+		up, work := filepath.Join(plan.Session, "cache", strconv.Itoa(i), "u"), filepath.Join(plan.Session, "cache", strconv.Itoa(i), "w")
+		if err := os.MkdirAll(up, 0o700); err != nil {
+			return "", err
+		}
+		if err := os.MkdirAll(work, 0o700); err != nil {
+			return "", err
+		}
+		opts := "lowerdir=" + overlayEscape(c) + ",upperdir=" + overlayEscape(up) + ",workdir=" + overlayEscape(work)
+		if err := mountOverlay(c, opts, work, false); err != nil {
+			return "", fmt.Errorf("overlaying the cache %s: %v", c, err)
+		}
+		overlays = append(overlays, c)
+	}
+	if err := plan.ownDev(); err != nil {
+		return "", err
+	}
+	// Everything read-only, then the writable parts back.
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
+		return "", fmt.Errorf("making the root read-only: %v", err)
+	}
+	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	for _, c := range overlays {
+		if err := unix.MountSetattr(unix.AT_FDCWD, c, 0, rw); err != nil {
+			return "", fmt.Errorf("making the cache %s writable: %v", c, err)
+		}
+	}
+	for _, pl := range later {
+		if _, err := os.Stat(pl.target); err != nil {
+			if err := os.MkdirAll(pl.target, 0o755); err != nil { // under the private /tmp
+				return "", fmt.Errorf("making the mount point %s: %v", pl.target, err)
+			}
+		}
+		if err := unix.MoveMount(pl.fd, "", unix.AT_FDCWD, pl.target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return "", fmt.Errorf("placing %s: %v", pl.target, err)
+		}
+		unix.Close(pl.fd)
+	}
+	if len(plan.Dev) > 0 {
+		// A devpts of the world's own: the ptys a command makes, and none
+		// of the person's. Where the kernel refuses one, no pty at all.
+		if unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != nil {
+			unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666")
+		}
+	}
+	for _, e := range plan.Empty {
+		if _, err := os.Stat(e); err != nil {
+			continue
+		}
+		if err := unix.Mount("tmpfs", e, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+			return "", fmt.Errorf("emptying %s: %v", e, err)
+		}
+	}
+	if !plan.NoProc {
+		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return "", fmt.Errorf("mounting the world's /proc: %v", err)
+		}
+	}
+	// git: history add-only (an overlay each, copied back by lembas), or
+	// at least pinned; code-running files read-only.
+	for _, p := range plan.Pin {
+		how := "overlay"
+		if !overlaid[p] {
+			how = "pin"
+			if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
+				return "", fmt.Errorf("pinning %s: %v", p, err)
+			}
+		}
+		if gitHow == "" || how == "pin" {
+			gitHow = how
+		}
+	}
+	// The project's .git stays where git looks for it: a mount point is
+	// neither renamed nor removed (EBUSY), so no command can move it aside
+	// — its read-only files with it — and put a git folder of its own,
+	// whose config runs a program, in its place.
+	for _, p := range plan.Fixed {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return "", fmt.Errorf("binding %s: %v", p, err)
+		}
+	}
+	for _, p := range plan.Protect {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return "", fmt.Errorf("binding %s: %v", p, err)
+		}
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, ro); err != nil {
+			return "", fmt.Errorf("making %s read-only: %v", p, err)
+		}
+	}
+	// Credentials last, so they are empty inside writable roots too.
+	for _, p := range plan.Mask {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0755")
+		} else {
+			err = unix.Mount(os.DevNull, p, "", unix.MS_BIND, "")
+			if err == nil {
+				err = unix.MountSetattr(unix.AT_FDCWD, p, 0, ro)
+			}
+		}
+		if err != nil {
+			return "", fmt.Errorf("emptying %s: %v", p, err)
+		}
+	}
+	return gitHow, nil
+}
+
+// ownDev puts a /dev of the world's own over the host's: an empty tmpfs
+// holding the plan's device files (each the host's, bound: a user
+// namespace makes no device), its links, and the folders for its devpts
+// and shm. The host's /dev would give a command the person's terminals
+// (/dev/pts: what they type, what their terminal shows) and whatever disk,
+// camera or input device their groups open.
+func (plan worldPlan) ownDev() error {
+	if len(plan.Dev) == 0 {
+		return nil
+	}
+	type dev struct {
+		fd   int
+		name string
+	}
+	var devs []dev
+	defer func() {
+		for _, d := range devs {
+			unix.Close(d.fd)
+		}
+	}()
+	for _, name := range plan.Dev {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, "/dev/"+name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			continue // a device this machine lacks
+		}
+		devs = append(devs, dev{fd, name})
+	}
+	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("making the world's /dev: %v", err)
+	}
+	for _, d := range devs {
+		p := "/dev/" + d.name
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o666)
+		if err != nil {
+			return fmt.Errorf("making the world's %s: %v", p, err)
+		}
+		f.Close()
+		if err := unix.MoveMount(d.fd, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("placing the world's %s: %v", p, err)
+		}
+	}
+	for _, d := range []string{"pts", "shm"} {
+		if err := os.Mkdir("/dev/"+d, 0o755); err != nil {
+			return fmt.Errorf("making the world's /dev/%s: %v", d, err)
+		}
+	}
+	for name, target := range plan.DevLinks {
+		if err := os.Symlink(target, "/dev/"+name); err != nil {
+			return fmt.Errorf("making the world's /dev/%s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// overlayEscape escapes a path for overlay's options (commas, colons and
+// backslashes are its separators).
+func overlayEscape(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`)
+	return r.Replace(p)
+}
