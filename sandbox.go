@@ -77,13 +77,10 @@ type sandboxSpec struct {
 		// world's init has not reaped yet).
 		SpawnRetryMS int `json:"spawn_retry_ms"`
 	} `json:"limits"`
-	WorldIdleS int `json:"world_idle_s"`
-	// WorldThreads: the policies whose restricted thread the world's init
-	// keeps to fork their commands from; a thread is one policy's for good.
-	WorldThreads int  `json:"world_threads"`
-	GitGoneMax   int  `json:"git_gone_max"` // deletes in git's history a command's note names; beyond, counted
-	UnixSockets  bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
-	Proxy        struct {
+	WorldIdleS  int  `json:"world_idle_s"`
+	GitGoneMax  int  `json:"git_gone_max"` // deletes in git's history a command's note names; beyond, counted
+	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
+	Proxy       struct {
 		Port           int      `json:"port"`
 		Allow          []string `json:"allow"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`

@@ -7,14 +7,13 @@ package main
 // subcommand worldHelperArg, as pid 1 of new user, mount, pid and — unless
 // the network is on — network namespaces), it lays out its file system
 // once, and from then on it forks each command on request over a Unix
-// socket pair, so a command costs a fork, not a namespace.
+// socket pair, so a command costs a thread and a fork, not a namespace.
 //
 //	lembas ── socketpair (SOCK_SEQPACKET) ──► init (pid 1 in the world)
-//	  run {argv, env, dir, policy} + fds 0,1,2 ─►  the policy's thread (caps
-//	  ◄─ started {pid} / error                     dropped, no_new_privs,
-//	  signal {id, sig} ─►  kill(-pgid)             Landlock, seccomp, once):
-//	  ◄─ exit {id, status}                         fork+exec (setsid); pid 1
-//	                                               reaps every child
+//	  run {argv, env, dir, policy} + fds 0,1,2 ─►  fresh thread: caps dropped,
+//	  ◄─ started {pid} / error                     no_new_privs, Landlock,
+//	  signal {id, sig} ─►  kill(-pgid)             seccomp; fork+exec (setsid)
+//	  ◄─ exit {id, status}                         reaps every child (pid 1)
 //
 // In the world the root is read-only (mount_setattr, recursively), and
 // writable again only where the plan says: the project and its git folders,
@@ -751,38 +750,54 @@ func worldInit(args []string) int {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
 		return theSandboxSpec().ExitSetup
 	}
-	in := &initState{pols: map[string]*sandboxPolicy{}, sock: sock, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}, threads: map[string]*policyThread{}}
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
+		return theSandboxSpec().ExitSetup
+	}
+	in := &initState{pols: map[string]*sandboxPolicy{}, sock: sock, wake: wake, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
 	go in.reap()
 	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
 		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)), in.peerOf)
 	}
 	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
-	// The socket is read by the thread of the last command's policy, which
-	// forks the next command itself when it is one for the same policy (a
-	// thread's wake, no hand-off); anything else it hands back here. Before
-	// the first command, and after a message it handed back until the next
-	// run, it is read here.
-	// The main thread stays this loop's: a policy's thread locked onto it
-	// would outlive its end (the runtime parks the main thread for good
-	// rather than end it), one more restricted thread than world_threads.
-	runtime.LockOSThread()
-	var cur *policyThread
+	// The socket is read by the thread made ready for the next command
+	// when there is one, so that a command for its policy is forked by the
+	// thread the kernel woke, not handed to it (a thread's wake less on
+	// every command); else here, waiting for the socket or for a thread to
+	// become ready (wake).
 	for {
-		var r turnResult
-		if cur != nil {
-			cur.turn <- struct{}{}
-			r = <-cur.back
-		} else {
-			r.m, r.fds, r.gone = in.receive()
-		}
-		if r.gone {
-			return 0 // lembas is gone: pid 1 ends, and the kernel ends the rest
-		}
-		if r.m.Op == runFrameOp {
-			cur = in.run(r.m, r.fds)
+		if t := in.readyWarm(); t != nil {
+			t.turn <- struct{}{}
+			r := <-t.back
+			if r.gone {
+				return 0 // lembas is gone: pid 1 ends, and the kernel ends the rest
+			}
+			if r.ran {
+				continue
+			}
+			in.handle(r.m, r.fds)
 			continue
 		}
-		in.handle(r.m, r.fds)
+		pfd := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLIN}, {Fd: int32(wake), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return 0
+		}
+		if pfd[1].Revents != 0 {
+			var b [8]byte
+			unix.Read(wake, b[:])
+		}
+		if pfd[0].Revents == 0 {
+			continue
+		}
+		m, fds, gone := in.receive()
+		if gone {
+			return 0
+		}
+		in.handle(m, fds)
 	}
 }
 
@@ -847,6 +862,8 @@ func (in *initState) receive() (m worldMsg, fds []int, gone bool) {
 // handle does what one message asks.
 func (in *initState) handle(m worldMsg, fds []int) {
 	switch m.Op {
+	case runFrameOp:
+		in.run(m, fds)
 	case "signal":
 		closeAll(fds)
 		in.signal(m.ID, syscall.Signal(m.Sig))
@@ -864,11 +881,14 @@ func closeAll(fds []int) {
 // initState is the init's record of the commands it started.
 type initState struct {
 	sock    int
+	wake    int // an eventfd: a thread became ready to read the socket
 	buf     []byte
 	oob     []byte
 	kick    chan struct{}
-	threads map[string]*policyThread // by policy number; the main loop's alone
-	used    []string                 // their numbers, the least recently used first
+	warmM   sync.Mutex
+	warm    *warmThread    // the next command's thread, made ready
+	last    *sandboxPolicy // the last command's policy: the next one's, most likely
+	lastKey string         // its number
 	sendM   sync.Mutex
 	mu      sync.Mutex
 	procs   map[int]uint64            // pid → id
@@ -908,94 +928,89 @@ func runRequestWrong(m worldMsg, fds []int) string {
 	return ""
 }
 
-// run starts a run request's command from its policy's thread, made on
-// the policy's first command, and says which thread reads the socket
-// next: that one (the next command is most likely one for its policy), or
-// none where the request was wrong or the thread could not be restricted.
-//
-// A policy's thread is restricted once, for good (caps dropped,
-// no_new_privs, Landlock, seccomp), and then forks every command of that
-// policy: each inherits exactly the restrictions it would have had from a
-// thread restricted for it alone, and no goroutine but the thread's own
-// ever runs there (it never unlocks). The threads of the least recently
-// used policies beyond the spec's world_threads end.
-func (in *initState) run(m worldMsg, fds []int) *policyThread {
+// run starts one command from a thread of its own, restricted for good and
+// then thrown away, so no other goroutine of the init runs restricted. The
+// thread for the next command is made ready (caps dropped, Landlock and
+// seccomp on) when a command ends — not while it runs, where it would take
+// a core from it — so the next command usually waits for neither.
+func (in *initState) run(m worldMsg, fds []int) {
 	if why := runRequestWrong(m, fds); why != "" {
 		closeAll(fds)
 		in.say(worldMsg{Op: "error", ID: m.ID, Error: why})
-		return nil
+		return
 	}
-	t := in.threads[m.Key]
-	if t == nil {
-		t = in.newPolicyThread(m.Key, *m.Policy)
-		in.threads[m.Key] = t
+	in.warmM.Lock()
+	t := in.warm
+	in.warm, in.last, in.lastKey = nil, m.Policy, m.Key
+	in.warmM.Unlock()
+	if t == nil || t.key != m.Key {
+		if t != nil {
+			close(t.reqs) // its thread ends unused
+		}
+		t = in.prepare(m.Key, *m.Policy)
 	}
-	in.use(m.Key)
-	done := make(chan bool)
+	done := make(chan struct{})
 	t.reqs <- warmReq{m: m, fds: fds, done: done}
-	if !<-done {
-		delete(in.threads, m.Key)
-		in.used = in.used[:len(in.used)-1]
-		return nil
-	}
-	return t
+	<-done
 }
 
-// use notes the policy numbered key as the most recently used, and ends
-// the threads of those past the bound.
-func (in *initState) use(key string) {
-	for i, k := range in.used {
-		if k == key {
-			in.used = append(in.used[:i], in.used[i+1:]...)
-			break
-		}
-	}
-	in.used = append(in.used, key)
-	max := theSandboxSpec().WorldThreads
-	if max < 1 {
-		max = 1
-	}
-	for len(in.used) > max {
-		old := in.used[0]
-		in.used = in.used[1:]
-		if t := in.threads[old]; t != nil {
-			close(t.reqs) // its thread ends
-			delete(in.threads, old)
-		}
+// warmUp makes the next command's thread ready for the last policy, unless
+// one is.
+func (in *initState) warmUp() {
+	in.warmM.Lock()
+	defer in.warmM.Unlock()
+	if in.warm == nil && in.last != nil {
+		in.warm = in.prepare(in.lastKey, *in.last)
 	}
 }
 
-// policyThread is a thread restricted for one policy: handed a command to
-// fork (reqs), or given the socket to read the next messages itself
-// (turn), forking those for its policy and handing back the first other.
-type policyThread struct {
-	key  string
-	reqs chan warmReq
-	turn chan struct{}
-	back chan turnResult
+// warmThread is a thread restricted for a policy, waiting for a command:
+// handed one (reqs), or given the socket to read the next message itself
+// (turn), whose outcome it hands back.
+type warmThread struct {
+	key   string
+	reqs  chan warmReq
+	turn  chan struct{}
+	back  chan turnResult
+	ready atomic.Bool // restricted, and able to take a turn
+}
+
+// turnResult is what a warm thread's turn at the socket came to: a command
+// it forked (ran), lembas gone, or a message for the init to handle.
+type turnResult struct {
+	ran, gone bool
+	m         worldMsg
+	fds       []int
+}
+
+// readyWarm is the warm thread, when it is ready to take a turn.
+func (in *initState) readyWarm() *warmThread {
+	in.warmM.Lock()
+	defer in.warmM.Unlock()
+	if t := in.warm; t != nil && t.ready.Load() {
+		return t
+	}
+	return nil
 }
 
 type warmReq struct {
 	m    worldMsg
 	fds  []int
-	done chan bool // whether the thread stays: false when it could not be restricted
+	done chan struct{}
 }
 
-// turnResult is what a policy thread's turn at the socket came to: lembas
-// gone, or a message for the init to handle.
-type turnResult struct {
-	gone bool
-	m    worldMsg
-	fds  []int
-}
-
-func (in *initState) newPolicyThread(key string, pol sandboxPolicy) *policyThread {
-	t := &policyThread{key: key, reqs: make(chan warmReq), turn: make(chan struct{}), back: make(chan turnResult)}
+func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
+	t := &warmThread{key: key, reqs: make(chan warmReq, 1), turn: make(chan struct{}), back: make(chan turnResult)}
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
 		err := dropCaps()
 		if err == nil {
 			err = restrictThread(pol)
+		}
+		if err == nil {
+			t.ready.Store(true)
+			one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+			unix.Write(in.wake, one)
 		}
 		for {
 			select {
@@ -1003,29 +1018,40 @@ func (in *initState) newPolicyThread(key string, pol sandboxPolicy) *policyThrea
 				if !ok {
 					return
 				}
-				in.fork(req.m, req.fds, err)
-				req.done <- err == nil
-				if err != nil {
-					return
-				}
+				defer close(req.done)
+				t.fork(in, req.m, req.fds, err)
+				return
 			case <-t.turn:
-				for {
-					m, fds, gone := in.receive()
-					if gone || m.Op != runFrameOp || m.Key != t.key {
-						t.back <- turnResult{gone: gone, m: m, fds: fds}
-						break
-					}
-					in.fork(m, fds, nil)
+				m, fds, gone := in.receive()
+				if gone || m.Op != runFrameOp || m.Key != t.key || !in.takeWarm(t) {
+					t.back <- turnResult{gone: gone, m: m, fds: fds}
+					continue
 				}
+				t.fork(in, m, fds, nil)
+				t.back <- turnResult{ran: true}
+				return
 			}
 		}
 	}()
 	return t
 }
 
+// takeWarm takes t as the thread of the command it read (so that no one
+// else hands it one), and notes its policy as the last; false when t is
+// no longer the warm thread.
+func (in *initState) takeWarm(t *warmThread) bool {
+	in.warmM.Lock()
+	defer in.warmM.Unlock()
+	if in.warm != t {
+		return false
+	}
+	in.warm = nil
+	return true
+}
+
 // fork starts the command m on the calling thread, restricted for its
 // policy (err: why it could not be), and records it.
-func (in *initState) fork(m worldMsg, fds []int, err error) {
+func (t *warmThread) fork(in *initState, m worldMsg, fds []int, err error) {
 	defer closeAll(fds)
 	if err != nil {
 		in.say(worldMsg{Op: "error", ID: m.ID, Error: sandboxText("setup_failed", "error", err)})
@@ -1103,6 +1129,7 @@ func (in *initState) reap() {
 			in.mu.Unlock()
 			if ok {
 				in.say(worldMsg{Op: "exit", ID: id, Status: int(ws), Pid: pid})
+				in.warmUp()
 			}
 		}
 	}
