@@ -183,11 +183,23 @@ func closeInherited() {
 
 // restrictThread applies pol to the calling thread, for good.
 func restrictThread(pol sandboxPolicy) error {
+	fd, err := landlockRuleset(pol)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return restrictThreadWith(pol, fd)
+}
+
+// restrictThreadWith applies pol to the calling thread, for good, with
+// ruleset, pol's Landlock ruleset (landlockRuleset): each thread
+// restricted with it is a Landlock domain of its own.
+func restrictThreadWith(pol sandboxPolicy, ruleset int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %v", err)
 	}
-	if err := landlockRestrict(pol); err != nil {
-		return err
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
+		return fmt.Errorf("restricting with Landlock: %v", errno)
 	}
 	return seccompRestrict(pol)
 }
@@ -277,10 +289,11 @@ func dropCaps() error {
 	return nil
 }
 
-// landlockRestrict restricts this thread: reads and execution everywhere,
-// every handled right under the writable roots, writes and ioctls on the
-// devices, and (network off, ABI 4+) no TCP bind or connect.
-func landlockRestrict(pol sandboxPolicy) error {
+// landlockRuleset is pol's Landlock ruleset, to restrict threads with:
+// reads and execution everywhere, every handled right under the writable
+// roots, writes and ioctls on the devices, and (network off, ABI 4+) no
+// TCP bind or connect. Its rules hold the paths as they are now.
+func landlockRuleset(pol sandboxPolicy) (int, error) {
 	abi := pol.ABI
 	if abi < 1 {
 		abi = 1
@@ -305,9 +318,14 @@ func landlockRestrict(pol sandboxPolicy) error {
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
-		return fmt.Errorf("creating the Landlock ruleset: %v", errno)
+		return -1, fmt.Errorf("creating the Landlock ruleset: %v", errno)
 	}
-	defer unix.Close(int(fd))
+	made := false
+	defer func() {
+		if !made {
+			unix.Close(int(fd))
+		}
+	}()
 	read := uint64(unix.LANDLOCK_ACCESS_FS_EXECUTE|unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_READ_DIR) & handled
 	fileRights := uint64(unix.LANDLOCK_ACCESS_FS_EXECUTE|unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|
 		unix.LANDLOCK_ACCESS_FS_TRUNCATE|unix.LANDLOCK_ACCESS_FS_IOCTL_DEV) & handled
@@ -331,11 +349,11 @@ func landlockRestrict(pol sandboxPolicy) error {
 		return nil
 	}
 	if err := add("/", read); err != nil {
-		return err
+		return -1, err
 	}
 	for _, p := range pol.Write {
 		if err := add(p, handled); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	devRights := (fileRights | unix.LANDLOCK_ACCESS_FS_READ_DIR) & handled
@@ -345,11 +363,9 @@ func landlockRestrict(pol sandboxPolicy) error {
 			r = handled
 		}
 		if err := add(p, r); err != nil {
-			return err
+			return -1, err
 		}
 	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
-		return fmt.Errorf("restricting with Landlock: %v", errno)
-	}
-	return nil
+	made = true
+	return int(fd), nil
 }

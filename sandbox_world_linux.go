@@ -755,7 +755,7 @@ func worldInit(args []string) int {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
 		return theSandboxSpec().ExitSetup
 	}
-	in := &initState{pols: map[string]*sandboxPolicy{}, sock: sock, wake: wake, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}}
+	in := &initState{pols: map[string]*sandboxPolicy{}, sock: sock, wake: wake, kick: make(chan struct{}, 1), procs: map[int]uint64{}, ids: map[uint64]int{}, rules: map[string]int{}}
 	go in.reap()
 	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
 		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)), in.peerOf)
@@ -885,6 +885,8 @@ type initState struct {
 	buf     []byte
 	oob     []byte
 	kick    chan struct{}
+	rulesM  sync.Mutex
+	rules   map[string]int // a policy's Landlock ruleset, by its number
 	warmM   sync.Mutex
 	warm    *warmThread    // the next command's thread, made ready
 	last    *sandboxPolicy // the last command's policy: the next one's, most likely
@@ -993,6 +995,41 @@ func (in *initState) readyWarm() *warmThread {
 	return nil
 }
 
+// restrict restricts the calling thread for the policy numbered key on
+// this connection (no_new_privs, Landlock, seccomp), with the policy's
+// Landlock ruleset made on its first command and kept: each command's
+// thread is still a Landlock domain of its own, but the ruleset is not
+// made again, an open, a stat and a rule for every writable root and
+// device. Its rules hold the paths as they were then, and those are the
+// world's mount points (the roots, the session's temp folders, the
+// caches, /dev's files), which a command can neither remove nor replace.
+// The lock is held through the restriction, so no ruleset is closed under
+// a thread about to use it.
+func (in *initState) restrict(key string, pol sandboxPolicy) error {
+	in.rulesM.Lock()
+	defer in.rulesM.Unlock()
+	fd, ok := in.rules[key]
+	if !ok {
+		var err error
+		if fd, err = landlockRuleset(pol); err != nil {
+			return err
+		}
+		if len(in.rules) >= worldRulesetsKept { // past the bound, all go: the next commands make theirs again
+			for k, old := range in.rules {
+				unix.Close(old)
+				delete(in.rules, k)
+			}
+		}
+		in.rules[key] = fd
+	}
+	return restrictThreadWith(pol, fd)
+}
+
+// worldRulesetsKept bounds the rulesets the init keeps: a connection's
+// policies are a handful (a mode or two, a network allowed or not), and
+// each kept one is an open descriptor.
+const worldRulesetsKept = 16
+
 type warmReq struct {
 	m    worldMsg
 	fds  []int
@@ -1005,7 +1042,7 @@ func (in *initState) prepare(key string, pol sandboxPolicy) *warmThread {
 		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
 		err := dropCaps()
 		if err == nil {
-			err = restrictThread(pol)
+			err = in.restrict(key, pol)
 		}
 		if err == nil {
 			t.ready.Store(true)

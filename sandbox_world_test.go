@@ -739,3 +739,47 @@ func TestWorldRunFrame(t *testing.T) {
 		t.Fatal("a frame with a short field was read")
 	}
 }
+
+// TestWorldPolicyRulesets: each policy's Landlock ruleset is made once in
+// the init and kept for its next commands. Policies taken in turn, each
+// more than once: every command writes where its own policy lets it and
+// not where the one before it could.
+func TestWorldPolicyRulesets(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	w, ok := tb.sandbox.theWorld().(*world)
+	if !ok {
+		t.Skip("not the Linux world")
+	}
+	base := tb.sandbox.worldPolicy(tb.sandbox.partsCached("auto"))
+	var others []string // the writable roots but the project's own
+	for _, p := range base.Write {
+		if !within(proj, p) {
+			others = append(others, p)
+		}
+	}
+	const n = 4
+	pols := make([]sandboxPolicy, n)
+	for i := range pols {
+		d := filepath.Join(proj, "d"+strconv.Itoa(i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		pols[i] = base
+		pols[i].Write = append(append([]string{}, others...), d)
+	}
+	for round := 0; round < 3; round++ {
+		for i := range pols {
+			line := fmt.Sprintf("echo x > d%d/r%d && echo own; (echo x > d%d/from%d-r%d) 2>/dev/null && echo other; true", i, round, (i+1)%n, i, round)
+			cmd := shellCommand("/bin/sh", line, proj)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			p, err := w.start(cmd, pols[i])
+			if err == nil {
+				err = p.wait()
+			}
+			if err != nil || !strings.Contains(out.String(), "own") || strings.Contains(out.String(), "other") {
+				t.Fatalf("round %d, policy %d: %v %q", round, i, err, out.String())
+			}
+		}
+	}
+}
