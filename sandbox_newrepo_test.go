@@ -97,3 +97,20 @@ func TestFilterGitConfig(t *testing.T) {
 		t.Errorf("the unreadable header was not named: %v", dropped)
 	}
 }
+
+// FuzzFilterGitConfig: the reading of a config a command wrote never
+// panics, and what it keeps is kept whole by a second reading (nothing it
+// let through reads as a key it would take).
+func FuzzFilterGitConfig(f *testing.F) {
+	f.Add("[core]\n\tbare = false\n\tfsmonitor = x\n")
+	f.Add("[remote \"a.b\"] url = u\n\tuploadpack = \\\n x\n[include]\npath=y")
+	f.Add("[core]fsmonitor=x\n[user.x]\nname\n[\n")
+	keep := theSandboxSpec().NewRepo.ConfigKeep
+	f.Fuzz(func(t *testing.T, in string) {
+		out, _ := filterGitConfig([]byte(in), keep)
+		again, dropped := filterGitConfig(out, keep)
+		if len(dropped) > 0 || string(again) != string(out) {
+			t.Errorf("kept %q, which a second reading changes (drops %v) to %q", out, dropped, again)
+		}
+	})
+}
