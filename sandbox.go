@@ -77,8 +77,12 @@ type sandboxSpec struct {
 		// world's init has not reaped yet).
 		SpawnRetryMS int `json:"spawn_retry_ms"`
 	} `json:"limits"`
-	WorldIdleS  int  `json:"world_idle_s"`
-	GitGoneMax  int  `json:"git_gone_max"` // deletes in git's history a command's note names; beyond, counted
+	WorldIdleS int `json:"world_idle_s"`
+	GitGoneMax int `json:"git_gone_max"` // deletes in git's history a command's note names; beyond, counted
+	NewRepo    struct {
+		About      string   `json:"about"`
+		ConfigKeep []string `json:"config_keep"`
+	} `json:"new_repo"` // a repository the session made: what its config keeps (sandbox_newrepo.go)
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
 	Proxy       struct {
 		Port           int      `json:"port"`
@@ -173,6 +177,9 @@ type sandbox struct {
 
 	envMu   sync.Mutex
 	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)
+
+	gitStartOnce sync.Once
+	gitAtStart   bool // the project had a .git when its first command began (sandbox_newrepo.go)
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
@@ -548,6 +555,10 @@ type sandboxRun struct {
 	hosts  int     // the proxy's refusals before the command, to name the new ones
 	net    *netRun // asked about hosts not allowed while it runs (sandbox_netask.go)
 	gone   int     // the world's count of deletes in git's history before the command
+	// newRepo: the project had no .git when the session's first command
+	// began, so one there now is the session's, screened after each
+	// command (sandbox_newrepo.go).
+	newRepo bool
 }
 
 // gitDeletes is a world whose git history is add-only
@@ -696,6 +707,7 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	}
 	r.pol.NoMeta = r.plan // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world), parts.Later...)
+	r.newRepo = sb.gitMadeHere() // read before the first command can make one
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}
@@ -744,6 +756,11 @@ func (r *sandboxRun) finish(out string, code int) string {
 			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))
 		} else {
 			notes = append(notes, sandboxText("git_restored", "paths", strings.Join(changed, ", ")))
+		}
+	}
+	if r.newRepo && r.sb != nil {
+		if taken := screenNewRepo(r.sb.root, theSandboxSpec().NewRepo.ConfigKeep); len(taken) > 0 {
+			notes = append(notes, sandboxText("git_new_repo", "what", shownList(taken, theSandboxSpec().GitGoneMax)))
 		}
 	}
 	if g, ok := r.world.(gitDeletes); ok {

@@ -1,0 +1,262 @@
+package main
+
+// sandbox_newrepo.go: a git repository the session made is screened after
+// every command. A project's own .git is protected from the commands
+// (sandbox.json protect: config, hooks and the rest are read-only or put
+// back), but a project that had none when the session began gets one
+// from `git init` in a command, and that same command can set
+// core.fsmonitor, a hook or an alias the person's git runs the next time
+// they use git there. Such a repository keeps only plain settings
+// (sandbox.json new_repo.config_keep, an allow-list: what is not known to
+// be harmless goes) and git's own sample hooks; a .git that is a file or a
+// link (pointing git at a repository elsewhere) is taken away whole. The
+// command is told what went. Only the project's own .git is read: a
+// repository made in a folder under it is not (harness/sandbox.json says
+// so).
+//
+// The worker floor (floor 3).
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// gitMadeHere says whether the project had no .git when its first command
+// began (read once, then kept for the session).
+func (s *sandbox) gitMadeHere() bool {
+	s.gitStartOnce.Do(func() {
+		_, err := os.Lstat(filepath.Join(s.root, ".git"))
+		s.gitAtStart = err == nil
+	})
+	return !s.gitAtStart
+}
+
+// screenNewRepo takes out of root's .git what would run a program for the
+// person, and names what it took.
+func screenNewRepo(root string, keep []string) []string {
+	gitDir := filepath.Join(root, ".git")
+	st, err := os.Lstat(gitDir)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		if os.Remove(gitDir) == nil {
+			return []string{".git (a " + fileKind(st) + " pointing git elsewhere)"}
+		}
+		return nil
+	}
+	var taken []string
+	screen := func(dir, shown string) {
+		for _, name := range []string{"config", "config.worktree"} {
+			taken = append(taken, screenGitConfig(filepath.Join(dir, name), shown+name, keep)...)
+		}
+		taken = append(taken, screenHooks(filepath.Join(dir, "hooks"), shown+"hooks")...)
+		if p := filepath.Join(dir, "commondir"); exists(p) && os.Remove(p) == nil {
+			taken = append(taken, shown+"commondir")
+		}
+	}
+	screen(gitDir, ".git/")
+	mods, _ := os.ReadDir(filepath.Join(gitDir, "modules"))
+	for _, m := range mods {
+		if m.IsDir() {
+			screen(filepath.Join(gitDir, "modules", m.Name()), ".git/modules/"+m.Name()+"/")
+		}
+	}
+	return taken
+}
+
+func fileKind(st fs.FileInfo) string {
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return "link"
+	}
+	return "file"
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// screenHooks removes every hook but git's own *.sample ones; a hooks
+// folder that is a link goes whole.
+func screenHooks(dir, shown string) []string {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		if os.Remove(dir) == nil {
+			return []string{shown + " (a " + fileKind(st) + ")"}
+		}
+		return nil
+	}
+	ents, _ := os.ReadDir(dir)
+	var taken []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".sample") && e.Type().IsRegular() {
+			continue
+		}
+		if os.RemoveAll(filepath.Join(dir, e.Name())) == nil {
+			taken = append(taken, shown+"/"+e.Name())
+		}
+	}
+	return taken
+}
+
+// screenGitConfig rewrites a config file without the keys keep does not
+// hold; a config that is a link goes whole.
+func screenGitConfig(path, shown string, keep []string) []string {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil
+	}
+	if !st.Mode().IsRegular() {
+		if os.Remove(path) == nil {
+			return []string{shown + " (a " + fileKind(st) + ")"}
+		}
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	out, dropped := filterGitConfig(b, keep)
+	if len(dropped) == 0 {
+		return nil
+	}
+	if writeFileAtomic(path, out, st.Mode().Perm()) != nil {
+		os.Remove(path) // not rewritten: not kept either
+	}
+	for i, d := range dropped {
+		dropped[i] = shown + ": " + d
+	}
+	return dropped
+}
+
+// filterGitConfig keeps a git config's comments, section headers and the
+// keys keep holds; every other key, with its continuation lines, goes,
+// and so does a line it cannot read (fail closed). It returns the kept
+// text and the keys taken, each once, as section.name (a subsection shown
+// as section.*.name).
+func filterGitConfig(b []byte, keep []string) ([]byte, []string) {
+	var out bytes.Buffer
+	var dropped []string
+	drop := func(what string) {
+		if !slices.Contains(dropped, what) {
+			dropped = append(dropped, what)
+		}
+	}
+	section, sub := "", false
+	// A section's header (and the comments after it) is written with its
+	// first kept key: a section left with none goes whole.
+	var pending strings.Builder
+	write := func(s string) {
+		out.WriteString(pending.String())
+		pending.Reset()
+		out.WriteString(s)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' || t[0] == ';' {
+			if pending.Len() > 0 {
+				pending.WriteString(line)
+			} else {
+				out.WriteString(line)
+			}
+			continue
+		}
+		rest := t
+		if t[0] == '[' {
+			pending.Reset()
+			end := strings.IndexByte(t, ']')
+			if end < 0 {
+				drop("(a line git's config format does not have)")
+				section = "\x00" // what follows belongs to no known section
+				continue
+			}
+			section, sub = gitSectionName(t[1:end])
+			rest = strings.TrimSpace(t[end+1:])
+			if rest == "" || rest[0] == '#' || rest[0] == ';' {
+				pending.WriteString(line)
+				continue
+			}
+			pending.WriteString(t[:end+1] + "\n") // a key on the header's line is read as its own line
+		}
+		name := rest
+		if k := strings.IndexAny(rest, "= \t"); k >= 0 {
+			name = rest[:k]
+		}
+		name = strings.ToLower(name)
+		// A value ending in an unescaped backslash goes on to the next line.
+		n := i
+		for n+1 < len(lines) && strings.HasSuffix(strings.TrimRight(lines[n], "\r\n"), "\\") && !strings.HasSuffix(strings.TrimRight(lines[n], "\r\n"), "\\\\") {
+			n++
+		}
+		shown := section + "." + name
+		if sub {
+			shown = section + ".*." + name
+		}
+		if section != "\x00" && validGitKeyName(name) && gitKeyKept(section, sub, name, keep) {
+			if rest != t { // the header's line: its key written on a line of its own
+				write(rest + "\n")
+			} else {
+				write(line)
+			}
+			for j := i + 1; j <= n; j++ {
+				out.WriteString(lines[j])
+			}
+		} else {
+			drop(shown)
+		}
+		i = n
+	}
+	return out.Bytes(), dropped
+}
+
+// gitSectionName reads a header's inside: `core`, `remote "origin"` (a
+// subsection), or the older `branch.main`.
+func gitSectionName(h string) (section string, sub bool) {
+	h = strings.TrimSpace(h)
+	if k := strings.IndexAny(h, " \t"); k >= 0 {
+		return strings.ToLower(h[:k]), true
+	}
+	if k := strings.IndexByte(h, '.'); k >= 0 {
+		return strings.ToLower(h[:k]), true
+	}
+	return strings.ToLower(h), false
+}
+
+func validGitKeyName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitKeyKept matches a key against keep's entries: section.name, or
+// section.*.name for a key in a subsection; * in the name's place takes
+// any name.
+func gitKeyKept(section string, sub bool, name string, keep []string) bool {
+	for _, k := range keep {
+		parts := strings.Split(strings.ToLower(k), ".")
+		switch {
+		case !sub && len(parts) == 2:
+			if parts[0] == section && (parts[1] == "*" || parts[1] == name) {
+				return true
+			}
+		case sub && len(parts) == 3:
+			if parts[0] == section && parts[1] == "*" && (parts[2] == "*" || parts[2] == name) {
+				return true
+			}
+		}
+	}
+	return false
+}
