@@ -79,7 +79,10 @@ type sandboxSpec struct {
 	} `json:"limits"`
 	WorldIdleS int `json:"world_idle_s"`
 	GitGoneMax int `json:"git_gone_max"` // deletes in git's history a command's note names; beyond, counted
-	NewRepo    struct {
+	// GitWatchAfter: git's layers are watched (inotify) from this many
+	// looks of the sync on (sandbox_world_git.go).
+	GitWatchAfter int `json:"git_watch_after"`
+	NewRepo       struct {
 		About      string   `json:"about"`
 		ConfigKeep []string `json:"config_keep"`
 	} `json:"new_repo"` // a repository the session made: what its config keeps (sandbox_newrepo.go)

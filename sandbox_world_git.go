@@ -76,9 +76,10 @@ type gitKeep struct {
 	// every sync then looks, folder by folder, as before); dirty when the
 	// last look must be made again whatever the queue says (a copy failed,
 	// a fresh layer).
-	ino   int
-	dirty bool
-	looks int // how many syncs looked
+	ino     int
+	dirty   bool
+	looks   int  // how many syncs looked
+	noWatch bool // inotify refused (none, or the person's limit): every sync looks
 
 	// The deletes the layers hold (whiteouts, and folders made opaque),
 	// each once, in the order sync met them: a command is told which of
@@ -142,9 +143,6 @@ func (k *gitKeep) reset() error {
 			os.Chtimes(p, past, past)
 		}
 	}
-	if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
-		k.ino = fd
-	}
 	return nil
 }
 
@@ -164,6 +162,7 @@ func (k *gitKeep) watch(p string) {
 	_, err := unix.InotifyAddWatch(k.ino, p, gitWatchMask|unix.IN_ONLYDIR)
 	if err != nil && err != unix.ENOENT && err != unix.ENOTDIR {
 		k.unwatch()
+		k.noWatch = true
 	}
 }
 
@@ -204,6 +203,7 @@ func (k *gitKeep) quiet() bool {
 		}
 		if err != unix.EAGAIN {
 			k.unwatch()
+			k.noWatch = true
 			return false
 		}
 		return !changed && !k.dirty
@@ -247,6 +247,16 @@ func (k *gitKeep) sync() error {
 	keep := func(err error) {
 		if err != nil && first == nil {
 			first = err
+		}
+	}
+	// The watch begins once the session has made git_watch_after looks:
+	// closing it costs a kernel grace period (0.5-15 ms measured), more
+	// than a short session's syncs save (µs each), and -p waits for it.
+	if k.ino < 0 && !k.noWatch && k.looks >= theSandboxSpec().GitWatchAfter {
+		if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
+			k.ino, k.dirty = fd, true // this look, whole, adds the watches
+		} else {
+			k.noWatch = true
 		}
 	}
 	if !k.quiet() {
