@@ -620,33 +620,6 @@ func (p *shParser) readHeredocs() error {
 // lexHeredoc reads a plain here-document's body as bash expands it: \$,
 // \`, \\ and \newline are escapes, $ and ` expand, a " is a character.
 func (p *shParser) lexHeredoc(w *lexWord) error {
-	for p.pos < len(p.src) {
-		c := p.src[p.pos]
-		switch c {
-		case '\\':
-			n := p.peek(1)
-			switch n {
-			case '$', '`', '\\':
-				w.add(string(n), attrQuoted)
-				p.pos += 2
-			case '\n':
-				p.pos += 2
-			default:
-				w.add("\\", attrQuoted)
-				p.pos++
-			}
-		case '$':
-			if err := p.lexDollar(w, true); err != nil {
-				return err
-			}
-		case '`':
-			if err := p.lexBacktick(w); err != nil {
-				return err
-			}
-		default:
-			w.add(p.src[p.pos:p.pos+1], attrQuoted)
-			p.pos++
-		}
-	}
-	return nil
+	_, err := p.lexExpanding(w, false)
+	return err
 }

@@ -82,38 +82,48 @@ func (p *shParser) lexWord() (lexWord, error) {
 
 // lexDouble reads the inside of "..." after its opening quote.
 func (p *shParser) lexDouble(w *lexWord) error {
+	if closed, err := p.lexExpanding(w, true); err != nil || closed {
+		return err
+	}
+	return errors.New(`unbalanced quote: a closing " is missing`)
+}
+
+// lexExpanding reads text bash expands in place: inside "..." (dquote,
+// which a " closes and \" escapes) or a plain here-document's body (to
+// its end; a " is a character). \$, \`, \\ and \newline are escapes,
+// $ and ` expand. It reports whether a " closed it.
+func (p *shParser) lexExpanding(w *lexWord, dquote bool) (closed bool, err error) {
 	for p.pos < len(p.src) {
 		c := p.src[p.pos]
-		switch c {
-		case '"':
+		switch {
+		case c == '"' && dquote:
 			p.pos++
-			return nil
-		case '\\':
-			n := p.peek(1)
-			switch n {
-			case '$', '`', '"', '\\':
+			return true, nil
+		case c == '\\':
+			switch n := p.peek(1); {
+			case n == '$' || n == '`' || n == '\\' || n == '"' && dquote:
 				w.add(string(n), attrQuoted)
 				p.pos += 2
-			case '\n':
+			case n == '\n':
 				p.pos += 2
 			default:
 				w.add("\\", attrQuoted)
 				p.pos++
 			}
-		case '$':
+		case c == '$':
 			if err := p.lexDollar(w, true); err != nil {
-				return err
+				return false, err
 			}
-		case '`':
+		case c == '`':
 			if err := p.lexBacktick(w); err != nil {
-				return err
+				return false, err
 			}
 		default:
 			w.add(p.src[p.pos:p.pos+1], attrQuoted)
 			p.pos++
 		}
 	}
-	return errors.New(`unbalanced quote: a closing " is missing`)
+	return false, nil
 }
 
 func isNameStart(c byte) bool {
