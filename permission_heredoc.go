@@ -127,7 +127,7 @@ func (h *hardlineSpec) codeWords(in interpreterSpec, c shellCmd, script, text st
 	placed := false
 	for _, w := range c.Words[1:] {
 		switch {
-		case !placed && script != "" && w == script, !placed && script == "" && (w == "-" || h.stdinScript(w)):
+		case !placed && script != "" && w == script, !placed && script == "" && (w == "-" || isFd0Path(w)):
 			// its script operand, or the - that reads stdin: the program
 			// given in its place, so the operands after it stay its own
 			n.Words = append(n.Words, opt, text)
@@ -247,8 +247,11 @@ func (h *hardlineSpec) interpreterScript(c shellCmd) (interpreterSpec, string) {
 				}
 				continue
 			}
-			if a == "-" || h.stdinScript(a) {
+			if a == "-" || isFd0Path(a) {
 				return in, ""
+			}
+			if h.stdinScript(a) {
+				return in, a // <(…), /dev/fd/3: read at run time, not from stdin's here-document
 			}
 			if strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+") {
 				for _, o := range in.CodeOptions {

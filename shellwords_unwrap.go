@@ -181,6 +181,11 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		k, in := stdinRedir(redirs)
 		shell := p.readsScript(words) || p.startsShell(words)
 		op := strings.TrimPrefix(in.Op, "0")
+		if p.readsScript(words) && !p.readsFd0(words) {
+			// bash <(…), bash /dev/fd/3: its script is not what stdin
+			// holds, whatever a here-document on fd 0 says.
+			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
+		}
 		switch {
 		case k >= 0 && op == "<<<" && shell:
 			text := in.Target
@@ -705,6 +710,41 @@ func (p *shParser) shellReadsStdin(words []sword, isShell bool) bool {
 		return false
 	}
 	return isShell
+}
+
+// readsFd0 says whether the script a shell or sources command reads at
+// run time is its stdin (no script operand, -s, -, /dev/stdin, fd 0's
+// names), rather than a process substitution or another descriptor
+// (bash <(…), bash /dev/fd/3), which a here-document on stdin does not
+// name.
+func (p *shParser) readsFd0(words []sword) bool {
+	isShell := contains(p.spec.Shells.Names, commandName(words[0].s))
+	args := words[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i].s
+		if isShell && a == "--" {
+			continue
+		}
+		if isShell && len(a) > 1 && (a[0] == '-' || a[0] == '+') {
+			if contains(p.spec.Shells.ValueOptions, a) {
+				i++
+			} else if a[0] == '-' && !strings.HasPrefix(a, "--") && strings.IndexByte(a, 's') > 0 {
+				return true
+			}
+			continue
+		}
+		return a == "-" || isFd0Path(a)
+	}
+	return isShell
+}
+
+// isFd0Path says whether a path names the process's stdin.
+func isFd0Path(a string) bool {
+	switch a {
+	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return true
+	}
+	return false
 }
 
 // shellBody finds the line a shell runs with -c: the first plain word
