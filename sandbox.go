@@ -183,6 +183,7 @@ type sandbox struct {
 
 	gitStartOnce sync.Once
 	gitAtStart   bool // the project had a .git when its first command began (sandbox_newrepo.go)
+	gitRan       bool // set with gitAtStart: a command began
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
@@ -908,6 +909,15 @@ func (s gitSnapshot) matches() []string {
 		if i := strings.IndexByte(g, '*'); i >= 0 {
 			base = filepath.Dir(g[:i+1])
 		}
+		// Glob follows a link in the pattern's fixed part: with
+		// .git/worktrees or .git/modules (or .git) made a link to the
+		// person's folder, every entry there would read as a match the
+		// command added, and restore would remove it. The link itself is
+		// the match then, and nothing past it is globbed.
+		if l := linkAbove(base); l != "" {
+			out = append(out, l)
+			continue
+		}
 		ms, _ := filepath.Glob(g)
 		for _, m := range ms {
 			rel, err := filepath.Rel(base, m)
@@ -925,6 +935,18 @@ func (s gitSnapshot) matches() []string {
 		}
 	}
 	return uniq(out)
+}
+
+// linkAbove is base or its folder when either is a link (or not a
+// folder), "" when both are folders.
+func linkAbove(base string) string {
+	for _, p := range []string{filepath.Dir(base), base} {
+		fi, err := os.Lstat(p)
+		if err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	return ""
 }
 
 // nowRoots is the roots and every match of the patterns now.

@@ -31,8 +31,19 @@ func (s *sandbox) gitMadeHere() bool {
 	s.gitStartOnce.Do(func() {
 		_, err := os.Lstat(filepath.Join(s.root, ".git"))
 		s.gitAtStart = err == nil
+		s.gitRan = true
 	})
 	return !s.gitAtStart
+}
+
+// screenAtClose screens a repository the session made once more when the
+// session's world is gone: a process a command left behind may have
+// planted a hook after the last command's screen.
+func (s *sandbox) screenAtClose() {
+	s.gitStartOnce.Do(func() {}) // no command ran: nothing to screen
+	if s.gitRan && !s.gitAtStart {
+		screenNewRepo(s.root, theSandboxSpec().NewRepo.ConfigKeep)
+	}
 }
 
 // screenNewRepo takes out of root's .git what would run a program for the
@@ -60,10 +71,25 @@ func screenNewRepo(root string, keep []string) []string {
 		}
 	}
 	screen(gitDir, ".git/")
-	mods, _ := os.ReadDir(filepath.Join(gitDir, "modules"))
+	// A link is never followed: modules (or a module's folder) that is a
+	// link goes itself, and what it points at is not read or written.
+	modsDir := filepath.Join(gitDir, "modules")
+	if st, err := os.Lstat(modsDir); err == nil && !st.IsDir() {
+		if os.Remove(modsDir) == nil {
+			taken = append(taken, ".git/modules (a "+fileKind(st)+")")
+		}
+		return taken
+	}
+	mods, _ := os.ReadDir(modsDir)
 	for _, m := range mods {
-		if m.IsDir() {
-			screen(filepath.Join(gitDir, "modules", m.Name()), ".git/modules/"+m.Name()+"/")
+		p := filepath.Join(modsDir, m.Name())
+		switch {
+		case m.Type()&fs.ModeSymlink != 0:
+			if os.Remove(p) == nil {
+				taken = append(taken, ".git/modules/"+m.Name()+" (a link)")
+			}
+		case m.IsDir():
+			screen(p, ".git/modules/"+m.Name()+"/")
 		}
 	}
 	return taken
@@ -190,28 +216,24 @@ func filterGitConfig(b []byte, keep []string) ([]byte, []string) {
 			name = rest[:k]
 		}
 		name = strings.ToLower(name)
-		// A value ending in an unescaped backslash goes on to the next line.
-		n := i
-		for n+1 < len(lines) && strings.HasSuffix(strings.TrimRight(lines[n], "\r\n"), "\\") && !strings.HasSuffix(strings.TrimRight(lines[n], "\r\n"), "\\\\") {
-			n++
-		}
 		shown := section + "." + name
 		if sub {
 			shown = section + ".*." + name
 		}
-		if section != "\x00" && validGitKeyName(name) && gitKeyKept(section, sub, name, keep) {
+		// A line going on to the next (a trailing backslash) is not kept:
+		// every line is read on its own, so what git reads of what is kept
+		// is what this read (a backslash in a comment does not go on, in
+		// a value it does: either way nothing kept goes on).
+		goesOn := strings.HasSuffix(strings.TrimRight(line, "\r\n"), "\\")
+		if section != "\x00" && !goesOn && validGitKeyName(name) && gitKeyKept(section, sub, name, keep) {
 			if rest != t { // the header's line: its key written on a line of its own
 				write(rest + "\n")
 			} else {
 				write(line)
 			}
-			for j := i + 1; j <= n; j++ {
-				out.WriteString(lines[j])
-			}
 		} else {
 			drop(shown)
 		}
-		i = n
 	}
 	return out.Bytes(), dropped
 }

@@ -96,6 +96,67 @@ func TestFilterGitConfig(t *testing.T) {
 	if !strings.Contains(strings.Join(dropped, " "), "does not have") {
 		t.Errorf("the unreadable header was not named: %v", dropped)
 	}
+	// A backslash in a comment does not go on to the next line for git: a
+	// line ending in one is not kept, and the next is read on its own.
+	out, _ = filterGitConfig([]byte("[core]\n\tbare = false ; \\\n\tfsmonitor = \"touch X\"\n"), keep)
+	if strings.Contains(string(out), "fsmonitor") || strings.Contains(string(out), "\\") {
+		t.Errorf("a line after a comment's backslash was kept: %q", out)
+	}
+}
+
+// TestNewRepoLinksNotFollowed: the screen never reads or writes through a
+// link a command made: .git/modules, or a module's folder, linked to the
+// person's folder leaves what is there as it was; and a link made in
+// .git/worktrees or .git/modules of a repository the person had is taken
+// away by the restore without what it points at.
+func TestNewRepoLinksNotFollowed(t *testing.T) {
+	base, proj, _ := sandboxFixture(t)
+	decoy := filepath.Join(base, "decoy")
+	theirs := map[string]string{".ssh/config": "Host x\n", "app/config": "[core]\n\tpager = less\n", "app/hooks/pre-commit": "#!/bin/sh\n"}
+	for p, body := range theirs {
+		os.MkdirAll(filepath.Join(decoy, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(decoy, p), []byte(body), 0o644)
+	}
+	check := func(when string) {
+		t.Helper()
+		for p, body := range theirs {
+			if b, err := os.ReadFile(filepath.Join(decoy, p)); err != nil || string(b) != body {
+				t.Errorf("%s: the person's %s is now %q (%v)", when, p, b, err)
+			}
+		}
+	}
+	// The person's repository: the restore's patterns meet links.
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	tb.sandbox.noWorld = true
+	sandboxBash(t, tb, "auto", script("#!/bin/sh\nrm -rf .git/worktrees .git/modules; ln -s "+decoy+" .git/worktrees; ln -s "+decoy+" .git/modules; echo linked"))
+	check("after links in the person's .git")
+	// A repository the session makes.
+	os.RemoveAll(filepath.Join(proj, ".git"))
+	tb = sandboxToolbox(t, proj, sandboxConfig{})
+	tb.sandbox.noWorld = true
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\ngit init -q . && ln -s "+decoy+" .git/modules; echo made"))
+	check("after a linked .git/modules in a new repository")
+	if pathExists(filepath.Join(proj, ".git", "modules")) {
+		t.Errorf("the linked modules folder was left: %s", r.Text)
+	}
+	sandboxBash(t, tb, "auto", script("#!/bin/sh\nmkdir -p .git/modules && ln -s "+filepath.Join(decoy, "app")+" .git/modules/app; echo made"))
+	check("after a linked module folder")
+}
+
+// TestNewRepoScreenedAtClose: a process a command left behind plants a
+// hook after the command's screen; the session's close screens again.
+func TestNewRepoScreenedAtClose(t *testing.T) {
+	_, proj, _ := sandboxFixture(t)
+	os.RemoveAll(filepath.Join(proj, ".git"))
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	tb.sandbox.noWorld = true
+	sandboxBash(t, tb, "auto", "git init -q .")
+	hook := filepath.Join(proj, ".git", "hooks", "pre-commit")
+	os.WriteFile(hook, []byte("#!/bin/sh\ntouch pwned\n"), 0o755) // what the left-behind process wrote
+	tb.sandbox.close()
+	if pathExists(hook) {
+		t.Error("a hook planted after the last command's screen outlived the session")
+	}
 }
 
 // FuzzFilterGitConfig: the reading of a config a command wrote never

@@ -185,6 +185,7 @@ func (s *sandbox) close() {
 	if p != nil {
 		p.close()
 	}
+	s.screenAtClose() // the world's processes are gone: none plants after this
 	if owner != nil {
 		owner.Close() // first: Windows removes no open file; and the folder is unowned from here
 	}
