@@ -71,25 +71,49 @@ func screenNewRepo(root string, keep []string) []string {
 		}
 	}
 	screen(gitDir, ".git/")
-	// A link is never followed: modules (or a module's folder) that is a
-	// link goes itself, and what it points at is not read or written.
-	modsDir := filepath.Join(gitDir, "modules")
-	if st, err := os.Lstat(modsDir); err == nil && !st.IsDir() {
-		if os.Remove(modsDir) == nil {
-			taken = append(taken, ".git/modules (a "+fileKind(st)+")")
+	taken = append(taken, screenModules(filepath.Join(gitDir, "modules"), ".git/modules", keep, screen, 0)...)
+	// A linked worktree's own config (extensions.worktreeConfig) is read
+	// by git there; its commondir and gitdir are what make it one.
+	if st, err := os.Lstat(filepath.Join(gitDir, "worktrees")); err == nil && st.IsDir() {
+		wts, _ := os.ReadDir(filepath.Join(gitDir, "worktrees"))
+		for _, w := range wts {
+			if w.IsDir() && w.Type()&fs.ModeSymlink == 0 {
+				taken = append(taken, screenGitConfig(filepath.Join(gitDir, "worktrees", w.Name(), "config.worktree"), ".git/worktrees/"+w.Name()+"/config.worktree", keep)...)
+			}
 		}
-		return taken
 	}
-	mods, _ := os.ReadDir(modsDir)
+	return taken
+}
+
+// screenModules screens each module's folder under dir (and the modules
+// of modules, to a bounded depth). A link is never followed: a modules
+// folder, or a module's, that is a link goes itself, and what it points
+// at is not read or written.
+func screenModules(dir, shown string, keep []string, screen func(dir, shown string), depth int) []string {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		if os.Remove(dir) == nil {
+			return []string{shown + " (a " + fileKind(st) + ")"}
+		}
+		return nil
+	}
+	var taken []string
+	mods, _ := os.ReadDir(dir)
 	for _, m := range mods {
-		p := filepath.Join(modsDir, m.Name())
+		p := filepath.Join(dir, m.Name())
 		switch {
 		case m.Type()&fs.ModeSymlink != 0:
 			if os.Remove(p) == nil {
-				taken = append(taken, ".git/modules/"+m.Name()+" (a link)")
+				taken = append(taken, shown+"/"+m.Name()+" (a link)")
 			}
 		case m.IsDir():
-			screen(p, ".git/modules/"+m.Name()+"/")
+			screen(p, shown+"/"+m.Name()+"/") // what it takes, screen's caller counts
+			if depth < 4 {
+				taken = append(taken, screenModules(filepath.Join(p, "modules"), shown+"/"+m.Name()+"/modules", keep, screen, depth+1)...)
+			}
 		}
 	}
 	return taken

@@ -35,14 +35,21 @@ func TestNewRepoScreened(t *testing.T) {
 				"printf '[include]\\n\\tpath = ../evil.cfg\\n[diff] external = touch " + pwned + ".diff\\n' >> .git/config\n" +
 				"printf '#!/bin/sh\\ntouch " + pwned + ".hook\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit\n" +
 				"mkdir -p .git/modules/m && printf '[core]\\n\\thooksPath = /tmp\\n' > .git/modules/m/config\n" +
+				"mkdir -p .git/modules/m/modules/n .git/worktrees/w && printf '[core]\\n\\tpager = x\\n' > .git/modules/m/modules/n/config && printf '[core]\\n\\tfsmonitor = x\\n' > .git/worktrees/w/config.worktree\n" +
+				"git config submodule.lib.url https://example.com/lib.git\n" +
 				"echo planted"
 			r := sandboxBash(t, tb, "auto", script(body))
 			if !strings.Contains(r.Text, "planted") {
 				t.Fatalf("the script did not run: %s", r.Text)
 			}
-			for _, want := range []string{"core.fsmonitor", "alias.", "include.path", "diff.external", "hooks/pre-commit", "modules/m/config"} {
+			for _, want := range []string{"core.fsmonitor", "alias.", "include.path", "diff.external", "hooks/pre-commit", "and 2 more"} {
 				if !strings.Contains(r.Text, want) {
 					t.Errorf("the command was not told %s was taken out:\n%s", want, r.Text)
+				}
+			}
+			for _, f := range []string{"modules/m/config", "modules/m/modules/n/config", "worktrees/w/config.worktree"} {
+				if b, _ := os.ReadFile(filepath.Join(proj, ".git", f)); strings.Contains(string(b), "=") {
+					t.Errorf(".git/%s kept a key: %q", f, b)
 				}
 			}
 			cfg, _ := os.ReadFile(filepath.Join(proj, ".git", "config"))
@@ -51,7 +58,7 @@ func TestNewRepoScreened(t *testing.T) {
 					t.Errorf("%s is still in the config:\n%s", gone, cfg)
 				}
 			}
-			if !strings.Contains(string(cfg), "name = Model") || !strings.Contains(string(cfg), "repositoryformatversion") {
+			if !strings.Contains(string(cfg), "name = Model") || !strings.Contains(string(cfg), "repositoryformatversion") || !strings.Contains(string(cfg), "example.com/lib.git") {
 				t.Errorf("plain settings were taken too:\n%s", cfg)
 			}
 			samples, _ := filepath.Glob(filepath.Join(proj, ".git", "hooks", "*.sample"))
