@@ -66,7 +66,11 @@ type codeLaterSpec struct {
 	WrittenThenRun struct {
 		About         string              `json:"about"`
 		OutputOptions map[string][]string `json:"output_options"`
-		Reason        string              `json:"reason"`
+		KeepsTexts    struct {
+			About    string   `json:"about"`
+			Commands []string `json:"commands"`
+		} `json:"keeps_texts"`
+		Reason string `json:"reason"`
 	} `json:"written_then_run"`
 	CodeEnv      []string                   `json:"code_env"`
 	EnvSetters   []string                   `json:"env_setters"`

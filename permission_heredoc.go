@@ -32,6 +32,12 @@ func (h *hardlineSpec) withWrittenScripts(cmds []shellCmd, env shellEnv) []shell
 	written := map[string]bool{}
 	var out []shellCmd
 	note := func(c shellCmd) {
+		if len(c.Words) > 0 && !contains(h.CodeLater.WrittenThenRun.KeepsTexts.Commands, commandName(c.Words[0])) {
+			// It may have changed a written file (sed -i, ln, cd, a
+			// script): no text is known any more, before its own writes
+			// are noted below.
+			clear(texts)
+		}
 		if len(c.Redirs) == 0 && len(c.Words) > 0 {
 			if _, ok := h.CodeLater.WrittenThenRun.OutputOptions[c.Words[0]]; !ok {
 				return // writes no file noteWritten knows
