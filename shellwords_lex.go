@@ -156,6 +156,11 @@ func (p *shParser) variable(w *lexWord, name, raw string, quoted bool) {
 func (p *shParser) lexDollar(w *lexWord, quoted bool) error {
 	start := p.pos
 	n := p.peek(1)
+	if n == '\\' && p.peek(2) == '\n' {
+		// bash joins a backslash-newline before it reads the $: $\
+		// then (…) is a substitution. Not read: fail closed.
+		return errors.New("a $ followed by a line continuation is not read; write the expansion on one line")
+	}
 	switch {
 	case n == '(':
 		if p.peek(2) == '(' {
