@@ -685,31 +685,19 @@ func (p *shParser) startsShell(words []sword) bool {
 
 // shellReadsStdin is readsScript for a shell or a sources command.
 func (p *shParser) shellReadsStdin(words []sword, isShell bool) bool {
-	args := words[1:]
-	for i := 0; i < len(args); i++ {
-		a := args[i].s
-		if isShell && a == "--" {
-			continue
-		}
-		if isShell && len(a) > 1 && (a[0] == '-' || a[0] == '+') {
-			if contains(p.spec.Shells.ValueOptions, a) {
-				i++
-			} else if a[0] == '-' && !strings.HasPrefix(a, "--") && strings.IndexByte(a, 's') > 0 {
-				return true
-			}
-			continue
-		}
-		if strings.HasPrefix(a, "<(") || a == "-" {
+	a, dashS, found := p.scriptOperand(words, isShell)
+	if dashS || !found {
+		return dashS || isShell
+	}
+	if strings.HasPrefix(a, "<(") || a == "-" {
+		return true
+	}
+	for _, f := range p.spec.Shells.StdinFiles {
+		if pathGlobMatch(f, a, false) {
 			return true
 		}
-		for _, f := range p.spec.Shells.StdinFiles {
-			if pathGlobMatch(f, a, false) {
-				return true
-			}
-		}
-		return false
 	}
-	return isShell
+	return false
 }
 
 // readsFd0 says whether the script a shell or sources command reads at
@@ -719,6 +707,17 @@ func (p *shParser) shellReadsStdin(words []sword, isShell bool) bool {
 // name.
 func (p *shParser) readsFd0(words []sword) bool {
 	isShell := contains(p.spec.Shells.Names, commandName(words[0].s))
+	a, dashS, found := p.scriptOperand(words, isShell)
+	if dashS || !found {
+		return dashS || isShell
+	}
+	return a == "-" || isFd0Path(a)
+}
+
+// scriptOperand is a shell's (or sources command's) first word after its
+// options: its script, when found; dashS when an option cluster holds s
+// (the script is stdin) before any.
+func (p *shParser) scriptOperand(words []sword, isShell bool) (operand string, dashS, found bool) {
 	args := words[1:]
 	for i := 0; i < len(args); i++ {
 		a := args[i].s
@@ -729,13 +728,13 @@ func (p *shParser) readsFd0(words []sword) bool {
 			if contains(p.spec.Shells.ValueOptions, a) {
 				i++
 			} else if a[0] == '-' && !strings.HasPrefix(a, "--") && strings.IndexByte(a, 's') > 0 {
-				return true
+				return "", true, false
 			}
 			continue
 		}
-		return a == "-" || isFd0Path(a)
+		return a, false, true
 	}
-	return isShell
+	return "", false, false
 }
 
 // isFd0Path says whether a path names the process's stdin.
