@@ -133,7 +133,7 @@ func (h *hardlineSpec) codeWords(in interpreterSpec, c shellCmd, script, text st
 	placed := false
 	for _, w := range c.Words[1:] {
 		switch {
-		case !placed && script != "" && w == script, !placed && script == "" && (w == "-" || isFd0Path(w)):
+		case !placed && script != "" && w == script, !placed && script == "" && (w == "-" || contains(h.Plain.Shells.Fd0Files, w)):
 			// its script operand, or the - that reads stdin: the program
 			// given in its place, so the operands after it stay its own
 			n.Words = append(n.Words, opt, text)
@@ -253,7 +253,7 @@ func (h *hardlineSpec) interpreterScript(c shellCmd) (interpreterSpec, string) {
 				}
 				continue
 			}
-			if a == "-" || isFd0Path(a) {
+			if a == "-" || contains(h.Plain.Shells.Fd0Files, a) {
 				return in, ""
 			}
 			if h.stdinScript(a) {

@@ -83,8 +83,9 @@ type sandboxSpec struct {
 	// looks of the sync on (sandbox_world_git.go).
 	GitWatchAfter int `json:"git_watch_after"`
 	NewRepo       struct {
-		About      string   `json:"about"`
-		ConfigKeep []string `json:"config_keep"`
+		About       string   `json:"about"`
+		ConfigKeep  []string `json:"config_keep"`
+		ModuleDepth int      `json:"module_depth"` // modules of modules read, this deep
 	} `json:"new_repo"` // a repository the session made: what its config keeps (sandbox_newrepo.go)
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
 	Proxy       struct {

@@ -66,12 +66,12 @@ func screenNewRepo(root string, keep []string) []string {
 			taken = append(taken, screenGitConfig(filepath.Join(dir, name), shown+name, keep)...)
 		}
 		taken = append(taken, screenHooks(filepath.Join(dir, "hooks"), shown+"hooks")...)
-		if p := filepath.Join(dir, "commondir"); exists(p) && os.Remove(p) == nil {
+		if p := filepath.Join(dir, "commondir"); pathExists(p) && os.Remove(p) == nil {
 			taken = append(taken, shown+"commondir")
 		}
 	}
 	screen(gitDir, ".git/")
-	taken = append(taken, screenModules(filepath.Join(gitDir, "modules"), ".git/modules", keep, screen, 0)...)
+	taken = append(taken, screenModules(filepath.Join(gitDir, "modules"), ".git/modules", screen, 0)...)
 	// A linked worktree's own config (extensions.worktreeConfig) is read
 	// by git there; its commondir and gitdir are what make it one.
 	if st, err := os.Lstat(filepath.Join(gitDir, "worktrees")); err == nil && st.IsDir() {
@@ -89,18 +89,11 @@ func screenNewRepo(root string, keep []string) []string {
 // of modules, to a bounded depth). A link is never followed: a modules
 // folder, or a module's, that is a link goes itself, and what it points
 // at is not read or written.
-func screenModules(dir, shown string, keep []string, screen func(dir, shown string), depth int) []string {
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return nil
+func screenModules(dir, shown string, screen func(dir, shown string), depth int) []string {
+	taken, there := takeOdd(dir, shown, fs.FileMode.IsDir)
+	if there == nil {
+		return taken
 	}
-	if !st.IsDir() {
-		if os.Remove(dir) == nil {
-			return []string{shown + " (a " + fileKind(st) + ")"}
-		}
-		return nil
-	}
-	var taken []string
 	mods, _ := os.ReadDir(dir)
 	for _, m := range mods {
 		p := filepath.Join(dir, m.Name())
@@ -111,12 +104,29 @@ func screenModules(dir, shown string, keep []string, screen func(dir, shown stri
 			}
 		case m.IsDir():
 			screen(p, shown+"/"+m.Name()+"/") // what it takes, screen's caller counts
-			if depth < 4 {
-				taken = append(taken, screenModules(filepath.Join(p, "modules"), shown+"/"+m.Name()+"/modules", keep, screen, depth+1)...)
+			if depth < theSandboxSpec().NewRepo.ModuleDepth {
+				taken = append(taken, screenModules(filepath.Join(p, "modules"), shown+"/"+m.Name()+"/modules", screen, depth+1)...)
 			}
 		}
 	}
 	return taken
+}
+
+// takeOdd removes what stands at p when it is not of the kind want
+// names (a link never is), and names it; there is p's information when
+// it is of that kind, nil otherwise.
+func takeOdd(p, shown string, want func(fs.FileMode) bool) (taken []string, there fs.FileInfo) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return nil, nil
+	}
+	if want(st.Mode()) {
+		return nil, st
+	}
+	if os.Remove(p) == nil {
+		return []string{shown + " (a " + fileKind(st) + ")"}, nil
+	}
+	return nil, nil
 }
 
 func fileKind(st fs.FileInfo) string {
@@ -126,23 +136,14 @@ func fileKind(st fs.FileInfo) string {
 	return "file"
 }
 
-func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
-
 // screenHooks removes every hook but git's own *.sample ones; a hooks
 // folder that is a link goes whole.
 func screenHooks(dir, shown string) []string {
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return nil
-	}
-	if !st.IsDir() {
-		if os.Remove(dir) == nil {
-			return []string{shown + " (a " + fileKind(st) + ")"}
-		}
-		return nil
+	taken, there := takeOdd(dir, shown, fs.FileMode.IsDir)
+	if there == nil {
+		return taken
 	}
 	ents, _ := os.ReadDir(dir)
-	var taken []string
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".sample") && e.Type().IsRegular() {
 			continue
@@ -157,15 +158,9 @@ func screenHooks(dir, shown string) []string {
 // screenGitConfig rewrites a config file without the keys keep does not
 // hold; a config that is a link goes whole.
 func screenGitConfig(path, shown string, keep []string) []string {
-	st, err := os.Lstat(path)
-	if err != nil {
-		return nil
-	}
-	if !st.Mode().IsRegular() {
-		if os.Remove(path) == nil {
-			return []string{shown + " (a " + fileKind(st) + ")"}
-		}
-		return nil
+	taken, st := takeOdd(path, shown, fs.FileMode.IsRegular)
+	if st == nil {
+		return taken
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -48,6 +48,7 @@ type plainSpec struct {
 		ValueOptions []string `json:"value_options"`
 		Sources      []string `json:"sources"`
 		StdinFiles   []string `json:"stdin_files"`
+		Fd0Files     []string `json:"fd0_files"` // of stdin_files, those that name stdin itself
 		StdinShells  struct {
 			About    string     `json:"about"`
 			Commands [][]string `json:"commands"`
@@ -711,7 +712,7 @@ func (p *shParser) readsFd0(words []sword) bool {
 	if dashS || !found {
 		return dashS || isShell
 	}
-	return a == "-" || isFd0Path(a)
+	return a == "-" || contains(p.spec.Shells.Fd0Files, a)
 }
 
 // scriptOperand is a shell's (or sources command's) first word after its
@@ -735,15 +736,6 @@ func (p *shParser) scriptOperand(words []sword, isShell bool) (operand string, d
 		return a, false, true
 	}
 	return "", false, false
-}
-
-// isFd0Path says whether a path names the process's stdin.
-func isFd0Path(a string) bool {
-	switch a {
-	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
-		return true
-	}
-	return false
 }
 
 // shellBody finds the line a shell runs with -c: the first plain word
