@@ -29,19 +29,7 @@ func unixCanary(t *testing.T, dir string) (path string, hits *atomic.Int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	hits = &atomic.Int32{}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			hits.Add(1)
-			c.Close()
-		}
-	}()
-	return path, hits
+	return path, countConns(t, ln, nil)
 }
 
 // TestWorldNoInheritedFiles: a command holds only its three files. A

@@ -64,8 +64,14 @@ func canaryListener(t *testing.T) (port int, hits *atomic.Int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln.Addr().(*net.TCPAddr).Port, countConns(t, ln, []byte("HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nCANARY"))
+}
+
+// countConns counts the connections ln accepts until the test ends,
+// writing reply (if any) to each before closing it.
+func countConns(t *testing.T, ln net.Listener, reply []byte) *atomic.Int32 {
 	t.Cleanup(func() { ln.Close() })
-	hits = &atomic.Int32{}
+	hits := &atomic.Int32{}
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -73,11 +79,13 @@ func canaryListener(t *testing.T) (port int, hits *atomic.Int32) {
 				return
 			}
 			hits.Add(1)
-			c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nCANARY"))
+			if len(reply) > 0 {
+				c.Write(reply)
+			}
 			c.Close()
 		}
 	}()
-	return ln.Addr().(*net.TCPAddr).Port, hits
+	return hits
 }
 
 // script writes a script the model made and runs it by name.
