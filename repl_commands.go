@@ -72,6 +72,7 @@ func (r *repl) askTrust(root string) (trusted, ok bool) {
 		r.updatePromptLocked()
 		r.mu.Unlock()
 	}()
+	told := false // the keys are said again once: a line typed ahead does not print one a key
 	for {
 		var k rune
 		select {
@@ -96,7 +97,10 @@ func (r *repl) askTrust(root string) (trusted, ok bool) {
 		case 4: // Ctrl-D
 			return false, false
 		}
-		r.say("notice", r.text("trust_again"))
+		if !told {
+			r.say("notice", r.text("trust_again"))
+			told = true
+		}
 	}
 }
 
