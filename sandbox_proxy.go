@@ -236,9 +236,18 @@ func (p *sandboxProxy) dial(host, port string, v netVerdict) (up net.Conn, body 
 	if len(addrs) == 0 {
 		return nil, "", fmt.Errorf("%s has no address", host)
 	}
-	d := net.Dialer{Timeout: 30 * time.Second}
-	up, err = d.Dial("tcp", net.JoinHostPort(addrs[0].Unmap().String(), port))
-	return up, "", err
+	// Each address checked is tried in turn, as a plain dial of the name
+	// would (an IPv6 one first on a machine without IPv6 routes), within
+	// one bound for them all.
+	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer dcancel()
+	var d net.Dialer
+	for _, a := range addrs {
+		if up, err = d.DialContext(dctx, "tcp", net.JoinHostPort(a.Unmap().String(), port)); err == nil {
+			return up, "", nil
+		}
+	}
+	return nil, "", err
 }
 
 // headLimit bounds what one request head may read from a connection; the
