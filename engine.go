@@ -87,6 +87,20 @@ func (e *engine) appendMsg(m message) error {
 	return e.st.save(e.sess)
 }
 
+// recordCut stores a prompt a restart cut off before it reached the
+// session (the device was killed between taking the prompt and writing
+// it): the person's words are kept as an interrupted turn, with no
+// answer, so the conversation holds what they sent and `-c` finds it.
+func (e *engine) recordCut(prompt string) error {
+	now := time.Now()
+	e.sess.Turns = append(e.sess.Turns, turn{N: len(e.sess.Turns) + 1, Prompt: prompt, Started: now, Ended: now,
+		Status: "interrupted", StopReason: "cancelled"})
+	if e.sess.Title == "" {
+		e.sess.Title = titleOf(prompt)
+	}
+	return e.appendMsg(message{Role: "user", Content: prompt, Kind: "prompt", Time: now})
+}
+
 func (e *engine) curTurn() *turn { return &e.sess.Turns[len(e.sess.Turns)-1] }
 
 // runTurn runs one prompt to its end. images go with the prompt (a front

@@ -703,8 +703,12 @@ func (svc *linkService) prompt(c *rpcCall, lim remoteLimits) {
 		c.reply(nil, linkErr("busy", "id", id))
 		return
 	}
+	before := svc.turns.state(id, tid)
 	fresh, answer, wait := svc.turns.claim(id, tid)
 	if !fresh {
+		if before == "queued" && answer != nil {
+			ls.keepCutPrompt(c.Params) // a restart cut it off before the session had it (link_turns.go)
+		}
 		svc.replyKnownTurn(c, answer, wait)
 		return
 	}

@@ -1344,3 +1344,49 @@ func TestLinkApprovalTimeout(t *testing.T) {
 		t.Errorf("settled %v", m)
 	}
 }
+
+// TestLinkCutPromptKept is the soak's find of 2026-12-02: a device killed
+// after it took a prompt (its turn id queued in the turns file) and before
+// the prompt reached the session came back answering the prompt sent again
+// "interrupted" while the session held nothing of it, so the person's
+// words were gone and `-c` at the terminal said the project had no
+// session. The prompt sent again is now kept as an interrupted turn, once.
+func TestLinkCutPromptKept(t *testing.T) {
+	e := newLinkEnv(t, "")
+	e.startService()
+	l := e.link()
+	sid := e.newSession(l, e.proj, "auto")
+	e.stop()
+	// What the kill left: the turn taken, the session without it.
+	tf, _ := json.Marshal(turnFile{Session: sid, Turns: []turnEntry{{ID: "cut-1", State: "queued", Updated: time.Now()}}})
+	os.MkdirAll(turnsDir(), 0o700)
+	if err := os.WriteFile(turnsPath(sid), tf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.startService()
+	l = e.link()
+	for i := 0; i < 2; i++ { // sent again twice: one turn kept
+		r := l.result("session/prompt", promptParams(sid, "make the tea", "cut-1"))
+		if lm := r["_meta"].(map[string]any)["lembas"].(map[string]any); lm["interrupted"] != true || lm["turnId"] != "cut-1" {
+			t.Fatalf("the cut turn sent again answered %v", r)
+		}
+	}
+	e.stop()
+	st := newStore(stateDir(), nil)
+	sess, err := st.latest(e.proj)
+	if err != nil || sess.ID != sid {
+		t.Fatalf("-c's session after the cut: %v %v", sess, err)
+	}
+	if len(sess.Turns) != 1 || sess.Turns[0].Prompt != "make the tea" || sess.Turns[0].Status != "interrupted" {
+		t.Errorf("the cut prompt kept as %+v", sess.Turns)
+	}
+	prompts := 0
+	for _, m := range sess.Messages {
+		if m.Role == "user" && m.Kind == "prompt" {
+			prompts++
+		}
+	}
+	if prompts != 1 {
+		t.Errorf("%d prompt messages, want 1", prompts)
+	}
+}

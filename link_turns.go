@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -91,6 +92,39 @@ func (b *turnBook) book(id string) *sessionTurns {
 func interruptedAnswer(turnID string) json.RawMessage {
 	return rawJSON(map[string]any{"stopReason": "cancelled", "_meta": map[string]any{"lembas": map[string]any{
 		"turnId": turnID, "interrupted": true, "message": linkText("interrupted")}}})
+}
+
+// keepCutPrompt stores the prompt of a turn a restart cut off while it
+// was still queued — taken and recorded in the turns file, not yet in the
+// session — as an interrupted turn, from the prompt sent again. A queued
+// turn's prompt may also have reached the session just before the kill
+// (the journal is written before the turn is marked running), so one
+// whose text is the session's last prompt is not stored twice. Only an
+// idle session is written: a turn running now owns the session.
+func (ls *linkSession) keepCutPrompt(params json.RawMessage) {
+	var p acpPromptParams
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	var texts []string
+	for _, b := range p.Prompt {
+		if b.Type == "text" {
+			texts = append(texts, b.Text)
+		}
+	}
+	text := strings.Join(texts, "\n\n")
+	if text == "" {
+		return
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	sess := ls.s.e.sess
+	if len(ls.pending) > 0 || ls.compacting || (len(sess.Turns) > 0 && sess.Turns[len(sess.Turns)-1].Prompt == text) {
+		return
+	}
+	if err := ls.s.e.recordCut(text); err != nil && ls.svc.turns.log != nil {
+		ls.svc.turns.log("keeping a prompt a restart cut off: " + err.Error())
+	}
 }
 
 // claim takes a prompt's turn id. A new id is recorded as queued and
