@@ -299,7 +299,13 @@ func (k *gitKeep) restoreHead() error {
 // a folder holding one is always read.
 func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 	k.watch(p) // before it is looked at: what lands after is seen
-	fi, err := os.Lstat(p)
+	rel, _ := filepath.Rel(up, p)
+	dir, err := openLayer(up, rel, true)
+	if err != nil {
+		return
+	}
+	defer dir.Close()
+	fi, err := dir.Stat()
 	if err != nil || !fi.IsDir() {
 		return
 	}
@@ -313,17 +319,17 @@ func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 		}
 		return
 	}
-	rel, _ := filepath.Rel(up, p)
 	if p != up {
 		keep(os.MkdirAll(filepath.Join(real, rel), 0o755))
-		if v, err := unix.Lgetxattr(p, "user.overlay.opaque", make([]byte, 1)); err == nil && v == 1 {
+		if v, err := unix.Fgetxattr(int(dir.Fd()), "user.overlay.opaque", make([]byte, 1)); err == nil && v == 1 {
 			k.noteGone(real, rel+"/") // removed and made again: what it held is hidden in the world
 		}
 	}
-	entries, err := os.ReadDir(p)
+	entries, err := dir.ReadDir(-1)
 	if err != nil {
 		return
 	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	var subdirs []string
 	files := false
 	failed := false // a file that could not be copied is tried again: the folder is not recorded
@@ -375,32 +381,48 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 	if k.synced[p] == stamp {
 		return true
 	}
+	if layerSwap != nil {
+		layerSwap(p)
+	}
+	// From here the file is read through one descriptor opened without
+	// following a link at any step (openLayer): a command's process left
+	// running (a job) can swap a name of the layer for a link between the
+	// listing and the read, and lembas, outside the world, would copy what
+	// the link names (a key the world cannot read) into the repository.
+	f, err := openLayer(up, rel, false)
+	if err != nil {
+		return true // no longer a plain file of the layer
+	}
+	defer f.Close()
 	rel = filepath.ToSlash(rel)
+	var src io.Reader = f
 	switch {
 	case kind == "objects":
-		if pathExists(dst) || !objectChecks(p, rel) {
+		if pathExists(dst) || !objectChecks(f, rel) {
 			k.synced[p] = stamp
 			k.known(p)
 			return true // named by its content: never overwritten; a forged one never lands
 		}
-	case kind == "logs":
-		old, err := os.ReadFile(dst)
-		if err == nil {
-			now, rerr := os.ReadFile(p)
-			if rerr != nil || len(now) <= len(old) || !bytes.HasPrefix(now, old) {
-				k.synced[p] = stamp
-				k.known(p)
-				return true // only appended to
-			}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			keep(err)
+			return false
 		}
-	default:
-		if sameBytes(p, dst) {
+	default: // refs and reflogs: small files, read once
+		now, err := io.ReadAll(io.LimitReader(f, 1<<26))
+		if err != nil {
+			keep(err)
+			return false
+		}
+		old, oerr := os.ReadFile(dst)
+		if kind == "logs" && oerr == nil && (len(now) <= len(old) || !bytes.HasPrefix(now, old)) ||
+			kind != "logs" && oerr == nil && bytes.Equal(now, old) {
 			k.synced[p] = stamp
 			k.known(p)
-			return true
+			return true // a reflog is only appended to; a ref as it is needs no copy
 		}
+		src = bytes.NewReader(now)
 	}
-	if err := copyInto(p, dst, fi.Mode().Perm()); err != nil {
+	if err := copyInto(src, dst, fi.Mode().Perm()); err != nil {
 		keep(err)
 		return false
 	}
@@ -580,14 +602,9 @@ func (k *gitKeep) restorePacked() error {
 // loose object whose content hashes to its name, a pack file (pack, idx,
 // rev, mtimes, bitmap) whose trailing checksum is its content's, or a
 // pack's .keep or .promisor mark.
-func objectChecks(p, rel string) bool {
+func objectChecks(f *os.File, rel string) bool {
 	switch {
 	case looseObject.MatchString(rel):
-		f, err := os.Open(p)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
 		zr, err := zlib.NewReader(f)
 		if err != nil {
 			return false
@@ -607,11 +624,6 @@ func objectChecks(p, rel string) bool {
 			return false
 		}
 		hexName := strings.TrimSuffix(strings.TrimPrefix(rel, "pack/pack-"), ext)
-		f, err := os.Open(p)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
 		fi, err := f.Stat()
 		h := newGitHash(len(hexName))
 		n := int64(h.Size())
@@ -678,24 +690,77 @@ func readPackedRefs(p string) map[string]string {
 	return out
 }
 
-// sameBytes says whether two files hold the same bytes.
-func sameBytes(a, b string) bool {
-	x, err := os.ReadFile(a)
-	if err != nil {
-		return false
+// layerSwap, when set (tests only), runs between a layer file's listing
+// and its read: where a leftover process would swap it.
+var layerSwap func(p string)
+
+// openLayer opens rel below the upper layer up — a folder (dir) or a plain
+// file — resolving every step without following a link (openat2's
+// RESOLVE_NO_SYMLINKS, or one openat with O_NOFOLLOW a step on a kernel
+// before 5.6). A FIFO put in a file's place does not block the open, and
+// anything but a plain file (or a folder) is refused.
+func openLayer(up, rel string, dir bool) (*os.File, error) {
+	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK
+	if dir {
+		flags |= unix.O_DIRECTORY
 	}
-	y, err := os.ReadFile(b)
-	return err == nil && bytes.Equal(x, y)
+	root, err := unix.Open(up, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: uint64(flags),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV})
+	if err == unix.ENOSYS {
+		fd, err = openNoFollow(root, rel, flags)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(up, rel))
+	fi, err := f.Stat()
+	if err == nil && (dir && !fi.IsDir() || !dir && !fi.Mode().IsRegular()) {
+		err = fmt.Errorf("%s: not a plain %s", f.Name(), map[bool]string{true: "folder", false: "file"}[dir])
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
-// copyInto copies src to dst through a temporary file beside dst, renamed
-// over it, so a reader never sees half of it.
-func copyInto(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
+// openNoFollow is openLayer's walk where openat2 is missing: each folder
+// of rel opened below the last with O_NOFOLLOW, then rel's last name.
+func openNoFollow(root int, rel string, flags int) (int, error) {
+	parts := strings.Split(filepath.Clean(rel), string(filepath.Separator))
+	at := root
+	for i, name := range parts {
+		if name == ".." {
+			return -1, unix.EXDEV
+		}
+		last := i == len(parts)-1
+		fl := unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_NOFOLLOW
+		if last {
+			fl = flags
+		}
+		fd, err := unix.Openat(at, name, fl, 0)
+		if at != root {
+			unix.Close(at)
+		}
+		if err != nil {
+			return -1, err
+		}
+		if last {
+			return fd, nil
+		}
+		at = fd
 	}
-	defer in.Close()
+	return -1, unix.EINVAL
+}
+
+// copyInto copies what in holds to dst through a temporary file beside
+// dst, renamed over it, so a reader never sees half of it.
+func copyInto(in io.Reader, dst string, mode fs.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}

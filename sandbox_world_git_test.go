@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // gitOut is git's output on the host, trimmed; "" when it fails.
@@ -402,5 +404,71 @@ func TestWorldGitQuietSync(t *testing.T) {
 	}
 	if gitOut(t, proj, "rev-parse", "--verify", "-q", "refs/heads/side") == "" {
 		t.Error("a branch deleted in the world is gone from the repository")
+	}
+}
+
+// TestWorldGitSyncNoLinks is a review's find: the sync, outside the world,
+// read a layer file by name after listing it, so a process of the world
+// left running could swap the file (or a folder above it) for a link in
+// between, and lembas copied what the link named — a key the world cannot
+// read — into the repository. layerSwap makes the swap at that moment, in
+// each of the three ways: the file, its folder, a FIFO in its place.
+func TestWorldGitSyncNoLinks(t *testing.T) {
+	for _, how := range []string{"file", "folder", "fifo"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			secret := filepath.Join(dir, "home", ".ssh")
+			os.MkdirAll(secret, 0o700)
+			os.WriteFile(filepath.Join(secret, "topic"), []byte("PRIVATE KEY canary-4471\n"), 0o600)
+			git := filepath.Join(dir, ".git")
+			pins := []string{filepath.Join(git, "objects"), filepath.Join(git, "refs"), filepath.Join(git, "logs")}
+			for _, p := range pins {
+				os.MkdirAll(p, 0o755)
+			}
+			k := newGitKeep(filepath.Join(dir, "layer"), pins)
+			if err := k.reset(); err != nil {
+				t.Fatal(err)
+			}
+			heads := filepath.Join(k.uppers[1], "heads")
+			os.MkdirAll(heads, 0o755)
+			os.WriteFile(filepath.Join(heads, "topic"), []byte("0123456789012345678901234567890123456789\n"), 0o644)
+			swapped := false
+			layerSwap = func(p string) {
+				if swapped || filepath.Base(p) != "topic" {
+					return
+				}
+				swapped = true
+				switch how {
+				case "file":
+					os.Remove(p)
+					os.Symlink(filepath.Join(secret, "topic"), p)
+				case "folder":
+					os.Rename(heads, heads+".was")
+					os.Symlink(secret, heads)
+				case "fifo":
+					os.Remove(p)
+					syscall.Mkfifo(p, 0o644)
+				}
+			}
+			defer func() { layerSwap = nil }()
+			k.before(true)
+			done := make(chan error, 1)
+			go func() { done <- k.sync() }()
+			select {
+			case <-done:
+			case <-time.After(guard):
+				t.Fatal("the sync hung on what was swapped in")
+			}
+			if !swapped {
+				t.Fatal("the swap never ran: the test proves nothing")
+			}
+			b, err := os.ReadFile(filepath.Join(git, "refs", "heads", "topic"))
+			if strings.Contains(string(b), "canary-4471") {
+				t.Fatalf("the sync copied what the link named into the repository: %q", b)
+			}
+			if err == nil && len(b) > 0 && how != "fifo" {
+				t.Logf("copied: %q", b)
+			}
+		})
 	}
 }
