@@ -18,8 +18,11 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,15 +50,26 @@ func (s *sandbox) screenAtClose() {
 }
 
 // screenNewRepo takes out of root's .git what would run a program for the
-// person, and names what it took.
+// person, and names what it took. Every name is resolved through an
+// os.Root of the project, never out of it: the screen runs outside the
+// world while a command's process may still run in it (a job), and such a
+// process could swap .git, or a folder in it, for a link between a look
+// and a remove or rewrite, which would have lembas delete or rewrite a
+// file of the person's (.git → ~/.ssh made "config" ~/.ssh/config).
+// Through the root a swapped name reaches at most the project, which the
+// command may change anyway.
 func screenNewRepo(root string, keep []string) []string {
-	gitDir := filepath.Join(root, ".git")
-	st, err := os.Lstat(gitDir)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	st, err := r.Lstat(".git")
 	if err != nil {
 		return nil
 	}
 	if !st.IsDir() {
-		if os.Remove(gitDir) == nil {
+		if r.Remove(".git") == nil {
 			return []string{".git (a " + fileKind(st) + " pointing git elsewhere)"}
 		}
 		return nil
@@ -63,67 +77,92 @@ func screenNewRepo(root string, keep []string) []string {
 	var taken []string
 	screen := func(dir, shown string) {
 		for _, name := range []string{"config", "config.worktree"} {
-			taken = append(taken, screenGitConfig(filepath.Join(dir, name), shown+name, keep)...)
+			taken = append(taken, screenGitConfig(r, path.Join(dir, name), shown+name, keep)...)
 		}
-		taken = append(taken, screenHooks(filepath.Join(dir, "hooks"), shown+"hooks")...)
-		if p := filepath.Join(dir, "commondir"); pathExists(p) && os.Remove(p) == nil {
+		taken = append(taken, screenHooks(r, path.Join(dir, "hooks"), shown+"hooks")...)
+		if p := path.Join(dir, "commondir"); rootHas(r, p) && r.Remove(p) == nil {
 			taken = append(taken, shown+"commondir")
 		}
 	}
-	screen(gitDir, ".git/")
-	taken = append(taken, screenModules(filepath.Join(gitDir, "modules"), ".git/modules", screen, 0)...)
+	screen(".git", ".git/")
+	taken = append(taken, screenModules(r, ".git/modules", ".git/modules", screen, 0)...)
 	// A linked worktree's own config (extensions.worktreeConfig) is read
 	// by git there; its commondir and gitdir are what make it one.
-	if st, err := os.Lstat(filepath.Join(gitDir, "worktrees")); err == nil && st.IsDir() {
-		wts, _ := os.ReadDir(filepath.Join(gitDir, "worktrees"))
-		for _, w := range wts {
+	if st, err := r.Lstat(".git/worktrees"); err == nil && st.IsDir() {
+		for _, w := range rootReadDir(r, ".git/worktrees") {
 			if w.IsDir() && w.Type()&fs.ModeSymlink == 0 {
-				taken = append(taken, screenGitConfig(filepath.Join(gitDir, "worktrees", w.Name(), "config.worktree"), ".git/worktrees/"+w.Name()+"/config.worktree", keep)...)
+				taken = append(taken, screenGitConfig(r, ".git/worktrees/"+w.Name()+"/config.worktree", ".git/worktrees/"+w.Name()+"/config.worktree", keep)...)
 			}
 		}
 	}
 	return taken
+}
+
+// rootHas says whether name stands under r (a link counts).
+func rootHas(r *os.Root, name string) bool {
+	_, err := r.Lstat(name)
+	return err == nil
+}
+
+// rootReadDir lists the folder name under r, sorted; nothing when it
+// cannot be read.
+func rootReadDir(r *os.Root, name string) []fs.DirEntry {
+	f, err := r.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents
 }
 
 // screenModules screens each module's folder under dir (and the modules
 // of modules, to a bounded depth). A link is never followed: a modules
 // folder, or a module's, that is a link goes itself, and what it points
 // at is not read or written.
-func screenModules(dir, shown string, screen func(dir, shown string), depth int) []string {
-	taken, there := takeOdd(dir, shown, fs.FileMode.IsDir)
+func screenModules(r *os.Root, dir, shown string, screen func(dir, shown string), depth int) []string {
+	taken, there := takeOdd(r, dir, shown, fs.FileMode.IsDir)
 	if there == nil {
 		return taken
 	}
-	mods, _ := os.ReadDir(dir)
-	for _, m := range mods {
-		p := filepath.Join(dir, m.Name())
+	for _, m := range rootReadDir(r, dir) {
+		p := path.Join(dir, m.Name())
 		switch {
 		case m.Type()&fs.ModeSymlink != 0:
-			if os.Remove(p) == nil {
+			if r.Remove(p) == nil {
 				taken = append(taken, shown+"/"+m.Name()+" (a link)")
 			}
 		case m.IsDir():
 			screen(p, shown+"/"+m.Name()+"/") // what it takes, screen's caller counts
 			if depth < theSandboxSpec().NewRepo.ModuleDepth {
-				taken = append(taken, screenModules(filepath.Join(p, "modules"), shown+"/"+m.Name()+"/modules", screen, depth+1)...)
+				taken = append(taken, screenModules(r, path.Join(p, "modules"), shown+"/"+m.Name()+"/modules", screen, depth+1)...)
 			}
 		}
 	}
 	return taken
 }
 
+// screenSwap, when set (tests only), runs after takeOdd found p of the
+// kind wanted, before it is used: where a process left running would swap
+// it for a link.
+var screenSwap func(p string)
+
 // takeOdd removes what stands at p when it is not of the kind want
 // names (a link never is), and names it; there is p's information when
 // it is of that kind, nil otherwise.
-func takeOdd(p, shown string, want func(fs.FileMode) bool) (taken []string, there fs.FileInfo) {
-	st, err := os.Lstat(p)
+func takeOdd(r *os.Root, p, shown string, want func(fs.FileMode) bool) (taken []string, there fs.FileInfo) {
+	st, err := r.Lstat(p)
 	if err != nil {
 		return nil, nil
 	}
 	if want(st.Mode()) {
+		if screenSwap != nil {
+			screenSwap(p)
+		}
 		return nil, st
 	}
-	if os.Remove(p) == nil {
+	if r.Remove(p) == nil {
 		return []string{shown + " (a " + fileKind(st) + ")"}, nil
 	}
 	return nil, nil
@@ -138,17 +177,16 @@ func fileKind(st fs.FileInfo) string {
 
 // screenHooks removes every hook but git's own *.sample ones; a hooks
 // folder that is a link goes whole.
-func screenHooks(dir, shown string) []string {
-	taken, there := takeOdd(dir, shown, fs.FileMode.IsDir)
+func screenHooks(r *os.Root, dir, shown string) []string {
+	taken, there := takeOdd(r, dir, shown, fs.FileMode.IsDir)
 	if there == nil {
 		return taken
 	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
+	for _, e := range rootReadDir(r, dir) {
 		if strings.HasSuffix(e.Name(), ".sample") && e.Type().IsRegular() {
 			continue
 		}
-		if os.RemoveAll(filepath.Join(dir, e.Name())) == nil {
+		if r.RemoveAll(path.Join(dir, e.Name())) == nil {
 			taken = append(taken, shown+"/"+e.Name())
 		}
 	}
@@ -156,13 +194,14 @@ func screenHooks(dir, shown string) []string {
 }
 
 // screenGitConfig rewrites a config file without the keys keep does not
-// hold; a config that is a link goes whole.
-func screenGitConfig(path, shown string, keep []string) []string {
-	taken, st := takeOdd(path, shown, fs.FileMode.IsRegular)
+// hold; a config that is a link goes whole. The rewrite is a new file
+// beside it renamed over it, both under r.
+func screenGitConfig(r *os.Root, name, shown string, keep []string) []string {
+	taken, st := takeOdd(r, name, shown, fs.FileMode.IsRegular)
 	if st == nil {
 		return taken
 	}
-	b, err := os.ReadFile(path)
+	b, err := r.ReadFile(name)
 	if err != nil {
 		return nil
 	}
@@ -170,13 +209,39 @@ func screenGitConfig(path, shown string, keep []string) []string {
 	if len(dropped) == 0 {
 		return nil
 	}
-	if writeFileAtomic(path, out, st.Mode().Perm()) != nil {
-		os.Remove(path) // not rewritten: not kept either
+	if rootWriteAtomic(r, name, out, st.Mode().Perm()) != nil {
+		r.Remove(name) // not rewritten: not kept either
 	}
 	for i, d := range dropped {
 		dropped[i] = shown + ": " + d
 	}
 	return dropped
+}
+
+// rootWriteAtomic writes name under r through a new file beside it,
+// synced and renamed over it.
+func rootWriteAtomic(r *os.Root, name string, data []byte, perm fs.FileMode) error {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := name + ".lembas-" + hex.EncodeToString(rnd[:])
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.Rename(tmp, name)
+	}
+	if err != nil {
+		r.Remove(tmp)
+	}
+	return err
 }
 
 // filterGitConfig keeps a git config's comments, section headers and the

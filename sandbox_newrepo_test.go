@@ -182,3 +182,49 @@ func FuzzFilterGitConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestNewRepoScreenSwapped: a process a command left running swaps a name
+// the screen has just looked at — .git itself, or its hooks folder — for
+// a link to the person's files, between the look and the remove or
+// rewrite. The screen resolves every name inside the project (os.Root),
+// so the person's ssh config and files are left as they were.
+func TestNewRepoScreenSwapped(t *testing.T) {
+	for _, c := range []struct{ at, swap string }{
+		{".git/config", ".git"},
+		{".git/hooks", ".git/hooks"},
+	} {
+		t.Run(c.swap, func(t *testing.T) {
+			base := t.TempDir()
+			proj := filepath.Join(base, "proj")
+			theirs := filepath.Join(base, "home", ".ssh")
+			os.MkdirAll(theirs, 0o700)
+			mine := map[string]string{"config": "Host x\n  ProxyCommand nc %h %p\n", "id_ed25519": "KEY\n"}
+			for n, b := range mine {
+				os.WriteFile(filepath.Join(theirs, n), []byte(b), 0o600)
+			}
+			os.MkdirAll(filepath.Join(proj, ".git", "hooks"), 0o755)
+			os.WriteFile(filepath.Join(proj, ".git", "config"), []byte("[core]\n\tfsmonitor = evil\n"), 0o644)
+			os.WriteFile(filepath.Join(proj, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755)
+			swapped := false
+			screenSwap = func(p string) {
+				if p != c.at || swapped {
+					return
+				}
+				swapped = true
+				real := filepath.Join(proj, filepath.FromSlash(c.swap))
+				os.Rename(real, real+".was")
+				os.Symlink(theirs, real)
+			}
+			defer func() { screenSwap = nil }()
+			screenNewRepo(proj, theSandboxSpec().NewRepo.ConfigKeep)
+			if !swapped {
+				t.Fatal("the swap never ran: the test proves nothing")
+			}
+			for n, b := range mine {
+				if got, err := os.ReadFile(filepath.Join(theirs, n)); err != nil || string(got) != b {
+					t.Errorf("the person's %s is now %q (%v)", n, got, err)
+				}
+			}
+		})
+	}
+}
