@@ -756,6 +756,7 @@ func (r *sandboxRun) finish(out string, code int) string {
 	if r.note != "" {
 		notes = append(notes, r.note)
 	}
+	defer r.before.close()
 	if changed := r.before.changed(); len(changed) > 0 {
 		if err := r.before.restore(); err != nil {
 			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))
@@ -850,6 +851,12 @@ type gitSnapshot struct {
 	globs []string           // protect's patterns: a match that was not there before is the command's
 	above map[string]string  // root → its folder, links resolved, when taken
 	files map[string]gitFile // path → what it held; roots that did not exist are absent
+	// held is each root's folder opened when the snapshot was taken:
+	// restore writes and removes through these (os.Root), so a command's
+	// process left running that swaps a folder for a link after the
+	// command (.git → ~/.ssh) cannot have lembas, outside any sandbox,
+	// write or remove where the link points.
+	held map[string]*os.Root
 }
 
 type gitFile struct {
@@ -881,8 +888,50 @@ func takeGitSnapshot(roots []string, globs ...string) gitSnapshot {
 	for _, r := range roots {
 		s.read(r, s.files)
 		s.above[r] = evalExisting(filepath.Dir(r))
+		if d := heldDirOf(r); s.held[d] == nil {
+			if h, err := os.OpenRoot(d); err == nil {
+				if s.held == nil {
+					s.held = map[string]*os.Root{}
+				}
+				s.held[d] = h
+			}
+		}
 	}
 	return s
+}
+
+// heldDirOf is the folder a snapshot holds for root r: the one holding
+// its git folder (.git), so that a .git the command replaced by a new
+// folder is restored where git will read it, while a .git replaced by a
+// link out of that folder is not followed; another root's own folder.
+func heldDirOf(r string) string {
+	sep := string(filepath.Separator)
+	if i := strings.Index(r+sep, sep+".git"+sep); i > 0 {
+		return r[:i]
+	}
+	return filepath.Dir(r)
+}
+
+// close lets the held folders go.
+func (s gitSnapshot) close() {
+	for _, h := range s.held {
+		h.Close()
+	}
+}
+
+// heldFor is the held folder p is under (the deepest) and p's name in it.
+func (s gitSnapshot) heldFor(p string) (*os.Root, string, error) {
+	best := ""
+	for d := range s.held {
+		if within(d, p) && p != d && len(d) > len(best) {
+			best = d
+		}
+	}
+	if best == "" {
+		return nil, "", fmt.Errorf("%s is under no folder held since the command began", p)
+	}
+	rel, _ := filepath.Rel(best, p)
+	return s.held[best], rel, nil
 }
 
 // aboveMoved says whether the folders above p's root now lead elsewhere
@@ -1005,8 +1054,13 @@ func (s gitSnapshot) changed() []string {
 	return out
 }
 
+// restoreSwap, when set (tests only), runs after restore's last look at
+// p, before it writes: where a process left running would swap a folder.
+var restoreSwap func(p string)
+
 // restore puts the protected paths back: what was added is removed, what
-// changed or went is written again (files atomically).
+// changed or went is written again (files atomically) — every name
+// through the folder held since the snapshot (heldFor).
 func (s gitSnapshot) restore() error {
 	now := map[string]gitFile{}
 	for _, r := range s.nowRoots() {
@@ -1020,7 +1074,11 @@ func (s gitSnapshot) restore() error {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(paths))) // children before their folders
 	for _, p := range paths {
-		if err := os.RemoveAll(p); err != nil {
+		h, rel, err := s.heldFor(p)
+		if err == nil {
+			err = h.RemoveAll(rel)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -1034,30 +1092,36 @@ func (s gitSnapshot) restore() error {
 		if g.mode == f.mode && string(g.data) == string(f.data) && g.dir == f.dir {
 			continue
 		}
+		h, rel, err := s.heldFor(p)
+		if err != nil {
+			return err
+		}
 		if !f.dir && g.dir {
-			os.RemoveAll(p)
+			h.RemoveAll(rel)
 		}
 		if g.mode&fs.ModeSymlink != 0 && f.mode&fs.ModeSymlink == 0 {
-			os.Remove(p) // a link the command made in its place: never written, made or chmod'ed through
+			h.Remove(rel) // a link the command made in its place: never written, made or chmod'ed through
 		}
 		if err := s.aboveMoved(p); err != nil {
 			return err
 		}
-		var err error
+		if restoreSwap != nil {
+			restoreSwap(p)
+		}
 		switch {
 		case f.dir:
-			if err = os.MkdirAll(p, f.mode.Perm()); err == nil {
-				err = os.Chmod(p, f.mode.Perm())
+			if err = h.MkdirAll(rel, f.mode.Perm()); err == nil {
+				err = h.Chmod(rel, f.mode.Perm())
 			}
 		case f.mode&fs.ModeSymlink != 0:
-			os.Remove(p)
-			err = os.Symlink(string(f.data), p)
+			h.Remove(rel)
+			err = h.Symlink(string(f.data), rel)
 		default:
 			if g.mode&fs.ModeSymlink != 0 {
-				os.Remove(p) // never write through a link the command made
+				h.Remove(rel) // never write through a link the command made
 			}
-			if err = writeFileAtomic(p, f.data, f.mode.Perm()); err == nil {
-				err = os.Chmod(p, f.mode.Perm())
+			if err = rootWriteAtomic(h, rel, f.data, f.mode.Perm()); err == nil {
+				err = h.Chmod(rel, f.mode.Perm())
 			}
 		}
 		if err != nil {

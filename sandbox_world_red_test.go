@@ -582,3 +582,42 @@ func TestWorldCacheMissing(t *testing.T) {
 		t.Errorf("a first build has no cache to write:\n%s", r.Text)
 	}
 }
+
+// TestGitRestoreSwapped: restore's last look at .git is followed, before
+// it writes, by a swap of .git for a link to the person's ~/.ssh (a
+// process a command left running, without a world). Restore writes through
+// the project's folder held since the snapshot, where the link leads out
+// and is not followed: ~/.ssh/config stays as it was.
+func TestGitRestoreSwapped(t *testing.T) {
+	base := t.TempDir()
+	proj := filepath.Join(base, "proj")
+	theirs := filepath.Join(base, "home", ".ssh")
+	os.MkdirAll(theirs, 0o700)
+	os.WriteFile(filepath.Join(theirs, "config"), []byte("Host x\n"), 0o600)
+	os.MkdirAll(filepath.Join(proj, ".git"), 0o755)
+	cfg := filepath.Join(proj, ".git", "config")
+	os.WriteFile(cfg, []byte("[core]\n\tbare = false\n"), 0o644)
+	snap := takeGitSnapshot([]string{cfg})
+	defer snap.close()
+	os.WriteFile(cfg, []byte("[core]\n\tfsmonitor = evil\n"), 0o644) // the command's change
+	swapped := false
+	restoreSwap = func(p string) {
+		if swapped {
+			return
+		}
+		swapped = true
+		os.Rename(filepath.Join(proj, ".git"), filepath.Join(proj, ".git-old"))
+		os.Symlink(theirs, filepath.Join(proj, ".git"))
+	}
+	defer func() { restoreSwap = nil }()
+	err := snap.restore()
+	if !swapped {
+		t.Fatal("the swap never ran: the test proves nothing")
+	}
+	if b, _ := os.ReadFile(filepath.Join(theirs, "config")); string(b) != "Host x\n" {
+		t.Errorf("restore wrote through the link into the person's ssh config: %q (restore said %v)", b, err)
+	}
+	if err == nil {
+		t.Errorf("restore through a swapped .git said nothing went wrong")
+	}
+}
