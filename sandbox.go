@@ -87,6 +87,15 @@ type sandboxSpec struct {
 		ConfigKeep  []string `json:"config_keep"`
 		ModuleDepth int      `json:"module_depth"` // modules of modules read, this deep
 	} `json:"new_repo"` // a repository the session made: what its config keeps (sandbox_newrepo.go)
+	// LocalAddresses: what privateIP (web.go) takes for the machine's own
+	// or its network's, beyond loopback, private, link-local and
+	// unspecified: more prefixes, and prefixes an IPv4 address is embedded
+	// in (NAT64, 6to4), with the byte it starts at.
+	LocalAddresses struct {
+		About    string         `json:"about"`
+		Prefixes []string       `json:"prefixes"`
+		EmbedV4  map[string]int `json:"embed_v4"`
+	} `json:"local_addresses"`
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
 	Proxy       struct {
 		Port           int      `json:"port"`

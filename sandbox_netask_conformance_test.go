@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,22 +20,23 @@ import (
 func init() {
 	conformanceRunners["network"] = func(input json.RawMessage) (any, error) {
 		var in struct {
-			Kind    string   `json:"kind"` // gate, check
-			Config  string   `json:"config"`
-			Project []string `json:"project"`      // hosts the project allowed before
-			File    string   `json:"project_file"` // network.json as it is on disk (instead of project)
-			Who     string   `json:"who"`          // command (default), webfetch
-			Host    string   `json:"host"`
-			Port    string   `json:"port"`
-			Answer  string   `json:"answer"`
-			Again   bool     `json:"again"`      // a second connection of the same command after the answer
-			Before  []string `json:"before"`     // hosts the same command was refused before (each asked, denied)
-			Probe   string   `json:"probe"`      // check: none (no sandbox here), or "" (landlock as given)
-			Peer    string   `json:"peer"`       // gate: "" (no world: the host's loopback), named (the forwarder named this command), unknown (it could not tell)
-			Others  int      `json:"others"`     // gate: commands started after this one, running beside it
-			First   string   `json:"first"`      // gate: named_once — the command itself connected first, and was allowed once
-			AgainAs string   `json:"again_peer"` // gate: again as another peer (named)
-			Mode    string   `json:"mode"`
+			Kind      string   `json:"kind"` // gate, check
+			Config    string   `json:"config"`
+			Project   []string `json:"project"`      // hosts the project allowed before
+			File      string   `json:"project_file"` // network.json as it is on disk (instead of project)
+			Who       string   `json:"who"`          // command (default), webfetch
+			Host      string   `json:"host"`
+			Port      string   `json:"port"`
+			Answer    string   `json:"answer"`
+			Again     bool     `json:"again"`      // a second connection of the same command after the answer
+			Before    []string `json:"before"`     // hosts the same command was refused before (each asked, denied)
+			Probe     string   `json:"probe"`      // check: none (no sandbox here), or "" (landlock as given)
+			Peer      string   `json:"peer"`       // gate: "" (no world: the host's loopback), named (the forwarder named this command), unknown (it could not tell)
+			Others    int      `json:"others"`     // gate: commands started after this one, running beside it
+			First     string   `json:"first"`      // gate: named_once — the command itself connected first, and was allowed once
+			AgainAs   string   `json:"again_peer"` // gate: again as another peer (named)
+			Mode      string   `json:"mode"`
+			Addresses []string `json:"addresses"` // local: addresses to judge
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
@@ -58,6 +60,14 @@ func init() {
 			os.WriteFile(sb.net.file, []byte(in.File), 0o600)
 		}
 		switch in.Kind {
+		case "local": // which addresses privateIP takes as local (web.go): the proxy and webfetch refuse them for a name
+			local := []string{}
+			for _, h := range in.Addresses {
+				if privateIP(netip.MustParseAddr(h)) {
+					local = append(local, h)
+				}
+			}
+			return map[string]any{"local": local}, nil
 		case "check":
 			switch in.Probe {
 			case "none":

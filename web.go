@@ -25,6 +25,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -47,13 +48,59 @@ func webTarget(t *toolSpec, raw string) (*url.URL, string, error) {
 	return u, strings.ToLower(u.Hostname()), nil
 }
 
-// privateIP says whether an address is one webfetch refuses by default:
-// loopback, private, link-local, unspecified, CGNAT, or IPv6 unique-local.
+// privateIP says whether an address is one webfetch refuses by default,
+// and the proxy for a name: loopback, private, link-local, multicast,
+// unspecified, IPv6 unique-local, the prefixes of sandbox.json
+// local_addresses, and an IPv4 address carried in NAT64's or 6to4's IPv6
+// one that is any of these.
 func privateIP(a netip.Addr) bool {
 	a = a.Unmap()
-	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsInterfaceLocalMulticast() || netip.MustParsePrefix("100.64.0.0/10").Contains(a)
+	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsUnspecified() {
+		return true
+	}
+	nets := localNets()
+	for _, p := range nets.prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	if a.Is6() {
+		b := a.As16()
+		for _, e := range nets.embed {
+			if e.prefix.Contains(a) && e.at+4 <= len(b) {
+				if v4 := netip.AddrFrom4([4]byte(b[e.at : e.at+4])); privateIP(v4) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
+
+type embedV4 struct {
+	prefix netip.Prefix
+	at     int
+}
+
+// localNets is sandbox.json's local_addresses, parsed once; a prefix that
+// does not parse is a fault of the spec (TestLocalAddresses reads them all).
+var localNets = sync.OnceValue(func() (out struct {
+	prefixes []netip.Prefix
+	embed    []embedV4
+}) {
+	la := theSandboxSpec().LocalAddresses
+	for _, p := range la.Prefixes {
+		if pf, err := netip.ParsePrefix(p); err == nil {
+			out.prefixes = append(out.prefixes, pf)
+		}
+	}
+	for p, at := range la.EmbedV4 {
+		if pf, err := netip.ParsePrefix(p); err == nil {
+			out.embed = append(out.embed, embedV4{pf, at})
+		}
+	}
+	return out
+})
 
 // hostPrivate resolves a host and returns the first private address it
 // has, if any ("" when none, or when it does not resolve: the fetch will
