@@ -33,6 +33,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,6 +58,8 @@ type gitKeep struct {
 	mu     sync.Mutex
 	layer  string                     // the session folder's layer: <layer>/<i>/u is pin i's upper
 	pins   []string                   // the real folders
+	roots  []*os.Root                 // pin i's real folder, held from the start: every write into it goes through it
+	common *os.Root                   // the folder of packed-refs and HEAD, held the same way (nil: none)
 	uppers []string                   // pin i's upper layer, <layer>/<i>/u
 	kinds  []string                   // pin i's kind: objects, refs, logs
 	packed string                     // <common>/packed-refs
@@ -118,6 +121,48 @@ func newGitKeep(layer string, pins []string) *gitKeep {
 	return k
 }
 
+// holdRoots opens the real folders as a world starts (reset), when no
+// process of the world is alive to swap a name: every copy, folder and ref
+// the sync writes there goes through them (os.Root: no name resolved out
+// of them, no link followed out). The project, .git with it, is writable
+// in the world, and a command (or a process it left running) that swaps
+// .git for a link to the person's home would otherwise have lembas write
+// there by name. k.mu is held.
+func (k *gitKeep) holdRoots() {
+	k.closeRootsLocked()
+	k.roots = make([]*os.Root, len(k.pins))
+	for i, p := range k.pins {
+		k.roots[i], _ = os.OpenRoot(p) // nil: that folder is not there; nothing is copied into it
+	}
+	if k.packed != "" {
+		k.common, _ = os.OpenRoot(filepath.Dir(k.packed))
+	}
+}
+
+// closeRoots lets the held folders go, when the world has ended; a sync
+// after it copies nothing.
+func (k *gitKeep) closeRoots() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closeRootsLocked()
+}
+
+func (k *gitKeep) closeRootsLocked() {
+	for i, r := range k.roots {
+		if r != nil {
+			r.Close()
+			k.roots[i] = nil
+		}
+	}
+	if k.common != nil {
+		k.common.Close()
+		k.common = nil
+	}
+}
+
 // reset empties the layers before a world starts with them: everything in
 // them was copied back after the command that made it.
 func (k *gitKeep) reset() error {
@@ -127,6 +172,7 @@ func (k *gitKeep) reset() error {
 	k.gone, k.goneSet = nil, nil // a fresh layer: the world sees the whole history again
 	k.unwatch()
 	k.dirty = true
+	k.holdRoots()
 	if err := os.RemoveAll(k.layer); err != nil {
 		return err
 	}
@@ -263,7 +309,9 @@ func (k *gitKeep) sync() error {
 		k.dirty = false
 		k.looks++
 		for i, real := range k.pins {
-			k.syncDir(k.uppers[i], k.uppers[i], real, k.kinds[i], keep)
+			if i < len(k.roots) && k.roots[i] != nil {
+				k.syncDir(k.uppers[i], k.uppers[i], real, k.kinds[i], k.roots[i], keep)
+			}
 		}
 		if first != nil {
 			k.dirty = true // what could not be copied is tried again
@@ -282,13 +330,29 @@ func (k *gitKeep) restoreHead() error {
 	if k.packed == "" || k.head == "" {
 		return nil
 	}
-	head := filepath.Join(filepath.Dir(k.packed), "HEAD")
-	if _, err := os.Lstat(head); err == nil {
+	if k.common == nil {
+		return nil
+	}
+	if _, err := k.common.Lstat("HEAD"); err == nil {
 		return nil
 	}
 	k.goneSeq++ // told as a delete kept from the repository, each time
 	k.gone = append(k.gone, gitGone{k.goneSeq, filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(k.packed)), "HEAD"))})
-	return os.WriteFile(head, []byte(k.head), 0o644)
+	return rootCreate(k.common, "HEAD", []byte(k.head))
+}
+
+// rootCreate writes a new file name under root, never one that is there
+// (a link put in its place included: O_EXCL).
+func rootCreate(root *os.Root, name string, data []byte) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // syncDir copies the news of one folder p of the upper layer up (and its
@@ -297,7 +361,7 @@ func (k *gitKeep) restoreHead() error {
 // read again: its subfolders, as last read, are looked at, its files not —
 // one stat a folder on a command that added nothing. Reflogs grow in place:
 // a folder holding one is always read.
-func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
+func (k *gitKeep) syncDir(up, p, real, kind string, root *os.Root, keep func(error)) {
 	k.watch(p) // before it is looked at: what lands after is seen
 	rel, _ := filepath.Rel(up, p)
 	dir, err := openLayer(up, rel, true)
@@ -315,12 +379,12 @@ func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 	stamp := "dir@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
 	if seen, ok := k.dirs[p]; ok && seen.stamp == stamp && (kind != "logs" || !seen.files) {
 		for _, d := range seen.subdirs {
-			k.syncDir(up, filepath.Join(p, d), real, kind, keep)
+			k.syncDir(up, filepath.Join(p, d), real, kind, root, keep)
 		}
 		return
 	}
 	if p != up {
-		keep(os.MkdirAll(filepath.Join(real, rel), 0o755))
+		keep(root.MkdirAll(rel, 0o755))
 		if v, err := unix.Fgetxattr(int(dir.Fd()), "user.overlay.opaque", make([]byte, 1)); err == nil && v == 1 {
 			k.noteGone(real, rel+"/") // removed and made again: what it held is hidden in the world
 		}
@@ -337,11 +401,11 @@ func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 		child := filepath.Join(p, d.Name())
 		if d.IsDir() {
 			subdirs = append(subdirs, d.Name())
-			k.syncDir(up, child, real, kind, keep)
+			k.syncDir(up, child, real, kind, root, keep)
 			continue
 		}
 		files = true
-		if !k.syncFile(up, child, real, kind, d, keep) {
+		if !k.syncFile(up, child, real, kind, d, root, keep) {
 			failed = true
 		}
 	}
@@ -358,9 +422,9 @@ func (k *gitKeep) syncDir(up, p, real, kind string, keep func(error)) {
 
 // syncFile copies one file of the upper layer back, if it is one to copy
 // (see the file's comment); false when copying failed.
-func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(error)) bool {
+func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, root *os.Root, keep func(error)) bool {
 	rel, _ := filepath.Rel(up, p)
-	dst := filepath.Join(real, rel)
+	dst := rel // in root
 	name := d.Name()
 	if d.Type()&fs.ModeCharDevice != 0 {
 		if fi, err := d.Info(); err == nil {
@@ -398,7 +462,7 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 	var src io.Reader = f
 	switch {
 	case kind == "objects":
-		if pathExists(dst) || !objectChecks(f, rel) {
+		if _, err := root.Lstat(dst); err == nil || !objectChecks(f, rel) {
 			k.synced[p] = stamp
 			k.known(p)
 			return true // named by its content: never overwritten; a forged one never lands
@@ -413,7 +477,7 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 			keep(err)
 			return false
 		}
-		old, oerr := os.ReadFile(dst)
+		old, oerr := root.ReadFile(dst)
 		if kind == "logs" && oerr == nil && (len(now) <= len(old) || !bytes.HasPrefix(now, old)) ||
 			kind != "logs" && oerr == nil && bytes.Equal(now, old) {
 			k.synced[p] = stamp
@@ -422,7 +486,7 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, keep func(er
 		}
 		src = bytes.NewReader(now)
 	}
-	if err := copyInto(src, dst, fi.Mode().Perm()); err != nil {
+	if err := copyInto(src, root, dst, fi.Mode().Perm()); err != nil {
 		keep(err)
 		return false
 	}
@@ -578,18 +642,23 @@ func (k *gitKeep) restorePacked() error {
 		return nil
 	}
 	now := k.packedRefs()
-	common := filepath.Dir(k.packed)
+	if k.common == nil {
+		return nil
+	}
 	var first error
 	for name, sha := range k.refs {
 		if _, ok := now[name]; ok {
 			continue
 		}
-		f := filepath.Join(common, filepath.FromSlash(name))
-		if !within(common, f) || pathExists(f) {
+		f := filepath.FromSlash(name)
+		if !filepath.IsLocal(f) {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err == nil {
-			err = os.WriteFile(f, []byte(sha+"\n"), 0o644)
+		if _, err := k.common.Lstat(f); err == nil {
+			continue
+		}
+		if err := k.common.MkdirAll(filepath.Dir(f), 0o755); err == nil {
+			err = rootCreate(k.common, f, []byte(sha+"\n"))
 			if err != nil && first == nil {
 				first = err
 			}
@@ -758,29 +827,33 @@ func openNoFollow(root int, rel string, flags int) (int, error) {
 	return -1, unix.EINVAL
 }
 
-// copyInto copies what in holds to dst through a temporary file beside
-// dst, renamed over it, so a reader never sees half of it.
-func copyInto(in io.Reader, dst string, mode fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+// copyInto copies what in holds to dst (a name in root) through a new
+// file beside it, renamed over it, so a reader never sees half of it.
+func copyInto(in io.Reader, root *os.Root, dst string, mode fs.FileMode) error {
+	if d := filepath.Dir(dst); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
-	out, err := os.CreateTemp(filepath.Dir(dst), ".lembas-sync-*")
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(dst), ".lembas-sync-"+hex.EncodeToString(rnd[:]))
+	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	tmp := out.Name()
 	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Chmod(mode)
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, mode)
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
+		err = root.Rename(tmp, dst)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		root.Remove(tmp)
 	}
 	return err
 }

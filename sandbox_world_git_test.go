@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -470,5 +471,34 @@ func TestWorldGitSyncNoLinks(t *testing.T) {
 				t.Logf("copied: %q", b)
 			}
 		})
+	}
+}
+
+// TestWorldGitSwappedForLink: a command commits, then tries to swap .git
+// for a link to a folder of the person's. Two layers keep the person's
+// folder untouched: in the world .git is a mount point (the move fails,
+// EBUSY), and the sync after the command writes the commit's objects, refs
+// and reflogs through the repository's folders held open since the world
+// started (os.Root), never by name. Either alone passes this test.
+func TestWorldGitSwappedForLink(t *testing.T) {
+	tb, base, proj, _ := worldFixture(t, sandboxConfig{})
+	theirs := filepath.Join(base, "theirs")
+	os.MkdirAll(theirs, 0o700)
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\necho b > b.txt && git add b.txt && git commit -qm second && git branch swapped\nmv .git .git-was || cp -a .git .git-was\nrm -rf .git 2>/dev/null; ln -s "+theirs+" .git 2>&1; ls -la .git; echo tried"))
+	if !strings.Contains(r.Text, "tried") {
+		t.Fatalf("the script did not run: %s", r.Text)
+	}
+	var planted []string
+	filepath.WalkDir(theirs, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != theirs {
+			planted = append(planted, p)
+		}
+		return nil
+	})
+	if len(planted) > 0 {
+		t.Errorf("the sync wrote through the link into the person's folder: %v\n%s", planted, r.Text)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".git", "HEAD")); err != nil {
+		t.Errorf("the repository's HEAD was not put back: %v\n%s", err, r.Text)
 	}
 }

@@ -472,6 +472,7 @@ func (w *world) close() {
 	w.mu.Unlock()
 	if c == nil {
 		w.git.stop()
+		w.git.closeRoots()
 		return
 	}
 	c.uc.CloseWrite()
@@ -479,6 +480,7 @@ func (w *world) close() {
 	<-c.gone
 	w.git.sync()
 	w.git.stop()
+	w.git.closeRoots()
 }
 
 // idleCheck lets an unused world go; the next command starts it again (its
