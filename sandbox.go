@@ -192,8 +192,9 @@ type sandbox struct {
 	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)
 
 	gitStartOnce sync.Once
-	gitAtStart   bool // the project had a .git when its first command began (sandbox_newrepo.go)
-	gitRan       bool // set with gitAtStart: a command began
+	gitAtStart   bool      // the project had a .git when its first command began (sandbox_newrepo.go)
+	gitRan       bool      // set with gitAtStart: a command began
+	firstCmd     time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {

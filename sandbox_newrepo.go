@@ -10,9 +10,10 @@ package main
 // (sandbox.json new_repo.config_keep, an allow-list: what is not known to
 // be harmless goes) and git's own sample hooks; a .git that is a file or a
 // link (pointing git at a repository elsewhere) is taken away whole. The
-// command is told what went. Only the project's own .git is read: a
-// repository made in a folder under it is not (harness/sandbox.json says
-// so).
+// command is told what went. A repository made in a folder under the
+// project (sub/.git) is screened once, when the session ends
+// (screenNestedRepos): a walk of the project after every command would
+// cost more than the command.
 //
 // The worker floor (floor 3).
 
@@ -24,8 +25,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sort"
 	"strings"
+	"sync"
+	"time"
 )
 
 // gitMadeHere says whether the project had no .git when its first command
@@ -35,6 +40,7 @@ func (s *sandbox) gitMadeHere() bool {
 		_, err := os.Lstat(filepath.Join(s.root, ".git"))
 		s.gitAtStart = err == nil
 		s.gitRan = true
+		s.firstCmd = time.Now().Add(-time.Second) // a coarse clock's tick before it
 	})
 	return !s.gitAtStart
 }
@@ -46,6 +52,9 @@ func (s *sandbox) screenAtClose() {
 	s.gitStartOnce.Do(func() {}) // no command ran: nothing to screen
 	if s.gitRan && !s.gitAtStart {
 		screenNewRepo(s.root, theSandboxSpec().NewRepo.ConfigKeep)
+	}
+	if s.gitRan {
+		screenNestedRepos(s.root, s.firstCmd, theSandboxSpec().NewRepo.ConfigKeep)
 	}
 }
 
@@ -64,13 +73,19 @@ func screenNewRepo(root string, keep []string) []string {
 		return nil
 	}
 	defer r.Close()
-	st, err := r.Lstat(".git")
+	return screenRepoAt(r, ".git", keep)
+}
+
+// screenRepoAt screens the repository whose git folder is gitDir (a name
+// under r: .git, or sub/.git), naming what it took by that name.
+func screenRepoAt(r *os.Root, gitDir string, keep []string) []string {
+	st, err := r.Lstat(gitDir)
 	if err != nil {
 		return nil
 	}
 	if !st.IsDir() {
-		if r.Remove(".git") == nil {
-			return []string{".git (a " + fileKind(st) + " pointing git elsewhere)"}
+		if r.Remove(gitDir) == nil {
+			return []string{gitDir + " (a " + fileKind(st) + " pointing git elsewhere)"}
 		}
 		return nil
 	}
@@ -84,16 +99,59 @@ func screenNewRepo(root string, keep []string) []string {
 			taken = append(taken, shown+"commondir")
 		}
 	}
-	screen(".git", ".git/")
-	taken = append(taken, screenModules(r, ".git/modules", ".git/modules", screen, 0)...)
+	screen(gitDir, gitDir+"/")
+	taken = append(taken, screenModules(r, gitDir+"/modules", gitDir+"/modules", screen, 0)...)
 	// A linked worktree's own config (extensions.worktreeConfig) is read
 	// by git there; its commondir and gitdir are what make it one.
-	if st, err := r.Lstat(".git/worktrees"); err == nil && st.IsDir() {
-		for _, w := range rootReadDir(r, ".git/worktrees") {
+	wts := gitDir + "/worktrees"
+	if st, err := r.Lstat(wts); err == nil && st.IsDir() {
+		for _, w := range rootReadDir(r, wts) {
 			if w.IsDir() && w.Type()&fs.ModeSymlink == 0 {
-				taken = append(taken, screenGitConfig(r, ".git/worktrees/"+w.Name()+"/config.worktree", ".git/worktrees/"+w.Name()+"/config.worktree", keep)...)
+				n := wts + "/" + w.Name() + "/config.worktree"
+				taken = append(taken, screenGitConfig(r, n, n, keep)...)
 			}
 		}
+	}
+	return taken
+}
+
+// screenNestedRepos screens, once the session's world is gone, each
+// repository in a folder under the project (sub/.git) that was made since
+// the session's first command (its birth time says so; where the file
+// system keeps none, nothing is screened: a repository the person had
+// there is theirs to keep as it is). Git runs such a repository's hooks
+// and config for the person who works in that folder later. Folders the
+// project's ignore files leave out are not walked (the walk is the glob
+// tool's); the project's own .git is screenNewRepo's.
+func screenNestedRepos(root string, since time.Time, keep []string) []string {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	var (
+		mu    sync.Mutex
+		found []string
+	)
+	walkProjectParallel(root, root, runtime.GOMAXPROCS(0), func(rel string, d fs.DirEntry) error {
+		if !d.IsDir() && d.Name() != ".git" {
+			return nil
+		}
+		gd := path.Join(filepath.ToSlash(rel), ".git")
+		if d.Name() == ".git" { // a .git file (a link to a git folder elsewhere), or the walk's own skip
+			gd = filepath.ToSlash(rel)
+		}
+		if born, ok := bornAt(filepath.Join(root, filepath.FromSlash(gd))); ok && !born.Before(since) {
+			mu.Lock()
+			found = append(found, gd)
+			mu.Unlock()
+		}
+		return nil
+	})
+	sort.Strings(found)
+	var taken []string
+	for _, gd := range found {
+		taken = append(taken, screenRepoAt(r, gd, keep)...)
 	}
 	return taken
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNewRepoScreened: in a project with no .git when the session began,
@@ -226,5 +227,38 @@ func TestNewRepoScreenSwapped(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNestedRepoScreenedAtClose: in the person's repository, a script
+// makes a repository in a folder under the project and plants a hook and
+// core.fsmonitor there, for whoever runs git in that folder later; when
+// the session closes they are gone. A repository the person had in a
+// folder before the session keeps its hook.
+func TestNestedRepoScreenedAtClose(t *testing.T) {
+	_, proj, _ := sandboxFixture(t)
+	theirs := filepath.Join(proj, "vendor", "lib")
+	os.MkdirAll(theirs, 0o755)
+	git(t, theirs, "init", "-q", ".")
+	theirHook := filepath.Join(theirs, ".git", "hooks", "pre-commit")
+	os.WriteFile(theirHook, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	if _, ok := bornAt(theirHook); !ok {
+		t.Skip("this file system keeps no birth times: the nested screen reads none")
+	}
+	time.Sleep(1100 * time.Millisecond) // the screen allows a coarse clock's second before the first command
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", script("#!/bin/sh\ngit init -q tools/x && printf '#!/bin/sh\\ntouch pwned\\n' > tools/x/.git/hooks/post-checkout && chmod +x tools/x/.git/hooks/post-checkout && git -C tools/x config core.fsmonitor 'touch pwned' && echo planted"))
+	if !strings.Contains(r.Text, "planted") {
+		t.Fatalf("the script did not run: %s", r.Text)
+	}
+	tb.sandbox.close()
+	if pathExists(filepath.Join(proj, "tools", "x", ".git", "hooks", "post-checkout")) {
+		t.Error("a hook planted in a repository the session made under the project outlived the session")
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "tools", "x", ".git", "config")); strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("core.fsmonitor outlived the session: %s", b)
+	}
+	if !pathExists(theirHook) {
+		t.Error("the person's own nested repository lost its hook")
 	}
 }
