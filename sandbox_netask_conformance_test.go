@@ -61,6 +61,17 @@ func init() {
 		}
 		switch in.Kind {
 		case "local": // which addresses privateIP takes as local (web.go): the proxy and webfetch refuse them for a name
+			la := theSandboxSpec().LocalAddresses
+			for _, p := range la.Prefixes {
+				if _, err := netip.ParsePrefix(p); err != nil {
+					return nil, fmt.Errorf("sandbox.json local_addresses: %v", err)
+				}
+			}
+			for p := range la.EmbedV4 {
+				if _, err := netip.ParsePrefix(p); err != nil {
+					return nil, fmt.Errorf("sandbox.json local_addresses embed_v4: %v", err)
+				}
+			}
 			local := []string{}
 			for _, h := range in.Addresses {
 				if privateIP(netip.MustParseAddr(h)) {

@@ -82,25 +82,35 @@ type embedV4 struct {
 	at     int
 }
 
-// localNets is sandbox.json's local_addresses, parsed once; a prefix that
-// does not parse is a fault of the spec (TestLocalAddresses reads them all).
-var localNets = sync.OnceValue(func() (out struct {
+// localNets is sandbox.json's local_addresses, parsed once (a plain Once:
+// nothing is allocated at start-up); a prefix that does not parse is a
+// fault of the spec, which the network conformance cases would show.
+func localNets() *localNetList {
+	localNetsOnce.Do(func() {
+		la := theSandboxSpec().LocalAddresses
+		for _, p := range la.Prefixes {
+			if pf, err := netip.ParsePrefix(p); err == nil {
+				localNetsVal.prefixes = append(localNetsVal.prefixes, pf)
+			}
+		}
+		for p, at := range la.EmbedV4 {
+			if pf, err := netip.ParsePrefix(p); err == nil {
+				localNetsVal.embed = append(localNetsVal.embed, embedV4{pf, at})
+			}
+		}
+	})
+	return &localNetsVal
+}
+
+type localNetList struct {
 	prefixes []netip.Prefix
 	embed    []embedV4
-}) {
-	la := theSandboxSpec().LocalAddresses
-	for _, p := range la.Prefixes {
-		if pf, err := netip.ParsePrefix(p); err == nil {
-			out.prefixes = append(out.prefixes, pf)
-		}
-	}
-	for p, at := range la.EmbedV4 {
-		if pf, err := netip.ParsePrefix(p); err == nil {
-			out.embed = append(out.embed, embedV4{pf, at})
-		}
-	}
-	return out
-})
+}
+
+var (
+	localNetsOnce sync.Once
+	localNetsVal  localNetList
+)
 
 // hostPrivate resolves a host and returns the first private address it
 // has, if any ("" when none, or when it does not resolve: the fetch will
