@@ -262,3 +262,20 @@ func TestNestedRepoScreenedAtClose(t *testing.T) {
 		t.Error("the person's own nested repository lost its hook")
 	}
 }
+
+// BenchmarkNestedScreen: the walk the session's close makes for
+// repositories under the project (screenNestedRepos), over a tree named by
+// LEMBAS_BENCH_TREE (Go's own src, say), none of whose repositories is new:
+// LEMBAS_BENCH_TREE=$(go env GOROOT)/src go test -run '^$' -bench NestedScreen -benchtime 10x .
+func BenchmarkNestedScreen(b *testing.B) {
+	root := os.Getenv("LEMBAS_BENCH_TREE")
+	if root == "" {
+		b.Skip("set LEMBAS_BENCH_TREE to a folder to walk")
+	}
+	keep := theSandboxSpec().NewRepo.ConfigKeep
+	for i := 0; i < b.N; i++ {
+		if taken := screenNestedRepos(root, time.Now().Add(time.Hour), keep); len(taken) > 0 {
+			b.Fatalf("screened %v", taken)
+		}
+	}
+}
