@@ -6,7 +6,6 @@ package main
 // as a line (shellQuote).
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -91,8 +90,8 @@ func loadHardline() (*hardlineSpec, error) {
 			return
 		}
 		var h hardlineSpec
-		if err := json.Unmarshal(data, &h); err != nil {
-			hardlineErr = fmt.Errorf("parsing harness/permission/hardline.json: %w", err)
+		if err := decodeHarnessFile("harness/permission/hardline.json", data, &h, false); err != nil {
+			hardlineErr = fmt.Errorf("parsing %w", err)
 			return
 		}
 		if err := applySecondLook(&h, h.Second.Adds); err != nil {
