@@ -97,7 +97,12 @@ type sandboxSpec struct {
 		EmbedV4  map[string]int `json:"embed_v4"`
 	} `json:"local_addresses"`
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
-	Proxy       struct {
+	// WorldFamilies: the socket families a command in the world may make
+	// besides AF_UNIX (unix_sockets says); the others fail with EPERM,
+	// and io_uring with them (its IORING_OP_SOCKET makes any socket past
+	// the filter on socket(2)).
+	WorldFamilies []uint32 `json:"world_socket_families"`
+	Proxy         struct {
 		Port           int      `json:"port"`
 		Allow          []string `json:"allow"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`
@@ -136,16 +141,17 @@ type sandboxProbe struct {
 // sandboxPolicy is what one command may do; on Linux it is handed to the
 // helper as JSON.
 type sandboxPolicy struct {
-	Exe     string   `json:"-"`                 // the helper to run; "" is os.Executable (sandbox.helperExe)
-	Write   []string `json:"write"`             // writable roots: folders or files, resolved, existing
-	Devices []string `json:"devices"`           // device files and folders: written and ioctl'd
-	Network bool     `json:"network"`           // false: no TCP, no non-Unix sockets, no io_uring
-	Signals bool     `json:"signals,omitempty"` // Landlock ABI 6: no signals outside the command (no pid namespace)
-	Protect []string `json:"protect,omitempty"` // bound read-only (namespaces) or denied (seatbelt)
-	NS      bool     `json:"ns,omitempty"`      // run in a user+mount namespace
-	NoUnix  bool     `json:"nounix,omitempty"`  // seccomp: no socket(AF_UNIX) (socketpair stays): no Unix socket reached by path
-	NoMeta  bool     `json:"nometa,omitempty"`  // seccomp: no chmod, chown, utime (plan mode: Landlock does not mediate them)
-	ABI     int      `json:"abi,omitempty"`
+	Exe      string   `json:"-"`                  // the helper to run; "" is os.Executable (sandbox.helperExe)
+	Write    []string `json:"write"`              // writable roots: folders or files, resolved, existing
+	Devices  []string `json:"devices"`            // device files and folders: written and ioctl'd
+	Network  bool     `json:"network"`            // false: no TCP, no non-Unix sockets, no io_uring
+	Signals  bool     `json:"signals,omitempty"`  // Landlock ABI 6: no signals outside the command (no pid namespace)
+	Protect  []string `json:"protect,omitempty"`  // bound read-only (namespaces) or denied (seatbelt)
+	NS       bool     `json:"ns,omitempty"`       // run in a user+mount namespace
+	NoUnix   bool     `json:"nounix,omitempty"`   // seccomp: no socket(AF_UNIX) (socketpair stays): no Unix socket reached by path
+	Families []uint32 `json:"families,omitempty"` // seccomp: the only other socket families (none: any); io_uring refused
+	NoMeta   bool     `json:"nometa,omitempty"`   // seccomp: no chmod, chown, utime (plan mode: Landlock does not mediate them)
+	ABI      int      `json:"abi,omitempty"`
 }
 
 // sandbox is one session's sandbox: its settings, the project, and what the
@@ -484,6 +490,7 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 	pol.Devices = parts.Devices
 	pol.Protect = parts.Protect // named in a denial; the world binds them
 	pol.NoUnix = !theSandboxSpec().UnixSockets
+	pol.Families = theSandboxSpec().WorldFamilies
 	return pol
 }
 

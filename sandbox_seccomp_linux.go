@@ -12,6 +12,11 @@ package main
 //     socket outside the command — a daemon's under /run, an agent's in
 //     home — can be connected to by path; socketpair() stays, and the
 //     world's own forwarder to the proxy runs outside the filter.
+//   - Families (the world): socket() for a family not listed (but
+//     AF_UNIX, which NoUnix judges) fails with EPERM — AF_VSOCK and the
+//     like are not confined by the world's network namespace — and so
+//     does io_uring, whose IORING_OP_SOCKET makes sockets without the
+//     socket(2) call this filter judges (AF_UNIX ones too).
 //   - NoMeta (plan mode): chmod, chown and utime in all their spellings
 //     fail with EPERM (Landlock does not mediate metadata).
 
@@ -61,14 +66,14 @@ func seccompMetaCalls() []uint32 {
 // seccompRestrict installs pol's filter on this thread; with nothing to
 // refuse it installs none.
 func seccompRestrict(pol sandboxPolicy) error {
-	if pol.Network && !pol.NoUnix && !pol.NoMeta {
+	if pol.Network && !pol.NoUnix && !pol.NoMeta && len(pol.Families) == 0 {
 		return nil
 	}
 	arch, ok := seccompArch()
 	if !ok {
 		return fmt.Errorf("no seccomp filter for %s; set sandbox.network: true", runtime.GOARCH)
 	}
-	prog := seccompProgram(arch, !pol.Network, pol.NoUnix, pol.NoMeta)
+	prog := seccompProgram(arch, !pol.Network, pol.NoUnix, pol.NoMeta, pol.Families)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return fmt.Errorf("installing the seccomp filter: %v", err)
@@ -78,8 +83,9 @@ func seccompRestrict(pol sandboxPolicy) error {
 
 // seccompProgram assembles the filter: the arch checked, foreign numbers
 // (x32) refused, each refused call compared in turn, socket()'s domain
-// judged last. Jumps are to three labels at the end.
-func seccompProgram(arch uint32, noNet, noUnix, noMeta bool) []unix.SockFilter {
+// judged last. Jumps are to three labels at the end. families, when any,
+// are the only families but AF_UNIX socket() may make.
+func seccompProgram(arch uint32, noNet, noUnix, noMeta bool, families []uint32) []unix.SockFilter {
 	const (
 		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -101,7 +107,7 @@ func seccompProgram(arch uint32, noNet, noUnix, noMeta bool) []unix.SockFilter {
 	}
 	var body []ins
 	body = append(body, ins{ld, 0, 0}, ins{jge, 0x40000000, toDeny})
-	if noNet {
+	if noNet || noUnix || len(families) > 0 { // io_uring makes sockets past the socket() rule below
 		body = append(body, ins{jeq, unix.SYS_IO_URING_SETUP, toDeny}, ins{jeq, unix.SYS_IO_URING_ENTER, toDeny}, ins{jeq, unix.SYS_IO_URING_REGISTER, toDeny})
 	}
 	if noMeta {
@@ -109,7 +115,7 @@ func seccompProgram(arch uint32, noNet, noUnix, noMeta bool) []unix.SockFilter {
 			body = append(body, ins{jeq, nr, toDeny})
 		}
 	}
-	if noNet || noUnix {
+	if noNet || noUnix || len(families) > 0 {
 		body = append(body, ins{jeq, unix.SYS_SOCKET, toSock})
 	}
 	prog := []unix.SockFilter{{Code: ld, K: 4}, {Code: jeq, K: arch, Jt: 1}, {Code: ret, K: deny}}
@@ -139,7 +145,19 @@ func seccompProgram(arch uint32, noNet, noUnix, noMeta bool) []unix.SockFilter {
 	prog = append(prog,
 		unix.SockFilter{Code: ld, K: 16},
 		unix.SockFilter{Code: jeq, K: unix.AF_UNIX, Jf: 1},
-		unix.SockFilter{Code: ret, K: unixRet},
-		unix.SockFilter{Code: ret, K: otherRet})
-	return prog
+		unix.SockFilter{Code: ret, K: unixRet})
+	var listed []uint32
+	for _, f := range families {
+		if f != unix.AF_UNIX && !noNet {
+			listed = append(listed, f)
+		}
+	}
+	if len(families) == 0 {
+		return append(prog, unix.SockFilter{Code: ret, K: otherRet})
+	}
+	// Each listed family jumps past the deny to an allow of its own.
+	for i, f := range listed {
+		prog = append(prog, unix.SockFilter{Code: jeq, K: f, Jt: uint8(len(listed) - i)})
+	}
+	return append(prog, unix.SockFilter{Code: ret, K: deny}, unix.SockFilter{Code: ret, K: allow})
 }

@@ -621,3 +621,100 @@ func TestGitRestoreSwapped(t *testing.T) {
 		t.Errorf("restore through a swapped .git said nothing went wrong")
 	}
 }
+
+// uringSocketC makes a socket through io_uring's IORING_OP_SOCKET, which
+// no seccomp filter on socket(2) sees: an AF_UNIX one connected to the
+// path argv[1], then an AF_VSOCK one. It prints what it got.
+const uringSocketC = `#include <linux/io_uring.h>
+#include <sys/syscall.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <string.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <errno.h>
+static int uring_socket(int domain, int type) {
+	struct io_uring_params p;
+	memset(&p, 0, sizeof p);
+	int fd = syscall(__NR_io_uring_setup, 4, &p);
+	if (fd < 0) { printf("io_uring_setup: %s\n", strerror(errno)); return -1; }
+	char *sq = mmap(0, p.sq_off.array + p.sq_entries * sizeof(unsigned), PROT_READ|PROT_WRITE, MAP_SHARED|MAP_POPULATE, fd, IORING_OFF_SQ_RING);
+	char *cq = mmap(0, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe), PROT_READ|PROT_WRITE, MAP_SHARED|MAP_POPULATE, fd, IORING_OFF_CQ_RING);
+	struct io_uring_sqe *sqes = mmap(0, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ|PROT_WRITE, MAP_SHARED|MAP_POPULATE, fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) { printf("mmap: %s\n", strerror(errno)); return -1; }
+	unsigned *tail = (unsigned *)(sq + p.sq_off.tail), *mask = (unsigned *)(sq + p.sq_off.ring_mask), *arr = (unsigned *)(sq + p.sq_off.array);
+	unsigned t = *tail, i = t & *mask;
+	memset(&sqes[i], 0, sizeof sqes[i]);
+	sqes[i].opcode = IORING_OP_SOCKET;
+	sqes[i].fd = domain;
+	sqes[i].off = type;
+	arr[i] = i;
+	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS, 0, 0) < 0) { printf("io_uring_enter: %s\n", strerror(errno)); return -1; }
+	unsigned head = *(unsigned *)(cq + p.cq_off.head) & *(unsigned *)(cq + p.cq_off.ring_mask);
+	int res = ((struct io_uring_cqe *)(cq + p.cq_off.cqes))[head].res;
+	if (res < 0) { printf("IORING_OP_SOCKET: %s\n", strerror(-res)); return -1; }
+	return res;
+}
+int main(int argc, char **argv) {
+	int s = uring_socket(AF_UNIX, SOCK_STREAM);
+	if (s >= 0) {
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		strncpy(a.sun_path, argv[1], sizeof a.sun_path - 1);
+		if (connect(s, (struct sockaddr *)&a, sizeof a) == 0) { write(s, "CANARY\n", 7); printf("unix-connected\n"); }
+		else printf("connect: %s\n", strerror(errno));
+	}
+	if (uring_socket(40, SOCK_STREAM) >= 0) printf("vsock-made\n");
+	printf("uring-tried\n");
+	return 0;
+}
+`
+
+// TestWorldSocketsByClass: the world's network namespace holds only its
+// loopback, and socket(AF_UNIX) is refused, so no daemon's socket on the
+// host is reached by path. Two ways around both: a socket family the
+// network namespace does not confine — AF_VSOCK reaches the hypervisor's
+// host and, with vsock_loopback, listeners of this machine's, whatever
+// namespace a process is in — and io_uring's IORING_OP_SOCKET, which
+// makes any socket (AF_UNIX too) without the socket(2) system call the
+// seccomp filter judges. The canary is a container engine's socket in
+// home (colima's, Rancher Desktop's and OrbStack's live there), which is
+// root on the host to whoever connects.
+func TestWorldSocketsByClass(t *testing.T) {
+	tb, _, _, home := worldFixture(t, sandboxConfig{})
+	dir := filepath.Join(home, ".colima", "default")
+	os.MkdirAll(dir, 0o700)
+	sock, hits := unixCanary(t, dir)
+	body := `#!/bin/sh
+python3 -c '
+import socket
+for fam, name in ((40, "vsock"), (17, "packet"), (44, "xdp")):
+    for ty in (1, 2, 3, 5):
+        try:
+            socket.socket(fam, ty).close(); print(name + "-made"); break
+        except OSError:
+            pass
+for fam, name in ((2, "inet"), (10, "inet6")):
+    socket.socket(fam, 1).close(); print(name + "-ok")
+'
+`
+	if _, err := exec.LookPath("gcc"); err == nil {
+		body += "printf '%s' " + sq(uringSocketC) + " > /tmp/u.c && gcc -o /tmp/u /tmp/u.c 2>&1; /tmp/u " + sock + " 2>&1; echo u=$?\n"
+	} else {
+		t.Log("no gcc: io_uring's socket is not tried")
+	}
+	body += "echo tried\n"
+	r := sandboxBash(t, tb, "auto", script(body))
+	if n := hits.Load(); n != 0 || strings.Contains(r.Text, "unix-connected") {
+		t.Errorf("a Unix socket outside (%s) was connected to %d times:\n%s", sock, n, r.Text)
+	}
+	for _, made := range []string{"vsock-made", "packet-made", "xdp-made"} {
+		if strings.Contains(r.Text, made) {
+			t.Errorf("%s: a socket the network namespace does not confine:\n%s", made, r.Text)
+		}
+	}
+	if !strings.Contains(r.Text, "inet-ok") || !strings.Contains(r.Text, "inet6-ok") || !strings.Contains(r.Text, "tried") {
+		t.Errorf("the script did not run to its end, or an ordinary socket was refused:\n%s", r.Text)
+	}
+}
