@@ -391,10 +391,7 @@ func (p *shParser) emitDeferred(words []string) error {
 	case "values":
 		for _, w := range words[1:] {
 			if _, v, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "-") {
-				// The alias is used with words of its own (alias x='rm
-				// -rf'; x ~): its value is read with operands only known
-				// when it runs.
-				bodies = append(bodies, v, v+` "$@"`)
+				bodies = append(bodies, v)
 			}
 		}
 	case "words":
