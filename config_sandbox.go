@@ -17,6 +17,7 @@ type sandboxConfig struct {
 	Required *bool    // required: true refuses to run commands with no sandbox
 	Writable []string // writable: folders commands write for real (a build cache among them)
 	HasList  bool     // writable: was given (even empty)
+	Readable []string `json:",omitempty"` // readable: paths of the home folder commands see in the world besides the project and the tools' (~: all of it)
 	Env      []string // env: variable names kept in commands' environment
 }
 
@@ -31,9 +32,9 @@ func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
 		case true, "on":
 			return c, nil
 		}
-		return c, d.errf(n, "sandbox: expected off, on or a map of network, required, writable, env, found %s", describeNode(n))
+		return c, d.errf(n, "sandbox: expected off, on or a map of network, required, writable, readable, env, found %s", describeNode(n))
 	}
-	m, err := d.entries(n, "sandbox", "network", "required", "writable", "env")
+	m, err := d.entries(n, "sandbox", "network", "required", "writable", "readable", "env")
 	if err != nil {
 		return c, err
 	}
@@ -50,6 +51,16 @@ func (d configDecoder) sandbox(n *yamlNode) (sandboxConfig, error) {
 			for j, w := range c.Writable {
 				if err == nil && !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") && !strings.HasPrefix(w, "$") && w != "~" {
 					err = d.errf(v.items[j], "sandbox.writable.%d: %q is not absolute; use /path, ~/path or $VARIABLE/path", j, w)
+				}
+			}
+		case "readable":
+			c.Readable, err = d.texts(v, "sandbox.readable", "[~/src/shared-lib, ~/notes]")
+			for j, w := range c.Readable {
+				if w == "" && err == nil && v.kind == yamlList && j < len(v.items) && v.items[j].kind == yamlScalar && v.items[j].val == nil {
+					c.Readable[j], w = "~", "~" // YAML reads a bare ~ as null; here it means the home folder
+				}
+				if err == nil && !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") && !strings.HasPrefix(w, "$") && w != "~" {
+					err = d.errf(v.items[j], "sandbox.readable.%d: %q is not absolute; use /path, ~/path or $VARIABLE/path", j, w)
 				}
 			}
 		case "env":

@@ -59,7 +59,13 @@ type sandboxSpec struct {
 	Protect []string `json:"protect"`
 	Pin     []string `json:"pin"`
 	Mask    []string `json:"mask"`
-	Env     struct {
+	// Home is what of the home folder the world shows besides the writable
+	// roots and the caches: keep, and config's sandbox.readable.
+	Home struct {
+		About string   `json:"about"`
+		Keep  []string `json:"keep"`
+	} `json:"home"`
+	Env struct {
 		DropSubstrings []string `json:"drop_substrings"`
 		DropWords      []string `json:"drop_words"`
 		Keep           []string `json:"keep"`
@@ -345,6 +351,12 @@ type policyParts struct {
 	Pin     []string `json:"pin"`             // git's history (objects, refs, logs): add-only in the world
 	Mask    []string `json:"mask"`            // credentials: empty in the world
 	Network string   `json:"network"`         // on, off, proxy
+	// Home is the home folder the world shows only Keep of (besides the
+	// writable roots and caches); "" where the whole of it stays in view
+	// (sandbox.readable holds ~, a writable root holds it, or it is a
+	// temp folder or /).
+	Home string   `json:"home,omitempty"`
+	Keep []string `json:"keep,omitempty"`
 }
 
 // policyFor lays out a command's policy for a mode: in plan mode the
@@ -400,7 +412,54 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 		}
 	}
 	p.Write, p.Temp, p.Caches, p.Mask = uniq(p.Write), uniq(p.Temp), uniq(p.Caches), uniq(p.Mask)
+	p.Home, p.Keep = s.homeView(sp, getenv, home, p, gd, common, isGit)
 	return p
+}
+
+// homeView is the home folder the world shows only part of, and that
+// part (besides the writable roots and caches, which the world places
+// anyway): home.keep, config's sandbox.readable, and the project with its
+// git folders (in plan mode they are not writable roots, and still seen).
+// The home folder stays whole where sandbox.readable holds ~, a writable
+// root or a temp folder holds it, or it is /.
+func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home string, p policyParts, gd, common string, isGit bool) (string, []string) {
+	if home == "" || home == "/" || !filepath.IsAbs(home) {
+		return "", nil
+	}
+	home = evalExisting(home)
+	for _, r := range append(append([]string{}, p.Write...), p.Temp...) {
+		if within(evalExisting(r), home) {
+			return "", nil
+		}
+	}
+	var keep []string
+	add := func(e string) bool {
+		r, ok := expandRoot(e, getenv, home)
+		if !ok {
+			return true
+		}
+		if evalExisting(r) == home {
+			return false
+		}
+		if within(home, r) {
+			keep = append(keep, r)
+		}
+		return true
+	}
+	for _, e := range s.cfg.Readable {
+		if !add(e) {
+			return "", nil
+		}
+	}
+	for _, e := range sp.Home.Keep {
+		add(e)
+	}
+	add(s.root)
+	if isGit {
+		add(gd)
+		add(common)
+	}
+	return home, uniq(keep)
 }
 
 // outsideOf is the roots that do not hold dir.
@@ -799,6 +858,18 @@ func (r *sandboxRun) finish(out string, code int) string {
 			notes = append(notes, sandboxText("host_refused", "hosts", strings.Join(hosts, ", ")))
 		}
 	}
+	if !r.bare && code != 0 && r.world != nil && r.sb != nil {
+		mode := "auto"
+		if r.plan {
+			mode = "plan"
+		}
+		if hidden := hiddenNamed(out, r.sb.root, r.sb.partsCached(mode)); len(hidden) > 0 {
+			if len(hidden) > 4 {
+				hidden = hidden[:4]
+			}
+			notes = append(notes, sandboxText("home_hidden", "paths", showRoots(hidden)))
+		}
+	}
 	if !r.bare && code != 0 {
 		if what := denialLine(out); what != "" {
 			if r.plan {
@@ -835,6 +906,56 @@ func denialLine(out string) string {
 		}
 	}
 	return ""
+}
+
+// homeAll says whether sandbox.readable keeps the whole home folder.
+func homeAll(readable []string) bool {
+	for _, r := range readable {
+		if strings.TrimRight(strings.TrimSpace(r), "/") == "~" {
+			return true
+		}
+	}
+	return false
+}
+
+// hiddenNamed lists the paths of the home folder that out says were not
+// found, that the person has (or whose folder the person has), and that
+// the world leaves out of its view
+// (policyParts.Home): a command is told why ~/notes.txt is missing. A
+// relative path is taken from the project.
+func hiddenNamed(out, root string, parts policyParts) []string {
+	const missing = "No such file or directory"
+	if parts.Home == "" || !strings.Contains(out, missing) {
+		return nil
+	}
+	var found []string
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, missing) {
+			continue
+		}
+		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t'\"`‘’", r) }) {
+			f = strings.TrimRight(f, ":,;")
+			if strings.HasPrefix(f, "../") {
+				f = filepath.Join(root, f)
+			}
+			if !filepath.IsAbs(f) || f == parts.Home || !within(parts.Home, filepath.Clean(f)) {
+				continue
+			}
+			f = filepath.Clean(f)
+			if underAnyRoot(f, parts.Keep) || underAnyRoot(f, parts.Write) || underAnyRoot(f, parts.Caches) {
+				continue
+			}
+			// The path, or the nearest folder of it the person has (a
+			// file being made in a hidden folder), is there outside.
+			for a := f; a != parts.Home; a = filepath.Dir(a) {
+				if _, err := os.Lstat(a); err == nil {
+					found = append(found, f)
+					break
+				}
+			}
+		}
+	}
+	return uniq(found)
 }
 
 // protectedNamed lists the protected paths when a denial line names one of
@@ -1234,7 +1355,22 @@ func (s *sandbox) report(mode string) string {
 	if p.Kind == "" {
 		line("unenforced")
 	} else {
-		line("read")
+		switch {
+		case !inWorld:
+			line("read")
+		case parts.Home != "":
+			readable := "nothing more"
+			if len(s.cfg.Readable) > 0 {
+				readable = strings.Join(s.cfg.Readable, ", ")
+			}
+			line("read_home", "readable", readable)
+		default:
+			if homeAll(s.cfg.Readable) {
+				line("read_home_all")
+			} else {
+				line("read")
+			}
+		}
 		line("write", "roots", showRoots(append(append([]string{}, pol.Write...), pol.Devices...)))
 		if len(missing) > 0 {
 			line("skipped", "roots", showRoots(missing))

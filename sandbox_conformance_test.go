@@ -79,6 +79,7 @@ func init() {
 				os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755)
 			}
 			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return envMap[k] }, in.Home)
+			p.Keep = markHomeKeep(p.Keep, in.Home)
 			for _, l := range []*[]string{&p.Write, &p.Protect, &p.Pin, &p.Later} {
 				for i, s := range *l {
 					if in.Git && strings.HasPrefix(s, root) {
@@ -181,4 +182,22 @@ func FuzzProxyHost(f *testing.F) {
 			t.Fatalf("the bare name of a wildcard was allowed")
 		}
 	})
+}
+
+// markHomeKeep puts "<home.keep>" in place of sandbox.json's home.keep as
+// policyFor expands it for home, so a case names only what is kept
+// besides (config's readable, the project).
+func markHomeKeep(keep []string, home string) []string {
+	var std []string
+	for _, e := range theSandboxSpec().Home.Keep {
+		if r, ok := expandRoot(e, func(string) string { return "" }, home); ok {
+			std = append(std, r)
+		}
+	}
+	for i := 0; i+len(std) <= len(keep) && len(std) > 0; i++ {
+		if strings.Join(keep[i:i+len(std)], "\x00") == strings.Join(std, "\x00") {
+			return append(append(append([]string{}, keep[:i]...), "<home.keep>"), keep[i+len(std):]...)
+		}
+	}
+	return keep
 }

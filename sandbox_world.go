@@ -219,6 +219,32 @@ func (s *sandbox) prewarm() {
 	}()
 }
 
+// homeNamed is what of the home folder a server's command line names:
+// each word that is a path there that exists (a file: its folder), so
+// that ~/tools/server.js, or node_modules beside it, are in its world's
+// view though the home folder is not (a file in the home folder itself:
+// that file alone).
+func homeNamed(home string, words []string) []string {
+	var out []string
+	for _, w := range words {
+		if i := strings.IndexByte(w, '='); i > 0 && !filepath.IsAbs(w) {
+			w = w[i+1:] // --config=/home/u/x
+		}
+		if !filepath.IsAbs(w) || !within(home, filepath.Clean(w)) || filepath.Clean(w) == home {
+			continue
+		}
+		fi, err := os.Stat(w)
+		if err != nil {
+			continue
+		}
+		if d := filepath.Dir(filepath.Clean(w)); !fi.IsDir() && d != home {
+			w = d // its folder (a file in home itself: the file alone)
+		}
+		out = append(out, filepath.Clean(w))
+	}
+	return uniq(out)
+}
+
 // startServer starts a stdio MCP server for the session: in a world laid
 // out as the session's (its private /tmp, its masks, git add-only) where
 // there is one, else in the per-command sandbox (or bare where the
@@ -234,7 +260,7 @@ func (s *sandbox) startServer(cmd *exec.Cmd) (procHandle, error) {
 		if s.proxy != nil {
 			sock = s.proxy.sock
 		}
-		w, err := newServerWorldOS(s, dir, sock)
+		w, err := newServerWorldOS(s, dir, sock, append(append([]string{cmd.Path, cmd.Dir}, cmd.Args...), s.cfg.Readable...))
 		if err != nil {
 			return nil, err
 		}

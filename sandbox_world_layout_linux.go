@@ -120,6 +120,11 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		}
 		later = append(later, placed{fd, p})
 	}
+	if plan.Home != "" {
+		if err := plan.hideHome(); err != nil {
+			return "", err
+		}
+	}
 	// Build caches: an overlay whose upper layer is the session's.
 	var overlays []string
 	for i, c := range plan.Overlay {
@@ -231,6 +236,105 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		}
 	}
 	return gitHow, nil
+}
+
+// hideHome puts an empty tmpfs over the home folder and binds back into
+// it, from a copy of its mount taken first, only what the plan keeps of
+// it (Keep, and the caches to be overlaid there), and makes the mount
+// points of the writable roots it holds (placed later, from their own
+// copies). A kept symlink is made again as a symlink, and what it points
+// to in the home folder is kept too. A kept path that cannot be bound is
+// left out: fewer files in view, never more. Everything bound here turns
+// read-only with the root.
+func (plan worldPlan) hideHome() error {
+	home := plan.Home
+	fi, err := os.Stat(home)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	type kept struct {
+		rel, link string
+		dir       bool
+	}
+	var keep []kept
+	seen := map[string]bool{}
+	var add func(p string, depth int)
+	add = func(p string, depth int) {
+		rel, err := filepath.Rel(home, p)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || seen[rel] {
+			return
+		}
+		for r := filepath.Dir(rel); r != "."; r = filepath.Dir(r) {
+			if seen[r] {
+				return // a folder already kept holds it
+			}
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return
+		}
+		seen[rel] = true
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return
+			}
+			keep = append(keep, kept{rel: rel, link: l})
+			if t, err := filepath.EvalSymlinks(p); err == nil && depth < 8 {
+				add(t, depth+1)
+			}
+		case fi.IsDir() || fi.Mode().IsRegular():
+			keep = append(keep, kept{rel: rel, dir: fi.IsDir()})
+		}
+	}
+	sorted := append(append([]string{}, plan.Keep...), plan.Overlay...)
+	sort.Slice(sorted, func(i, j int) bool { return len(sorted[i]) < len(sorted[j]) })
+	for _, k := range sorted {
+		add(k, 0)
+	}
+	sort.SliceStable(keep, func(i, j int) bool { return strings.Count(keep[i].rel, "/") < strings.Count(keep[j].rel, "/") })
+	tree, err := unix.OpenTree(unix.AT_FDCWD, home, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("copying the mount of %s: %v", home, err)
+	}
+	defer unix.Close(tree)
+	if err := unix.Mount("tmpfs", home, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o,size=1m", fi.Mode().Perm())); err != nil {
+		return fmt.Errorf("hiding the home folder %s: %v", home, err)
+	}
+	for _, k := range keep {
+		dst := filepath.Join(home, k.rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			continue
+		}
+		if k.link != "" {
+			os.Symlink(k.link, dst)
+			continue
+		}
+		if k.dir {
+			if os.Mkdir(dst, 0o755) != nil {
+				continue
+			}
+		} else if f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err != nil {
+			continue
+		} else {
+			f.Close()
+		}
+		fd, err := unix.OpenTree(tree, k.rel, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil {
+			continue
+		}
+		unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		unix.Close(fd)
+	}
+	for _, w := range plan.Write {
+		if within(home, w) && w != home {
+			if err := os.MkdirAll(w, 0o755); err != nil {
+				return fmt.Errorf("making the mount point %s: %v", w, err)
+			}
+		}
+	}
+	return nil
 }
 
 // ownDev puts a /dev of the world's own over the host's: an empty tmpfs

@@ -54,6 +54,8 @@ type worldPlan struct {
 	Write    []string          `json:"write"`              // bound writable again: the project, its git folders, config's writable
 	Overlay  []string          `json:"overlay"`            // build caches: copy-on-write into the session folder
 	Mask     []string          `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
+	Home     string            `json:"home,omitempty"`     // the home folder, shown only in part: a tmpfs over it
+	Keep     []string          `json:"keep,omitempty"`     // what of Home is bound back, read-only (besides Write and Overlay)
 	Empty    []string          `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
 	Protect  []string          `json:"protect"`            // bound read-only (git's code-running files)
 	Fixed    []string          `json:"fixed,omitempty"`    // bound onto themselves, writable: names a command can neither move nor remove (the project's .git)
@@ -283,11 +285,14 @@ func (w *world) gitKept() string {
 // folders, not the host's), git's history add-only in layers of its own —
 // so that a server cannot reach what a command cannot, and a command
 // cannot reach into the server's processes.
-func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
+func newServerWorldOS(s *sandbox, dir, sock string, names []string) (worldRunner, error) {
 	if ok, why := s.namespaces(); !ok {
 		return nil, fmt.Errorf("%s", why)
 	}
 	plan := worldPlanFor(s, dir)
+	if plan.Home != "" {
+		plan.Keep = append(plan.Keep, homeNamed(plan.Home, names)...)
+	}
 	plan.Socket = sock
 	plan.GitLayer = "git-server-" + strconv.FormatUint(serverWorlds.Add(1), 10)
 	w := newWorld(plan, 0)
@@ -1268,6 +1273,14 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 	for _, m := range parts.Mask {
 		if exists(m) {
 			plan.Mask = append(plan.Mask, m)
+		}
+	}
+	if parts.Home != "" {
+		plan.Home = parts.Home
+		for _, k := range parts.Keep {
+			if exists(k) {
+				plan.Keep = append(plan.Keep, k)
+			}
 		}
 	}
 	// The host's temp folder when it is not /tmp (TMPDIR in home): every

@@ -14,7 +14,7 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 	return nil, fmt.Errorf("%s has no namespaces", runtime.GOOS)
 }
 
-func newServerWorldOS(s *sandbox, dir, sock string) (worldRunner, error) {
+func newServerWorldOS(s *sandbox, dir, sock string, names []string) (worldRunner, error) {
 	return nil, fmt.Errorf("%s has no namespaces", runtime.GOOS)
 }
 

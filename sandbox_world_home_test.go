@@ -1,0 +1,99 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWorldHomeHidden: a secret under a name no mask knows — another
+// project's .env, a plain file in the home folder — is not in a command's
+// view, while what ordinary work reads there is (git's config, a tool in
+// ~/bin, a start-up file that is a symlink into the home folder), and a
+// command that misses a hidden path is told why. sandbox.readable brings
+// a path back. Fails without the home folder's tmpfs (plan.Home).
+func TestWorldHomeHidden(t *testing.T) {
+	tb, _, _, home := worldFixture(t, sandboxConfig{})
+	for p, body := range map[string]string{
+		"other/.env":       "API_KEY=CANARY-OTHER-ENV",
+		".gitconfig":       "[user]\n\tname = Kept Name\n",
+		"bin/tool.sh":      "#!/bin/sh\necho tool-ran\n",
+		"dotfiles/bashrc":  "# bashrc-kept",
+		"dotfiles/private": "CANARY-DOTFILES-PRIVATE",
+	} {
+		f := filepath.Join(home, p)
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		if err := os.WriteFile(f, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("dotfiles/bashrc", filepath.Join(home, ".bashrc")); err != nil {
+		t.Fatal(err)
+	}
+	tb = sandboxToolbox(t, tb.root, sandboxConfig{}) // a world started after the files were made
+	r := sandboxBash(t, tb, "auto", script(`#!/bin/bash
+cat ~/other/.env ~/dotfiles/private 2>&1
+grep -r CANARY ~ 2>/dev/null
+git config --global user.name
+~/bin/tool.sh
+cat ~/.bashrc
+ls -a ~
+cat ~/notes.txt`))
+	for _, leak := range []string{"CANARY-OTHER-ENV", "CANARY-DOTFILES-PRIVATE", "plain file in home", "CANARY-SSH-KEY"} {
+		if strings.Contains(r.Text, leak) {
+			t.Errorf("%q reached the command:\n%s", leak, r.Text)
+		}
+	}
+	for _, want := range []string{"Kept Name", "tool-ran", "bashrc-kept", "not in commands' view, though the person's home folder has it: ~/other/.env, ~/dotfiles/private, ~/notes.txt."} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("missing %q:\n%s", want, r.Text)
+		}
+	}
+	if rep := tb.sandbox.report("auto"); !strings.Contains(rep, "reads: everywhere but the home folder") {
+		t.Errorf("sandbox check does not say the home folder is hidden:\n%s", rep)
+	}
+
+	tb2 := sandboxToolbox(t, tb.root, sandboxConfig{Readable: []string{"~/other"}})
+	if r := sandboxBash(t, tb2, "auto", "cat ~/other/.env; cat ~/notes.txt"); !strings.Contains(r.Text, "CANARY-OTHER-ENV") || strings.Contains(r.Text, "plain file in home") {
+		t.Errorf("sandbox.readable: [~/other] did not bring back just ~/other:\n%s", r.Text)
+	}
+	tb3 := sandboxToolbox(t, tb.root, sandboxConfig{Readable: []string{"~"}})
+	if r := sandboxBash(t, tb3, "auto", "cat ~/notes.txt"); !strings.Contains(r.Text, "plain file in home") {
+		t.Errorf("sandbox.readable: [~] did not keep the whole home folder:\n%s", r.Text)
+	}
+	if rep := tb3.sandbox.report("auto"); !strings.Contains(rep, "the whole home folder is in view") {
+		t.Errorf("sandbox check with readable ~:\n%s", rep)
+	}
+}
+
+// TestWorldHomeHoldsProject: a project under the home folder is in view
+// and writable there, in plan mode readable, and its siblings are not.
+func TestWorldHomeHoldsProject(t *testing.T) {
+	_, base, _, _ := worldFixture(t, sandboxConfig{})
+	home := filepath.Join(base, "home2")
+	proj := filepath.Join(home, "src", "p")
+	for _, d := range []string{proj, filepath.Join(home, "src", "sibling")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(home, "src", "sibling", ".env"), []byte("CANARY-SIBLING"), 0o600)
+	os.WriteFile(filepath.Join(proj, "in.txt"), []byte("project-file"), 0o644)
+	t.Setenv("HOME", home)
+	git(t, proj, "init", "-q", ".")
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	if tb.sandbox.theWorld() == nil {
+		t.Skip("no world")
+	}
+	r := sandboxBash(t, tb, "auto", "cat in.txt; echo made > out.txt && cat out.txt; ls ~/src; cat ~/src/sibling/.env")
+	if !strings.Contains(r.Text, "project-file") || !strings.Contains(r.Text, "made") || strings.Contains(r.Text, "CANARY-SIBLING") || strings.Contains(r.Text, "sibling\n") {
+		t.Errorf("the project under home, or its sibling:\n%s", r.Text)
+	}
+	if b, err := os.ReadFile(filepath.Join(proj, "out.txt")); err != nil || string(b) != "made\n" {
+		t.Errorf("the write in the project did not reach it: %q %v", b, err)
+	}
+	if r := sandboxBash(t, tb, "plan", "cat in.txt"); !strings.Contains(r.Text, "project-file") {
+		t.Errorf("plan mode does not see the project under home:\n%s", r.Text)
+	}
+}
