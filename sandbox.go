@@ -350,6 +350,7 @@ type policyParts struct {
 	Later   []string `json:"later,omitempty"` // protect's patterns (a * in them): a match made by a command is taken away
 	Pin     []string `json:"pin"`             // git's history (objects, refs, logs): add-only in the world
 	Mask    []string `json:"mask"`            // credentials: empty in the world
+	Agent   []string `json:"agent,omitempty"` // the project's agent and editor configuration at its root: in Protect too
 	Network string   `json:"network"`         // on, off, proxy
 	// Home is the home folder the world shows only Keep of (besides the
 	// writable roots and caches); "" where the whole of it stays in view
@@ -411,6 +412,14 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 			p.Mask = append(p.Mask, r)
 		}
 	}
+	if mode != "plan" {
+		// The agent and editor configuration the file tools always ask
+		// about: read-only in the world where it exists, and, where it
+		// does not (or with no world), compared after each command and
+		// put back — so a script cannot write it either.
+		p.Agent = agentConfigRoots(s.root)
+		p.Protect = append(p.Protect, p.Agent...)
+	}
 	p.Write, p.Temp, p.Caches, p.Mask = uniq(p.Write), uniq(p.Temp), uniq(p.Caches), uniq(p.Mask)
 	p.Home, p.Keep = s.homeView(sp, getenv, home, p, gd, common, isGit)
 	return p
@@ -460,6 +469,24 @@ func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home str
 		add(common)
 	}
 	return home, uniq(keep)
+}
+
+// agentConfigRoots is the project's agent and editor configuration at its
+// root: each **/NAME pattern of hardline.json paths.agent_config (.vscode,
+// .claude, .mcp.json, .envrc, …) in the project folder.
+func agentConfigRoots(root string) []string {
+	h, err := loadHardline()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, pat := range h.Paths.AgentConfig.Patterns {
+		name, ok := strings.CutPrefix(pat, "**/")
+		if ok && name != "" && !strings.ContainsAny(name, "*?[/") {
+			out = append(out, filepath.Join(root, name))
+		}
+	}
+	return uniq(out)
 }
 
 // outsideOf is the roots that do not hold dir.
@@ -837,7 +864,11 @@ func (r *sandboxRun) finish(out string, code int) string {
 		if err := r.before.restore(); err != nil {
 			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))
 		} else {
-			notes = append(notes, sandboxText("git_restored", "paths", strings.Join(changed, ", ")))
+			key := "git_restored"
+			if allUnder(changed, r.sb.partsCached("auto").Agent) {
+				key = "agent_restored"
+			}
+			notes = append(notes, sandboxText(key, "paths", strings.Join(changed, ", ")))
 		}
 	}
 	if r.newRepo && r.sb != nil {
@@ -874,6 +905,8 @@ func (r *sandboxRun) finish(out string, code int) string {
 		if what := denialLine(out); what != "" {
 			if r.plan {
 				notes = append(notes, sandboxText("denied_plan", "what", what))
+			} else if agent := r.sb.partsCached("auto").Agent; agentNamed(what, agent) {
+				notes = append(notes, sandboxText("denied_agent", "what", what))
 			} else if names := protectedNamed(what, r.pol.Protect); names != "" {
 				notes = append(notes, sandboxText("denied_git", "what", what, "paths", names))
 			} else {
@@ -956,6 +989,41 @@ func hiddenNamed(out, root string, parts policyParts) []string {
 		}
 	}
 	return uniq(found)
+}
+
+// notUnder is paths less those under one of roots.
+func notUnder(paths, roots []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !underAnyRoot(p, roots) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// allUnder says whether every path is one of roots or inside one.
+func allUnder(paths, roots []string) bool {
+	for _, p := range paths {
+		if !underAnyRoot(p, roots) {
+			return false
+		}
+	}
+	return len(paths) > 0
+}
+
+// agentNamed says whether a denial line names one of the project's agent
+// configuration roots (as a command in the project spells it: .vscode/x).
+func agentNamed(what string, agent []string) bool {
+	for _, a := range agent {
+		b := filepath.Base(a)
+		if i := strings.Index(what, b); i >= 0 && (i == 0 || strings.ContainsRune(" /'\"`:", rune(what[i-1]))) {
+			if j := i + len(b); j == len(what) || strings.ContainsRune(" /'\"`:", rune(what[j])) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // protectedNamed lists the protected paths when a denial line names one of
@@ -1400,7 +1468,10 @@ func (s *sandbox) report(mode string) string {
 			if len(held) > 0 {
 				line("masks", "paths", showRoots(held))
 			}
-			if prot := w.protected(); len(prot) > 0 {
+			if len(parts.Agent) > 0 {
+				line("agent", "paths", showRoots(parts.Agent))
+			}
+			if prot := notUnder(w.protected(), parts.Agent); len(prot) > 0 {
 				var pins []string
 				for _, p := range parts.Pin {
 					if pathExists(p) {
@@ -1421,8 +1492,11 @@ func (s *sandbox) report(mode string) string {
 			}
 		} else if p.Kind == "landlock" {
 			line("masks_none")
-			if len(pol.Protect) > 0 {
-				line("git_snap", "paths", showRoots(pol.Protect))
+			if prot := notUnder(pol.Protect, parts.Agent); len(prot) > 0 {
+				line("git_snap", "paths", showRoots(prot))
+			}
+			if len(parts.Agent) > 0 {
+				line("agent", "paths", showRoots(parts.Agent))
 			}
 			line("limits_none")
 		}

@@ -80,6 +80,8 @@ func init() {
 			}
 			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return envMap[k] }, in.Home)
 			p.Keep = markHomeKeep(p.Keep, in.Home)
+			p.Agent = markRun(p.Agent, agentConfigRoots(root), "<agent_config>")
+			p.Protect = markRun(p.Protect, agentConfigRoots(root), "<agent_config>")
 			for _, l := range []*[]string{&p.Write, &p.Protect, &p.Pin, &p.Later} {
 				for i, s := range *l {
 					if in.Git && strings.HasPrefix(s, root) {
@@ -194,10 +196,15 @@ func markHomeKeep(keep []string, home string) []string {
 			std = append(std, r)
 		}
 	}
-	for i := 0; i+len(std) <= len(keep) && len(std) > 0; i++ {
-		if strings.Join(keep[i:i+len(std)], "\x00") == strings.Join(std, "\x00") {
-			return append(append(append([]string{}, keep[:i]...), "<home.keep>"), keep[i+len(std):]...)
+	return markRun(keep, std, "<home.keep>")
+}
+
+// markRun puts marker in place of the run std in list, where it is.
+func markRun(list, std []string, marker string) []string {
+	for i := 0; i+len(std) <= len(list) && len(std) > 0; i++ {
+		if strings.Join(list[i:i+len(std)], "\x00") == strings.Join(std, "\x00") {
+			return append(append(append([]string{}, list[:i]...), marker), list[i+len(std):]...)
 		}
 	}
-	return keep
+	return list
 }
