@@ -71,7 +71,7 @@ func sandboxFixture(t *testing.T) (base, proj, sib string) {
 	return base, proj, sib
 }
 
-func git(t *testing.T, dir string, args ...string) {
+func git(t testing.TB, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

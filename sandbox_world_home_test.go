@@ -139,3 +139,34 @@ true`))
 		})
 	}
 }
+
+// BenchmarkWorldStart: a session's world from nothing to its first
+// command's end, with the home folder hidden (the default) and whole
+// (sandbox.readable: [~]), so what hiding it costs a session is a figure
+// anyone can take: go test -run '^$' -bench WorldStart -benchtime 30x .
+func BenchmarkWorldStart(b *testing.B) {
+	needLandlock(b)
+	root := b.TempDir()
+	git(b, root, "init", "-q", ".")
+	for _, c := range []struct {
+		name string
+		cfg  sandboxConfig
+	}{{"hidden", sandboxConfig{}}, {"whole", sandboxConfig{Readable: []string{"~"}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				tb, err := newToolbox(root, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tb.shell, tb.sandbox = "/bin/bash", newSandbox(c.cfg, root)
+				if tb.sandbox.theWorld() == nil {
+					b.Skipf("no world: %v", tb.sandbox.worldErr)
+				}
+				if r := sandboxBash(b, tb, "auto", "true"); r.IsError {
+					b.Fatal(r.Text)
+				}
+				tb.sandbox.close()
+			}
+		})
+	}
+}
