@@ -158,6 +158,11 @@ type sandboxPolicy struct {
 	Families []uint32 `json:"families,omitempty"` // seccomp: the only other socket families (none: any); io_uring refused
 	NoMeta   bool     `json:"nometa,omitempty"`   // seccomp: no chmod, chown, utime (plan mode: Landlock does not mediate them)
 	ABI      int      `json:"abi,omitempty"`
+	// Home, with no world: Landlock reads everywhere but the home folder,
+	// where only Keep is read (besides Write); the world hides it by its
+	// mounts instead (policyParts.Home).
+	Home string   `json:"home,omitempty"`
+	Keep []string `json:"keep,omitempty"`
 }
 
 // sandbox is one session's sandbox: its settings, the project, and what the
@@ -612,6 +617,14 @@ func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []st
 		}
 	}
 	pol.Write = uniq(pol.Write)
+	if parts.Home != "" && !inWorld {
+		pol.Home = parts.Home
+		for _, k := range append(append([]string{}, parts.Keep...), parts.Caches...) {
+			if _, err := os.Stat(k); err == nil {
+				pol.Keep = append(pol.Keep, k)
+			}
+		}
+	}
 	return pol, missing
 }
 
@@ -1424,7 +1437,7 @@ func (s *sandbox) report(mode string) string {
 		line("unenforced")
 	} else {
 		switch {
-		case !inWorld:
+		case !inWorld && (p.Kind != "landlock" || parts.Home == ""):
 			line("read")
 		case parts.Home != "":
 			readable := "nothing more"

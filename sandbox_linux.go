@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -204,6 +205,46 @@ func restrictThreadWith(pol sandboxPolicy, ruleset int) error {
 	return seccompRestrict(pol)
 }
 
+// readAllBut allows reading everywhere but home, and in home only keep:
+// folder listings everywhere (names, not contents: a rule on /), and read
+// rights on every entry of each folder on the way down to home but the
+// next one towards it. An entry that is a link into home (or to a folder
+// holding it) is left out, so it cannot lead there.
+func readAllBut(home string, keep []string, read, handled uint64, add func(string, uint64) error) error {
+	if err := add("/", unix.LANDLOCK_ACCESS_FS_READ_DIR&handled); err != nil {
+		return err
+	}
+	cur := "/"
+	for _, next := range strings.Split(strings.Trim(home, "/"), "/") {
+		ents, err := os.ReadDir(cur)
+		if err != nil {
+			return fmt.Errorf("listing %s: %v", cur, err)
+		}
+		for _, e := range ents {
+			if e.Name() == next {
+				continue
+			}
+			p := filepath.Join(cur, e.Name())
+			if e.Type()&os.ModeSymlink != 0 {
+				t, err := filepath.EvalSymlinks(p)
+				if err != nil || within(t, home) || within(home, t) {
+					continue
+				}
+			}
+			if err := add(p, read); err != nil {
+				return err
+			}
+		}
+		cur = filepath.Join(cur, next)
+	}
+	for _, k := range keep {
+		if err := add(k, read); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // sandboxHelper is the hidden subcommand: lembas __sandbox POLICY -- PATH ARGV...
 // It never returns when the command starts; any failure is reported and the
 // command is not run.
@@ -348,7 +389,11 @@ func landlockRuleset(pol sandboxPolicy) (int, error) {
 		}
 		return nil
 	}
-	if err := add("/", read); err != nil {
+	if pol.Home == "" {
+		if err := add("/", read); err != nil {
+			return -1, err
+		}
+	} else if err := readAllBut(pol.Home, pol.Keep, read, handled, add); err != nil {
 		return -1, err
 	}
 	for _, p := range pol.Write {

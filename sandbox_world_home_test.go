@@ -170,3 +170,52 @@ func BenchmarkWorldStart(b *testing.B) {
 		})
 	}
 }
+
+// TestSandboxHomeHiddenLandlock: with no world (Landlock alone, as on a
+// kernel that refuses user namespaces) the home folder is hidden too:
+// Landlock reads everywhere but there, where only the kept paths are read,
+// so another project's .env is refused while git's config, a tool in ~/bin
+// and the project are not. Fails without sandboxPolicy.Home.
+func TestSandboxHomeHiddenLandlock(t *testing.T) {
+	_, _, _, home := worldFixture(t, sandboxConfig{})
+	proj := filepath.Join(home, "src", "p")
+	for p, body := range map[string]string{
+		"other/.env":   "API_KEY=CANARY-OTHER-ENV",
+		".gitconfig":   "[user]\n\tname = Kept Name\n",
+		"bin/tool.sh":  "#!/bin/sh\necho tool-ran\n",
+		"src/p/in.txt": "project-file",
+	} {
+		f := filepath.Join(home, p)
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		if err := os.WriteFile(f, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, how := range []string{"helper", "thread"} {
+		t.Run(how, func(t *testing.T) {
+			tb := sandboxToolbox(t, proj, sandboxConfig{}, func(s *sandbox) { s.noWorld = true })
+			if how == "thread" {
+				tb.sandbox.nsOnce.Do(func() {}) // no namespaces: Landlock on a thread alone
+			}
+			r := sandboxBash(t, tb, "auto", script(`#!/bin/bash
+cat ~/other/.env 2>&1
+git config --global user.name
+~/bin/tool.sh
+cat in.txt; echo made > out.txt && cat out.txt
+cat ~/notes.txt`))
+			for _, leak := range []string{"CANARY-OTHER-ENV", "plain file in home"} {
+				if strings.Contains(r.Text, leak) {
+					t.Errorf("%q reached the command:\n%s", leak, r.Text)
+				}
+			}
+			for _, want := range []string{"Kept Name", "tool-ran", "project-file", "made", "Permission denied"} {
+				if !strings.Contains(r.Text, want) {
+					t.Errorf("missing %q:\n%s", want, r.Text)
+				}
+			}
+			if rep := tb.sandbox.report("auto"); !strings.Contains(rep, "reads: everywhere but the home folder") {
+				t.Errorf("sandbox check:\n%s", rep)
+			}
+		})
+	}
+}
