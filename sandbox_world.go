@@ -287,6 +287,11 @@ func (s *sandbox) startServer(cmd *exec.Cmd) (procHandle, error) {
 		return execProc{cmd}, nil
 	}
 	pol, _ := s.policy("auto")
+	if pol.Home != "" {
+		// As in a server's world: what its command line names of the home
+		// folder is read (Landlock's reading of it, sandboxPolicy.Home).
+		pol.Keep = append(pol.Keep, homeNamed(pol.Home, append(append([]string{cmd.Path, cmd.Dir}, cmd.Args...), s.cfg.Readable...))...)
+	}
 	cmd.Env = s.sandboxEnv(cmd.Env, &sandboxRun{sb: s})
 	if err := sandboxCommand(cmd, pol); err != nil {
 		return nil, err
