@@ -468,6 +468,13 @@ func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home str
 	for _, e := range sp.Home.Keep {
 		add(e)
 	}
+	// The folders of PATH in the home folder are where the person's tools
+	// live (~/.npm-global/bin, ~/apps/bin): kept, though no list names them.
+	for _, d := range filepath.SplitList(getenv("PATH")) {
+		if filepath.IsAbs(d) && filepath.Clean(d) != home {
+			add(filepath.Clean(d))
+		}
+	}
 	add(s.root)
 	if isGit {
 		add(gd)
