@@ -198,6 +198,11 @@ type world struct {
 	exeByFD bool   // an MCP server's world: the program is handed over open
 	git     *gitKeep
 	exe     string // the helper; "" is os.Executable (sandbox.helperExe)
+	// stops: why the disk's watch killed the world, each time
+	// (sandbox_world_disk_linux.go); stopUntold, one made while no
+	// command ran, for the next. Under mu.
+	stops      []string
+	stopUntold string
 
 	nullMu sync.Mutex
 	null   [2]*os.File // devNull's
@@ -211,6 +216,9 @@ type worldConn struct {
 	waits  map[uint64]*worldProc // under world.mu
 	pols   map[string]string     // a policy's JSON → its number on this connection, under sendMu
 	gone   chan struct{}         // closed when its reader ends
+	// stopped: killed by the disk's watch (under world.mu); the commands
+	// still waiting end as killed, not as a world that failed.
+	stopped bool
 }
 
 func newWorld(plan worldPlan, idle time.Duration) *world {
@@ -393,6 +401,9 @@ func (w *world) connLocked() (*worldConn, error) {
 	c := &worldConn{uc: fc.(*net.UnixConn), proc: cmd.Process, waits: map[uint64]*worldProc{}, pols: map[string]string{}, gone: make(chan struct{})}
 	w.cur = c
 	go w.read(c)
+	if w.diskWatched() {
+		go w.watchDisk(c, diskWatchFor(w.plan)) // the free space now, before any command writes
+	}
 	return c, nil
 }
 
@@ -425,8 +436,13 @@ func (w *world) read(c *worldConn) {
 	}
 	waits := c.waits
 	c.waits = map[uint64]*worldProc{}
+	stopped := c.stopped
 	w.mu.Unlock()
 	for _, p := range waits {
+		if stopped {
+			p.status <- worldMsg{Op: "exit", Status: int(unix.SIGKILL)} // a wait status: killed
+			continue
+		}
 		p.status <- worldMsg{Op: "error", Error: "the sandbox's world ended"}
 	}
 	c.proc.Kill()
