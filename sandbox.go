@@ -76,6 +76,10 @@ type sandboxSpec struct {
 		// tried again (a command that just ended may leave processes the
 		// world's init has not reaped yet).
 		SpawnRetryMS int `json:"spawn_retry_ms"`
+		OOMScoreAdj  int `json:"oom_score_adj"` // of every process in the world
+		// TmpfsBytes: the size of each tmpfs the world gives a command
+		// to write (/dev/shm, /run/user/<uid>): memory.
+		TmpfsBytes uint64 `json:"tmpfs_bytes"`
 		// WrittenBytes, FreeFloorBytes, DiskCheckMS: the disk's watch
 		// (sandbox_world_disk_linux.go).
 		WrittenBytes   uint64 `json:"written_bytes"`
@@ -1307,6 +1311,7 @@ func (s *sandbox) report(mode string) string {
 			} else {
 				line("disk_none")
 			}
+			line("memory", "adj", sp.Limits.OOMScoreAdj, "tmpfs", sp.Limits.TmpfsBytes)
 		} else if p.Kind == "landlock" {
 			line("masks_none")
 			if len(pol.Protect) > 0 {

@@ -65,6 +65,8 @@ type worldPlan struct {
 	Socket   string            `json:"socket,omitempty"`   // the proxy's socket on the host
 	NProc    uint64            `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
 	FSize    uint64            `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
+	OOMAdj   int               `json:"oomadj,omitempty"`   // the oom_score_adj of every process in the world
+	Tmpfs    uint64            `json:"tmpfs,omitempty"`    // the size of each Empty tmpfs, bytes
 	NoProc   bool              `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
 	Dev      []string          `json:"dev,omitempty"`      // the world's own /dev: the host's device files bound into it (null, zero, …)
 	DevLinks map[string]string `json:"devlinks,omitempty"` // and its links: name → target
@@ -1252,7 +1254,7 @@ func forwardProxy(port int, sock string, who func(net.Conn) (uint64, bool)) {
 func worldPlanFor(s *sandbox, session string) worldPlan {
 	sp := theSandboxSpec()
 	parts := s.policyFor("auto", os.Getenv, homeDir())
-	plan := worldPlan{Session: session, Net: parts.Network != "on", NProc: sp.Limits.Processes, FSize: sp.Limits.FileBytes, Version: version}
+	plan := worldPlan{Session: session, Net: parts.Network != "on", NProc: sp.Limits.Processes, FSize: sp.Limits.FileBytes, OOMAdj: sp.Limits.OOMScoreAdj, Tmpfs: sp.Limits.TmpfsBytes, Version: version}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	for _, p := range parts.Write {
 		if exists(p) {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -789,5 +790,32 @@ func TestWorldDiskFloor(t *testing.T) {
 	}
 	if r := sandboxBash(t, tb, "auto", "rm -rf /tmp/fill && echo still-here"); !strings.Contains(r.Text, "still-here") {
 		t.Errorf("after the stop: %s", r.Text)
+	}
+}
+
+// TestWorldMemoryFirst: the world's processes are the OOM killer's first
+// choice, and its /dev/shm and /run/user (tmpfs: memory) hold no more
+// than their size.
+func TestWorldMemoryFirst(t *testing.T) {
+	sp := theSandboxSpec()
+	old := sp.Limits
+	sp.Limits.TmpfsBytes = 8 << 20
+	t.Cleanup(func() { sp.Limits = old })
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	run := fmt.Sprintf("echo adj=$(cat /proc/self/oom_score_adj) child=$(sh -c 'cat /proc/self/oom_score_adj'); for d in /dev/shm /run/user/%d; do [ -d $d ] || continue; head -c 16000000 /dev/zero > $d/big 2>/dev/null; echo $d=$(wc -c < $d/big); done", os.Getuid())
+	r := sandboxBash(t, tb, "auto", run)
+	adj := strconv.Itoa(old.OOMScoreAdj)
+	if !strings.Contains(r.Text, "adj="+adj+" child="+adj+"\n") {
+		t.Errorf("oom_score_adj in the world is not %s:\n%s", adj, r.Text)
+	}
+	if !strings.Contains(r.Text, "/dev/shm=") {
+		t.Errorf("no /dev/shm was written:\n%s", r.Text)
+	}
+	for _, line := range strings.Split(r.Text, "\n") {
+		if d, n, ok := strings.Cut(line, "="); ok && strings.HasPrefix(d, "/") {
+			if v, err := strconv.Atoi(n); err != nil || v > 8<<20 {
+				t.Errorf("the world's %s held more than 8 MB:\n%s", d, r.Text)
+			}
+		}
 	}
 }
