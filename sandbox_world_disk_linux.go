@@ -63,13 +63,14 @@ func diskWatchFor(plan worldPlan) []diskFS {
 	return out
 }
 
-// diskOver is the note for a world past the limits: its files grown by
+// diskOver is the note for a world past the limits (who: the
+// commands ended, or what was left running): its files grown by
 // more than written in all, or a file system it wrote left with less
 // than floor free (or, where less than floor was free when the world
 // started, half of that: the world is not killed for a disk it found
 // full, and may still take some of it); "" while it is within them. A
 // zero limit is not checked.
-func diskOver(fss []diskFS, written, floor uint64) string {
+func diskOver(fss []diskFS, written, floor uint64, who string) string {
 	var grown uint64
 	var where []string
 	for _, f := range fss {
@@ -89,11 +90,11 @@ func diskOver(fss []diskFS, written, floor uint64) string {
 			fl = f.start / 2
 		}
 		if floor > 0 && free < fl {
-			return sandboxText("disk_floor", "free_mb", megabytes(free), "where", f.where, "floor_mb", megabytes(fl), "mb", megabytes(used))
+			return sandboxText("disk_floor", "who", who, "free_mb", megabytes(free), "where", f.where, "floor_mb", megabytes(fl), "mb", megabytes(used))
 		}
 	}
 	if written > 0 && grown > written {
-		return sandboxText("disk_written", "mb", megabytes(grown), "where", strings.Join(where, ", "), "limit_mb", megabytes(written))
+		return sandboxText("disk_written", "who", who, "mb", megabytes(grown), "where", strings.Join(where, ", "), "limit_mb", megabytes(written))
 	}
 	return ""
 }
@@ -118,8 +119,8 @@ func (w *world) watchDisk(c *worldConn, fss []diskFS) {
 			return
 		case <-t.C:
 		}
-		if note := diskOver(fss, lim.WrittenBytes, lim.FreeFloorBytes); note != "" {
-			w.stopForDisk(c, note)
+		if diskOver(fss, lim.WrittenBytes, lim.FreeFloorBytes, "") != "" {
+			w.stopForDisk(c, func(who string) string { return diskOver(fss, lim.WrittenBytes, lim.FreeFloorBytes, sandboxText(who)) })
 			return
 		}
 	}
@@ -135,14 +136,16 @@ func (w *world) diskWatched() bool {
 }
 
 // stopForDisk kills the world c (its init: the kernel ends the rest) and
-// keeps why, for the commands it ends (read gives them a SIGKILL's end)
-// or, where none was running, for the next command.
-func (w *world) stopForDisk(c *worldConn, note string) {
+// keeps why (note, told as who), for the commands it ends (read gives
+// them a SIGKILL's end) or, where none was running, for the next command.
+func (w *world) stopForDisk(c *worldConn, note func(who string) string) {
 	w.mu.Lock()
 	c.stopped = true
-	w.stops = append(w.stops, note)
 	if len(c.waits) == 0 {
-		w.stopUntold = note
+		w.stopUntold = note("disk_who_left")
+		w.stops = append(w.stops, w.stopUntold)
+	} else {
+		w.stops = append(w.stops, note("disk_who_command"))
 	}
 	w.mu.Unlock()
 	c.proc.Kill()
@@ -164,11 +167,9 @@ func (w *world) diskStopsSince(n int) []string {
 		out = append(out, w.stopUntold)
 		w.stopUntold = ""
 	}
-	if n < len(w.stops) {
-		for _, s := range w.stops[n:] {
-			if len(out) == 0 || out[0] != s {
-				out = append(out, s)
-			}
+	for _, s := range w.stops[min(n, len(w.stops)):] {
+		if len(out) == 0 || s != out[0] {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -449,6 +449,9 @@ func (w *world) read(c *worldConn) {
 	}
 	c.proc.Kill()
 	c.uc.Close()
+	if stopped {
+		w.git.sync() // what its commands added, before a new world's layers replace these
+	}
 	close(c.gone)
 }
 
@@ -621,6 +624,14 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 		dir, _ = os.Getwd()
 	}
 	w.mu.Lock()
+	for w.cur != nil && w.cur.stopped {
+		// Killed by the disk's watch, and not yet gone: the command
+		// waits for its end (moments), then starts the next world.
+		gone := w.cur.gone
+		w.mu.Unlock()
+		<-gone
+		w.mu.Lock()
+	}
 	c, err := w.connLocked()
 	if err != nil {
 		w.mu.Unlock()

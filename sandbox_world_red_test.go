@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -817,5 +818,30 @@ func TestWorldMemoryFirst(t *testing.T) {
 				t.Errorf("the world's %s held more than 8 MB:\n%s", d, r.Text)
 			}
 		}
+	}
+}
+
+// TestWorldDiskFillLeftBehind: a loop left running by a command that has
+// ended is stopped the same way, and the next command is told.
+func TestWorldDiskFillLeftBehind(t *testing.T) {
+	diskLimits(t, 64_000_000, 0)
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	w, ok := tb.sandbox.theWorld().(diskStops)
+	if !ok {
+		t.Skip("the world here does not watch the disk")
+	}
+	body := strings.Replace(fillLoop("/tmp/fill", 1500), "echo filled-all", "touch "+filepath.Join(proj, "filled-all"), 1)
+	r := sandboxBash(t, tb, "auto", "printf '%s\\n' "+sq(body)+" > s.sh && chmod +x s.sh && (setsid ./s.sh >/dev/null 2>&1 &) ; echo left")
+	if !strings.Contains(r.Text, "left") {
+		t.Fatalf("the loop was not left running: %s", r.Text)
+	}
+	for w.diskStopCount() == 0 && !pathExists(filepath.Join(proj, "filled-all")) {
+		time.Sleep(10 * time.Millisecond) // the loop ends either way: stopped, or done
+	}
+	if pathExists(filepath.Join(proj, "filled-all")) {
+		t.Fatal("a loop left behind wrote 1500 MB under a limit of 64 MB")
+	}
+	if r := sandboxBash(t, tb, "auto", "rm -rf /tmp/fill && echo still-here"); !strings.Contains(r.Text, "still-here") || !strings.Contains(r.Text, "left running was stopped") {
+		t.Errorf("the next command was not told of the stop, or did not run:\n%s", r.Text)
 	}
 }
