@@ -52,34 +52,53 @@ func diskWatchFor(plan worldPlan) []diskFS {
 		if err != nil {
 			continue
 		}
-		var fs unix.Statfs_t
-		if unix.Fstatfs(fd, &fs) != nil {
+		start, ok := diskFree(fd)
+		if !ok {
 			unix.Close(fd)
 			continue
 		}
 		seen[st.Dev] = len(out)
-		out = append(out, diskFS{fd: fd, where: where, start: fs.Bavail * uint64(fs.Bsize)})
+		out = append(out, diskFS{fd: fd, where: where, start: start})
 	}
 	return out
 }
 
-// diskOver is the note for a world past the limits (who: the
-// commands ended, or what was left running): its files grown by
-// more than written in all, or a file system it wrote left with less
-// than floor free (or, where less than floor was free when the world
-// started, half of that: the world is not killed for a disk it found
-// full, and may still take some of it); "" while it is within them. A
-// zero limit is not checked.
-func diskOver(fss []diskFS, written, floor uint64, who string) string {
+// diskFree is the bytes free to the unprivileged on fd's file system.
+func diskFree(fd int) (uint64, bool) {
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil {
+		return 0, false
+	}
+	unit := uint64(st.Frsize) // what the block counts are in
+	if unit == 0 {
+		unit = uint64(st.Bsize)
+	}
+	return st.Bavail * unit, true
+}
+
+// diskNote is why the watch stops a world: a text of sandbox.json's and
+// its values, filled with who it stopped when it is told.
+type diskNote struct {
+	key string
+	kv  []any
+}
+
+func (n *diskNote) text(who string) string {
+	return sandboxText(n.key, append([]any{"who", sandboxText(who)}, n.kv...)...)
+}
+
+// diskOver is why a world is past the limits: its files grown by more
+// than written in all, or a file system it wrote left with less than
+// floor free (or, where less than floor was free when the world started,
+// half of that: the world is not killed for a disk it found full, and
+// may still take some of it); nil while it is within them. A zero limit
+// is not checked.
+func diskOver(fss []diskFS, written, floor uint64) *diskNote {
 	var grown uint64
 	var where []string
 	for _, f := range fss {
-		var st unix.Statfs_t
-		if unix.Fstatfs(f.fd, &st) != nil {
-			continue
-		}
-		free := st.Bavail * uint64(st.Bsize)
-		if free >= f.start {
+		free, ok := diskFree(f.fd)
+		if !ok || free >= f.start {
 			continue
 		}
 		used := f.start - free
@@ -90,13 +109,13 @@ func diskOver(fss []diskFS, written, floor uint64, who string) string {
 			fl = f.start / 2
 		}
 		if floor > 0 && free < fl {
-			return sandboxText("disk_floor", "who", who, "free_mb", megabytes(free), "where", f.where, "floor_mb", megabytes(fl), "mb", megabytes(used))
+			return &diskNote{"disk_floor", []any{"free_mb", megabytes(free), "where", f.where, "floor_mb", megabytes(fl), "mb", megabytes(used)}}
 		}
 	}
 	if written > 0 && grown > written {
-		return sandboxText("disk_written", "who", who, "mb", megabytes(grown), "where", strings.Join(where, ", "), "limit_mb", megabytes(written))
+		return &diskNote{"disk_written", []any{"mb", megabytes(grown), "where", strings.Join(where, ", "), "limit_mb", megabytes(written)}}
 	}
-	return ""
+	return nil
 }
 
 // megabytes is n in (decimal) megabytes, rounded.
@@ -119,8 +138,8 @@ func (w *world) watchDisk(c *worldConn, fss []diskFS) {
 			return
 		case <-t.C:
 		}
-		if diskOver(fss, lim.WrittenBytes, lim.FreeFloorBytes, "") != "" {
-			w.stopForDisk(c, func(who string) string { return diskOver(fss, lim.WrittenBytes, lim.FreeFloorBytes, sandboxText(who)) })
+		if n := diskOver(fss, lim.WrittenBytes, lim.FreeFloorBytes); n != nil {
+			w.stopForDisk(c, n)
 			return
 		}
 	}
@@ -136,16 +155,16 @@ func (w *world) diskWatched() bool {
 }
 
 // stopForDisk kills the world c (its init: the kernel ends the rest) and
-// keeps why (note, told as who), for the commands it ends (read gives
-// them a SIGKILL's end) or, where none was running, for the next command.
-func (w *world) stopForDisk(c *worldConn, note func(who string) string) {
+// keeps why, for the commands it ends (read gives them a SIGKILL's end)
+// or, where none was running, for the next command.
+func (w *world) stopForDisk(c *worldConn, n *diskNote) {
 	w.mu.Lock()
 	c.stopped = true
 	if len(c.waits) == 0 {
-		w.stopUntold = note("disk_who_left")
+		w.stopUntold = n.text("disk_who_left")
 		w.stops = append(w.stops, w.stopUntold)
 	} else {
-		w.stops = append(w.stops, note("disk_who_command"))
+		w.stops = append(w.stops, n.text("disk_who_command"))
 	}
 	w.mu.Unlock()
 	c.proc.Kill()
