@@ -1311,7 +1311,11 @@ func (s *sandbox) report(mode string) string {
 			} else {
 				line("disk_none")
 			}
-			line("memory", "adj", sp.Limits.OOMScoreAdj, "tmpfs", sp.Limits.TmpfsBytes)
+			if ow, ok := w.(interface{ oomScoreAdj() int }); ok && ow.oomScoreAdj() != 0 {
+				line("memory", "adj", ow.oomScoreAdj(), "tmpfs", sp.Limits.TmpfsBytes)
+			} else {
+				line("memory_no_oom", "tmpfs", sp.Limits.TmpfsBytes)
+			}
 		} else if p.Kind == "landlock" {
 			line("masks_none")
 			if len(pol.Protect) > 0 {

@@ -207,3 +207,11 @@ func (w *world) diskRoots() []string {
 	}
 	return out
 }
+
+// oomScoreAdj is the oom_score_adj the world's processes have, as its
+// init set it (0: left as it was), for `sandbox check`.
+func (w *world) oomScoreAdj() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.oomAdj
+}

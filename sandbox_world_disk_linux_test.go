@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -35,5 +36,29 @@ func TestDiskFloorOfAFullDisk(t *testing.T) {
 	fss[0].start = free + free/4
 	if n := diskOver(fss, 0, free+free/8); n == nil || n.key != "disk_floor" {
 		t.Errorf("a world that took the disk below its floor was not stopped: %v", n)
+	}
+}
+
+// TestWorldOOMRefused: where the kernel refuses the world's oom_score_adj
+// (here one below what an unprivileged process may set), the world still
+// starts, its commands run, and `sandbox check` claims no OOM order.
+func TestWorldOOMRefused(t *testing.T) {
+	_, proj, _ := sandboxFixture(t)
+	if ok, why := sandboxNamespacesOS(); !ok {
+		t.Skipf("no namespaces: %s", why)
+	}
+	sp := theSandboxSpec()
+	old := sp.Limits
+	sp.Limits.OOMScoreAdj = -500 // lowering needs CAP_SYS_RESOURCE outside the world's namespace
+	t.Cleanup(func() { sp.Limits = old })
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	if tb.sandbox.theWorld() == nil {
+		t.Fatalf("the world did not start: %v", tb.sandbox.worldErr)
+	}
+	if r := sandboxBash(t, tb, "auto", "echo ran; cat /proc/self/oom_score_adj"); !strings.Contains(r.Text, "ran") || strings.Contains(r.Text, "-500") {
+		t.Errorf("a command in the world: %s", r.Text)
+	}
+	if rep := tb.sandbox.report("auto"); !strings.Contains(rep, "left as it is") || strings.Contains(rep, "oom_score_adj -500") {
+		t.Errorf("check claims an OOM order that was refused:\n%s", rep)
 	}
 }

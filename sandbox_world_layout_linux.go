@@ -26,17 +26,15 @@ import (
 // And the oom_score_adj every process in the world inherits: raising it
 // needs no privilege, and the kernel's OOM killer then takes the world's
 // processes (the init too, and with it the whole world) before lembas or
-// anything else of the person's.
-func (plan worldPlan) limits() (string, error) {
-	how := ""
-	if plan.OOMAdj != 0 {
-		if err := os.WriteFile("/proc/self/oom_score_adj", []byte(strconv.Itoa(plan.OOMAdj)), 0); err != nil {
-			return "", fmt.Errorf("setting oom_score_adj: %v", err)
-		}
+// anything else of the person's. Where /proc refuses it (a read-only
+// /proc in a container), the world runs without, and says so (oomAdj).
+func (plan worldPlan) limits() (how string, oomAdj int, _ error) {
+	if plan.OOMAdj != 0 && os.WriteFile("/proc/self/oom_score_adj", []byte(strconv.Itoa(plan.OOMAdj)), 0) == nil {
+		oomAdj = plan.OOMAdj
 	}
 	if plan.NProc > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: plan.NProc, Max: plan.NProc}); err != nil {
-			return "", fmt.Errorf("limiting processes: %v", err)
+			return "", 0, fmt.Errorf("limiting processes: %v", err)
 		}
 		how = "rlimit"
 		n := plan.NProc
@@ -49,10 +47,10 @@ func (plan worldPlan) limits() (string, error) {
 	}
 	if plan.FSize > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: plan.FSize, Max: plan.FSize}); err != nil {
-			return "", fmt.Errorf("limiting file size: %v", err)
+			return "", 0, fmt.Errorf("limiting file size: %v", err)
 		}
 	}
-	return how, nil
+	return how, oomAdj, nil
 }
 
 // mountOverlay mounts an overlay on target, volatile where the kernel

@@ -88,6 +88,7 @@ type worldMsg struct {
 	Error  string         `json:"error,omitempty"`
 	Limits string         `json:"limits,omitempty"` // ready: how processes are bounded (pid_max, rlimit)
 	Git    string         `json:"git,omitempty"`    // ready: how git's history is kept (overlay, pin)
+	OOMAdj int            `json:"oomadj,omitempty"` // ready: the oom_score_adj its processes have (0: left as it was)
 	Key    string         `json:"-"`                // run: the policy's number on this connection
 }
 
@@ -197,6 +198,7 @@ type world struct {
 	err     error  // set for good when it cannot start
 	limits  string // how the init bounds processes: pid_max, rlimit
 	gitHow  string // how git's history is kept: overlay, or pin where overlays fail
+	oomAdj  int    // the oom_score_adj of its processes (0: /proc refused it)
 	exeByFD bool   // an MCP server's world: the program is handed over open
 	git     *gitKeep
 	exe     string // the helper; "" is os.Executable (sandbox.helperExe)
@@ -389,7 +391,7 @@ func (w *world) connLocked() (*worldConn, error) {
 		w.err = fmt.Errorf("%s", why)
 		return nil, w.err
 	}
-	w.limits, w.gitHow = m.Limits, m.Git
+	w.limits, w.gitHow, w.oomAdj = m.Limits, m.Git, m.OOMAdj
 	f := os.NewFile(uintptr(pair[0]), "world")
 	// Through the netpoller: no thread sits blocked on it, and the command
 	// waiting for its end runs on the thread that read it (a socket read by
@@ -773,9 +775,9 @@ func worldInit(args []string) int {
 	if err == nil && plan.Net {
 		err = loopbackUp()
 	}
-	limits := ""
+	limits, oomAdj := "", 0
 	if err == nil {
-		limits, err = plan.limits()
+		limits, oomAdj, err = plan.limits()
 	}
 	if err != nil {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
@@ -791,7 +793,7 @@ func worldInit(args []string) int {
 	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
 		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)), in.peerOf)
 	}
-	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
+	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow, OOMAdj: oomAdj})
 	// The socket is read by the thread made ready for the next command
 	// when there is one, so that a command for its policy is forked by the
 	// thread the kernel woke, not handed to it (a thread's wake less on
