@@ -82,6 +82,15 @@ type sandboxSpec struct {
 		// tried again (a command that just ended may leave processes the
 		// world's init has not reaped yet).
 		SpawnRetryMS int `json:"spawn_retry_ms"`
+		OOMScoreAdj  int `json:"oom_score_adj"` // of every process in the world
+		// TmpfsBytes: the size of each tmpfs the world gives a command
+		// to write (/dev/shm, /run/user/<uid>): memory.
+		TmpfsBytes uint64 `json:"tmpfs_bytes"`
+		// WrittenBytes, FreeFloorBytes, DiskCheckMS: the disk's watch
+		// (sandbox_world_disk_linux.go).
+		WrittenBytes   uint64 `json:"written_bytes"`
+		FreeFloorBytes uint64 `json:"free_floor_bytes"`
+		DiskCheckMS    int    `json:"disk_check_ms"`
 	} `json:"limits"`
 	WorldIdleS int `json:"world_idle_s"`
 	GitGoneMax int `json:"git_gone_max"` // deletes in git's history a command's note names; beyond, counted
@@ -683,6 +692,7 @@ type sandboxRun struct {
 	hosts  int     // the proxy's refusals before the command, to name the new ones
 	net    *netRun // asked about hosts not allowed while it runs (sandbox_netask.go)
 	gone   int     // the world's count of deletes in git's history before the command
+	stops  int     // the world's count of its disk watch's stops before the command
 	// newRepo: the project had no .git when the session's first command
 	// began, so one there now is the session's, screened after each
 	// command (sandbox_newrepo.go).
@@ -695,6 +705,13 @@ type sandboxRun struct {
 type gitDeletes interface {
 	gitGoneCount() int
 	gitGoneSince(n int) []string
+}
+
+// diskStops is a world whose disk is watched
+// (sandbox_world_disk_linux.go): a command it ended is told why.
+type diskStops interface {
+	diskStopCount() int
+	diskStopsSince(n int) []string
 }
 
 type sandboxRunKey struct{}
@@ -839,6 +856,9 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}
+	if d, ok := r.world.(diskStops); ok {
+		r.stops = d.diskStopCount()
+	}
 	if sb.proxy != nil {
 		r.hosts = sb.proxy.refusedCount()
 	}
@@ -900,6 +920,9 @@ func (r *sandboxRun) finish(out string, code int) string {
 		if gone := g.gitGoneSince(r.gone); len(gone) > 0 {
 			notes = append(notes, sandboxText("git_deletes_kept", "paths", shownList(gone, theSandboxSpec().GitGoneMax)))
 		}
+	}
+	if d, ok := r.world.(diskStops); ok {
+		notes = append(notes, d.diskStopsSince(r.stops)...)
 	}
 	if !r.bare && code == theSandboxSpec().ExitSetup && strings.Contains(out, "lembas sandbox:") {
 		return strings.Join(notes, "\n") // the helper said why already
@@ -1509,6 +1532,16 @@ func (s *sandbox) report(mode string) string {
 				line("limits", "procs", sp.Limits.Processes, "bytes", sp.Limits.FileBytes)
 			} else {
 				line("limits_files", "bytes", sp.Limits.FileBytes)
+			}
+			if dw, ok := w.(interface{ diskRoots() []string }); ok && len(dw.diskRoots()) > 0 {
+				line("disk", "written", sp.Limits.WrittenBytes, "floor", sp.Limits.FreeFloorBytes, "roots", strings.Join(dw.diskRoots(), "; "), "ms", sp.Limits.DiskCheckMS)
+			} else {
+				line("disk_none")
+			}
+			if ow, ok := w.(interface{ oomScoreAdj() int }); ok && ow.oomScoreAdj() != 0 {
+				line("memory", "adj", ow.oomScoreAdj(), "tmpfs", sp.Limits.TmpfsBytes)
+			} else {
+				line("memory_no_oom", "tmpfs", sp.Limits.TmpfsBytes)
 			}
 		} else if p.Kind == "landlock" {
 			line("masks_none")

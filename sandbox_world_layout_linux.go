@@ -23,11 +23,18 @@ import (
 // or not; and RLIMIT_NPROC, which counts the world's processes inside its
 // user namespace (the person's others do not count) but does not bind a
 // person who is root outside. It says which took: "pid_max", "rlimit".
-func (plan worldPlan) limits() (string, error) {
-	how := ""
+// And the oom_score_adj every process in the world inherits: raising it
+// needs no privilege, and the kernel's OOM killer then takes the world's
+// processes (the init too, and with it the whole world) before lembas or
+// anything else of the person's. Where /proc refuses it (a read-only
+// /proc in a container), the world runs without, and says so (oomAdj).
+func (plan worldPlan) limits() (how string, oomAdj int, _ error) {
+	if plan.OOMAdj != 0 && os.WriteFile("/proc/self/oom_score_adj", []byte(strconv.Itoa(plan.OOMAdj)), 0) == nil {
+		oomAdj = plan.OOMAdj
+	}
 	if plan.NProc > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: plan.NProc, Max: plan.NProc}); err != nil {
-			return "", fmt.Errorf("limiting processes: %v", err)
+			return "", 0, fmt.Errorf("limiting processes: %v", err)
 		}
 		how = "rlimit"
 		n := plan.NProc
@@ -40,10 +47,10 @@ func (plan worldPlan) limits() (string, error) {
 	}
 	if plan.FSize > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: plan.FSize, Max: plan.FSize}); err != nil {
-			return "", fmt.Errorf("limiting file size: %v", err)
+			return "", 0, fmt.Errorf("limiting file size: %v", err)
 		}
 	}
-	return how, nil
+	return how, oomAdj, nil
 }
 
 // mountOverlay mounts an overlay on target, volatile where the kernel
@@ -177,7 +184,12 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		if _, err := os.Stat(e); err != nil {
 			continue
 		}
-		if err := unix.Mount("tmpfs", e, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		// Sized: a tmpfs is memory, by default half the machine's each.
+		opts := "mode=0700"
+		if plan.Tmpfs > 0 {
+			opts += ",size=" + strconv.FormatUint(plan.Tmpfs, 10)
+		}
+		if err := unix.Mount("tmpfs", e, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return "", fmt.Errorf("emptying %s: %v", e, err)
 		}
 	}

@@ -67,6 +67,8 @@ type worldPlan struct {
 	Socket   string            `json:"socket,omitempty"`   // the proxy's socket on the host
 	NProc    uint64            `json:"nproc,omitempty"`    // RLIMIT_NPROC of every process in the world
 	FSize    uint64            `json:"fsize,omitempty"`    // RLIMIT_FSIZE, bytes
+	OOMAdj   int               `json:"oomadj,omitempty"`   // the oom_score_adj of every process in the world
+	Tmpfs    uint64            `json:"tmpfs,omitempty"`    // the size of each Empty tmpfs, bytes
 	NoProc   bool              `json:"noproc,omitempty"`   // keep the host's /proc (tests of the fallback)
 	Dev      []string          `json:"dev,omitempty"`      // the world's own /dev: the host's device files bound into it (null, zero, …)
 	DevLinks map[string]string `json:"devlinks,omitempty"` // and its links: name → target
@@ -88,6 +90,7 @@ type worldMsg struct {
 	Error  string         `json:"error,omitempty"`
 	Limits string         `json:"limits,omitempty"` // ready: how processes are bounded (pid_max, rlimit)
 	Git    string         `json:"git,omitempty"`    // ready: how git's history is kept (overlay, pin)
+	OOMAdj int            `json:"oomadj,omitempty"` // ready: the oom_score_adj its processes have (0: left as it was)
 	Key    string         `json:"-"`                // run: the policy's number on this connection
 }
 
@@ -197,9 +200,15 @@ type world struct {
 	err     error  // set for good when it cannot start
 	limits  string // how the init bounds processes: pid_max, rlimit
 	gitHow  string // how git's history is kept: overlay, or pin where overlays fail
+	oomAdj  int    // the oom_score_adj of its processes (0: /proc refused it)
 	exeByFD bool   // an MCP server's world: the program is handed over open
 	git     *gitKeep
 	exe     string // the helper; "" is os.Executable (sandbox.helperExe)
+	// stops: why the disk's watch killed the world, each time
+	// (sandbox_world_disk_linux.go); stopUntold, one made while no
+	// command ran, for the next. Under mu.
+	stops      []string
+	stopUntold string
 
 	nullMu sync.Mutex
 	null   [2]*os.File // devNull's
@@ -213,6 +222,9 @@ type worldConn struct {
 	waits  map[uint64]*worldProc // under world.mu
 	pols   map[string]string     // a policy's JSON → its number on this connection, under sendMu
 	gone   chan struct{}         // closed when its reader ends
+	// stopped: killed by the disk's watch (under world.mu); the commands
+	// still waiting end as killed, not as a world that failed.
+	stopped bool
 }
 
 func newWorld(plan worldPlan, idle time.Duration) *world {
@@ -384,7 +396,7 @@ func (w *world) connLocked() (*worldConn, error) {
 		w.err = fmt.Errorf("%s", why)
 		return nil, w.err
 	}
-	w.limits, w.gitHow = m.Limits, m.Git
+	w.limits, w.gitHow, w.oomAdj = m.Limits, m.Git, m.OOMAdj
 	f := os.NewFile(uintptr(pair[0]), "world")
 	// Through the netpoller: no thread sits blocked on it, and the command
 	// waiting for its end runs on the thread that read it (a socket read by
@@ -398,6 +410,9 @@ func (w *world) connLocked() (*worldConn, error) {
 	c := &worldConn{uc: fc.(*net.UnixConn), proc: cmd.Process, waits: map[uint64]*worldProc{}, pols: map[string]string{}, gone: make(chan struct{})}
 	w.cur = c
 	go w.read(c)
+	if w.diskWatched() {
+		go w.watchDisk(c, diskWatchFor(w.plan)) // the free space now, before any command writes
+	}
 	return c, nil
 }
 
@@ -430,12 +445,20 @@ func (w *world) read(c *worldConn) {
 	}
 	waits := c.waits
 	c.waits = map[uint64]*worldProc{}
+	stopped := c.stopped
 	w.mu.Unlock()
 	for _, p := range waits {
+		if stopped {
+			p.status <- worldMsg{Op: "exit", Status: int(unix.SIGKILL)} // a wait status: killed
+			continue
+		}
 		p.status <- worldMsg{Op: "error", Error: "the sandbox's world ended"}
 	}
 	c.proc.Kill()
 	c.uc.Close()
+	if stopped {
+		w.git.sync() // what its commands added, before a new world's layers replace these
+	}
 	close(c.gone)
 }
 
@@ -608,6 +631,14 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 		dir, _ = os.Getwd()
 	}
 	w.mu.Lock()
+	for w.cur != nil && w.cur.stopped {
+		// Killed by the disk's watch, and not yet gone: the command
+		// waits for its end (moments), then starts the next world.
+		gone := w.cur.gone
+		w.mu.Unlock()
+		<-gone
+		w.mu.Lock()
+	}
 	c, err := w.connLocked()
 	if err != nil {
 		w.mu.Unlock()
@@ -749,9 +780,9 @@ func worldInit(args []string) int {
 	if err == nil && plan.Net {
 		err = loopbackUp()
 	}
-	limits := ""
+	limits, oomAdj := "", 0
 	if err == nil {
-		limits, err = plan.limits()
+		limits, oomAdj, err = plan.limits()
 	}
 	if err != nil {
 		say(worldMsg{Op: "error", Error: "setting up the sandbox's world: " + err.Error()})
@@ -767,7 +798,7 @@ func worldInit(args []string) int {
 	if plan.Net && plan.Proxy > 0 && plan.Socket != "" {
 		go forwardProxy(plan.Proxy, fmt.Sprintf("/proc/self/fd/%d/%s", sessFD, filepath.Base(plan.Socket)), in.peerOf)
 	}
-	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow})
+	say(worldMsg{Op: "ready", Limits: limits, Git: gitHow, OOMAdj: oomAdj})
 	// The socket is read by the thread made ready for the next command
 	// when there is one, so that a command for its policy is forked by the
 	// thread the kernel woke, not handed to it (a thread's wake less on
@@ -1241,7 +1272,7 @@ func forwardProxy(port int, sock string, who func(net.Conn) (uint64, bool)) {
 func worldPlanFor(s *sandbox, session string) worldPlan {
 	sp := theSandboxSpec()
 	parts := s.policyFor("auto", os.Getenv, homeDir())
-	plan := worldPlan{Session: session, Net: parts.Network != "on", NProc: sp.Limits.Processes, FSize: sp.Limits.FileBytes, Version: version}
+	plan := worldPlan{Session: session, Net: parts.Network != "on", NProc: sp.Limits.Processes, FSize: sp.Limits.FileBytes, OOMAdj: sp.Limits.OOMScoreAdj, Tmpfs: sp.Limits.TmpfsBytes, Version: version}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	for _, p := range parts.Write {
 		if exists(p) {

@@ -13,9 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -719,5 +721,130 @@ for fam, name in ((2, "inet"), (10, "inet6")):
 	}
 	if !strings.Contains(r.Text, "inet-ok") || !strings.Contains(r.Text, "inet6-ok") || !strings.Contains(r.Text, "tried") {
 		t.Errorf("the script did not run to its end, or an ordinary socket was refused:\n%s", r.Text)
+	}
+}
+
+// fillLoop is a script that writes many files of 1 MB each in dir (n of
+// them, far past any limit a test sets) and says filled-all if none was
+// stopped: RLIMIT_FSIZE bounds each file, not how many there are.
+func fillLoop(dir string, n int) string {
+	return fmt.Sprintf("#!/bin/sh\nmkdir -p %s && cd %s || exit 3\ni=0\nwhile [ $i -lt %d ]; do head -c 1000000 /dev/zero > f$i || exit 4; i=$((i+1)); done\necho filled-all\n", dir, dir, n)
+}
+
+// diskLimits sets the disk's watch for one test: written and floor
+// bytes, checked every 10 ms.
+func diskLimits(t *testing.T, written, floor uint64) {
+	sp := theSandboxSpec()
+	old := sp.Limits
+	sp.Limits.WrittenBytes, sp.Limits.FreeFloorBytes, sp.Limits.DiskCheckMS = written, floor, 10
+	t.Cleanup(func() { sp.Limits = old })
+}
+
+// TestWorldDiskFill: a loop writing files of 1 MB, each within
+// RLIMIT_FSIZE, into the project, the world's /tmp (the session's folder
+// on the host's disk) or a build cache's upper layer fills the disk. The
+// world is stopped once its files grow past the limit (64 MB here), the
+// command is told so, lembas lives and the next command runs; ordinary
+// writes below the limit are untouched.
+func TestWorldDiskFill(t *testing.T) {
+	for _, where := range []string{"fill", "/tmp/fill", "~/go/pkg/mod/fill"} {
+		t.Run(strings.Trim(strings.ReplaceAll(where, "/", "-"), "-~"), func(t *testing.T) {
+			diskLimits(t, 64_000_000, 0)
+			_, proj, _ := sandboxFixture(t)
+			home := filepath.Join(filepath.Dir(proj), "home")
+			os.MkdirAll(filepath.Join(home, "go", "pkg", "mod"), 0o755)
+			t.Setenv("HOME", home)
+			t.Setenv("GOMODCACHE", "")
+			tb := sandboxToolbox(t, proj, sandboxConfig{})
+			if tb.sandbox.theWorld() == nil {
+				t.Skipf("no world: %v", tb.sandbox.worldErr)
+			}
+			r := sandboxBash(t, tb, "auto", "head -c 8000000 /dev/zero > small.bin && head -c 8000000 /dev/zero > /tmp/small.bin && echo wrote-small")
+			if !strings.Contains(r.Text, "wrote-small") || strings.Contains(r.Text, "was stopped") {
+				t.Fatalf("an ordinary write was stopped:\n%s", r.Text)
+			}
+			r = sandboxBash(t, tb, "auto", script(fillLoop(where, 1500)))
+			if strings.Contains(r.Text, "filled-all") || !strings.Contains(r.Text, "the command was stopped") || !strings.Contains(r.Text, "64 MB") {
+				t.Errorf("1500 MB of files were written under a limit of 64 MB, or the model was not told:\n%s", r.Text)
+			}
+			if r := sandboxBash(t, tb, "auto", "ls "+where+" | wc -l; rm -rf "+where+" && echo still-here"); !strings.Contains(r.Text, "still-here") || strings.Contains(r.Text, "was stopped") {
+				t.Errorf("after the stop: %s", r.Text)
+			}
+		})
+	}
+}
+
+// TestWorldDiskFloor: with the disk's free space near its floor, a loop of
+// files is stopped once it takes the free space below it, whatever the
+// limit on growth.
+func TestWorldDiskFloor(t *testing.T) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(os.TempDir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	if free < 1<<30 {
+		t.Skipf("only %d bytes free", free)
+	}
+	diskLimits(t, 0, free-96<<20) // 96 MB above the floor
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", script(fillLoop("/tmp/fill", 1500)))
+	if strings.Contains(r.Text, "filled-all") || !strings.Contains(r.Text, "left free") {
+		t.Errorf("the files took the disk's free space below its floor:\n%s", r.Text)
+	}
+	if r := sandboxBash(t, tb, "auto", "rm -rf /tmp/fill && echo still-here"); !strings.Contains(r.Text, "still-here") {
+		t.Errorf("after the stop: %s", r.Text)
+	}
+}
+
+// TestWorldMemoryFirst: the world's processes are the OOM killer's first
+// choice, and its /dev/shm and /run/user (tmpfs: memory) hold no more
+// than their size.
+func TestWorldMemoryFirst(t *testing.T) {
+	sp := theSandboxSpec()
+	old := sp.Limits
+	sp.Limits.TmpfsBytes = 8 << 20
+	t.Cleanup(func() { sp.Limits = old })
+	tb, _, _, _ := worldFixture(t, sandboxConfig{})
+	run := fmt.Sprintf("echo adj=$(cat /proc/self/oom_score_adj) child=$(sh -c 'cat /proc/self/oom_score_adj'); for d in /dev/shm /run/user/%d; do [ -d $d ] || continue; head -c 16000000 /dev/zero > $d/big 2>/dev/null; echo $d=$(wc -c < $d/big); done", os.Getuid())
+	r := sandboxBash(t, tb, "auto", run)
+	adj := strconv.Itoa(old.OOMScoreAdj)
+	if !strings.Contains(r.Text, "adj="+adj+" child="+adj+"\n") {
+		t.Errorf("oom_score_adj in the world is not %s:\n%s", adj, r.Text)
+	}
+	if !strings.Contains(r.Text, "/dev/shm=") {
+		t.Errorf("no /dev/shm was written:\n%s", r.Text)
+	}
+	for _, line := range strings.Split(r.Text, "\n") {
+		if d, n, ok := strings.Cut(line, "="); ok && strings.HasPrefix(d, "/") {
+			if v, err := strconv.Atoi(n); err != nil || v > 8<<20 {
+				t.Errorf("the world's %s held more than 8 MB:\n%s", d, r.Text)
+			}
+		}
+	}
+}
+
+// TestWorldDiskFillLeftBehind: a loop left running by a command that has
+// ended is stopped the same way, and the next command is told.
+func TestWorldDiskFillLeftBehind(t *testing.T) {
+	diskLimits(t, 64_000_000, 0)
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	w, ok := tb.sandbox.theWorld().(diskStops)
+	if !ok {
+		t.Skip("the world here does not watch the disk")
+	}
+	body := strings.Replace(fillLoop("/tmp/fill", 1500), "echo filled-all", "touch "+filepath.Join(proj, "filled-all"), 1)
+	r := sandboxBash(t, tb, "auto", "printf '%s\\n' "+sq(body)+" > s.sh && chmod +x s.sh && (setsid ./s.sh >/dev/null 2>&1 &) ; echo left")
+	if !strings.Contains(r.Text, "left") {
+		t.Fatalf("the loop was not left running: %s", r.Text)
+	}
+	for w.diskStopCount() == 0 && !pathExists(filepath.Join(proj, "filled-all")) {
+		time.Sleep(10 * time.Millisecond) // the loop ends either way: stopped, or done
+	}
+	if pathExists(filepath.Join(proj, "filled-all")) {
+		t.Fatal("a loop left behind wrote 1500 MB under a limit of 64 MB")
+	}
+	if r := sandboxBash(t, tb, "auto", "rm -rf /tmp/fill && echo still-here"); !strings.Contains(r.Text, "still-here") || !strings.Contains(r.Text, "left running was stopped") {
+		t.Errorf("the next command was not told of the stop, or did not run:\n%s", r.Text)
 	}
 }

@@ -601,7 +601,7 @@ func TestSandboxCheckTells(t *testing.T) {
 	sb.noWorld = true
 	defer sb.close()
 	rep := sb.report("auto")
-	for _, want := range []string{"no namespaces", "emptied: nothing", "limits: none", "direct connections are NOT blocked"} {
+	for _, want := range []string{"no namespaces", "emptied: nothing", "limits: none", "neither the disk nor memory", "direct connections are NOT blocked"} {
 		if !strings.Contains(rep, want) {
 			t.Errorf("without a world, check lacks %q:\n%s", want, rep)
 		}
@@ -611,6 +611,33 @@ func TestSandboxCheckTells(t *testing.T) {
 	rep = sb2.report("auto")
 	if strings.Contains(rep, "writes:") || strings.Contains(rep, "network: off") || !strings.Contains(rep, "nothing is enforced") {
 		t.Errorf("with no sandbox, check claims what nothing enforces:\n%s", rep)
+	}
+}
+
+// TestSandboxCheckLimits: with a world, `sandbox check` names the disk's
+// watch with its limits and the file systems it reads, says memory is not
+// bounded, and says the disk is not watched where the limits turn it off.
+func TestSandboxCheckLimits(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	sp := theSandboxSpec()
+	rep := tb.sandbox.report("auto")
+	for _, want := range []string{
+		fmt.Sprintf("files grow by %d bytes", sp.Limits.WrittenBytes),
+		fmt.Sprintf("less than %d bytes free", sp.Limits.FreeFloorBytes),
+		showRoots([]string{proj}), "/tmp",
+		"memory: not bounded (no cgroup delegation)",
+		fmt.Sprintf("oom_score_adj %d", sp.Limits.OOMScoreAdj),
+		fmt.Sprintf("up to %d bytes each", sp.Limits.TmpfsBytes),
+	} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("check lacks %q:\n%s", want, rep)
+		}
+	}
+	old := sp.Limits
+	sp.Limits.WrittenBytes, sp.Limits.FreeFloorBytes = 0, 0
+	t.Cleanup(func() { sp.Limits = old })
+	if rep := tb.sandbox.report("auto"); !strings.Contains(rep, "disk: not bounded") || strings.Contains(rep, "files grow by") {
+		t.Errorf("with the watch off, check claims it:\n%s", rep)
 	}
 }
 
