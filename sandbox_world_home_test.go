@@ -96,6 +96,20 @@ func TestWorldHomeHoldsProject(t *testing.T) {
 	if r := sandboxBash(t, tb, "plan", "cat in.txt"); !strings.Contains(r.Text, "project-file") {
 		t.Errorf("plan mode does not see the project under home:\n%s", r.Text)
 	}
+	// A file config makes writable, in the hidden home folder: its mount
+	// point is a file (a folder there failed the world's start).
+	log := filepath.Join(home, "log.txt")
+	os.WriteFile(log, nil, 0o644)
+	tb2 := sandboxToolbox(t, proj, sandboxConfig{Writable: []string{"~/log.txt"}, HasList: true})
+	if r := sandboxBash(t, tb2, "auto", "echo line >> ~/log.txt && cat ~/log.txt"); r.IsError || !strings.Contains(r.Text, "line") {
+		t.Errorf("a writable file in the home folder:\n%s", r.Text)
+	}
+	if b, _ := os.ReadFile(log); string(b) != "line\n" {
+		t.Errorf("the write did not reach ~/log.txt: %q", b)
+	}
+	if tb2.sandbox.theWorld() == nil {
+		t.Errorf("the world did not start: %v", tb2.sandbox.worldErr)
+	}
 }
 
 // TestSandboxAgentConfig: a script the model wrote cannot write the

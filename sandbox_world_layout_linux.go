@@ -306,6 +306,16 @@ func (plan worldPlan) hideHome() error {
 		add(k, 0)
 	}
 	sort.SliceStable(keep, func(i, j int) bool { return strings.Count(keep[i].rel, "/") < strings.Count(keep[j].rel, "/") })
+	// The writable roots it holds (a folder, or a file config names),
+	// placed later: their mount points, of their kind.
+	var writes []kept
+	for _, w := range plan.Write {
+		if within(home, w) && w != home {
+			if fi, err := os.Stat(w); err == nil {
+				writes = append(writes, kept{rel: w, dir: fi.IsDir()})
+			}
+		}
+	}
 	tree, err := unix.OpenTree(unix.AT_FDCWD, home, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("copying the mount of %s: %v", home, err)
@@ -339,11 +349,17 @@ func (plan worldPlan) hideHome() error {
 		unix.MoveMount(fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
 		unix.Close(fd)
 	}
-	for _, w := range plan.Write {
-		if within(home, w) && w != home {
-			if err := os.MkdirAll(w, 0o755); err != nil {
-				return fmt.Errorf("making the mount point %s: %v", w, err)
+	for _, w := range writes {
+		if w.dir {
+			err = os.MkdirAll(w.rel, 0o755)
+		} else if err = os.MkdirAll(filepath.Dir(w.rel), 0o755); err == nil {
+			var f *os.File
+			if f, err = os.OpenFile(w.rel, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
 			}
+		}
+		if err != nil {
+			return fmt.Errorf("making the mount point %s: %v", w.rel, err)
 		}
 	}
 	return nil
