@@ -382,6 +382,9 @@ func (h *hardlineSpec) commandWrites(c shellCmd, meta bool) []string {
 	if len(c.Words) == 0 {
 		return words
 	}
+	if rm, ok := h.gitCleanAsRm(c); ok {
+		c = rm // git clean -f deletes where it runs (permission_floor_third.go)
+	}
 	name, args := commandName(c.Words[0]), c.Words[1:]
 	if contains(h.WriteGuard.ModeCommands, name) && !meta {
 		return words

@@ -69,6 +69,7 @@ type protectedEntry struct {
 
 type hardlineSpec struct {
 	Second secondLookSpec `json:"second_look"` // permission_floor_second.go
+	Third  thirdLookSpec  `json:"third_look"`  // permission_floor_third.go
 
 	About     string    `json:"about"`
 	Source    string    `json:"source"`
@@ -272,6 +273,9 @@ func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellE
 	if hit := h.checkCommands(cmds, env, true); hit != nil {
 		return hit
 	}
+	if hit := h.aliasGivenWords(cmds, env); hit != nil {
+		return hit
+	}
 	return h.secondLook(line, cmds)
 }
 
@@ -451,6 +455,9 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool)
 		}
 		at := env // relative words are read from the folder the line is in
 		at.Cwd = cwd
+		if rm, ok := h.gitCleanAsRm(c); ok {
+			c = rm
+		}
 		fromFind := false
 		if len(c.Words) > 0 && c.Words[0] == "find" {
 			found = findStarts(c.Words[1:])
