@@ -382,8 +382,8 @@ func (h *hardlineSpec) commandWrites(c shellCmd, meta bool) []string {
 	if len(c.Words) == 0 {
 		return words
 	}
-	if rm, ok := h.gitCleanAsRm(c); ok {
-		c = rm // git clean -f deletes where it runs (permission_floor_third.go)
+	if rm, _, ok := h.gitCleanAsRm(c, nil, ""); ok {
+		c = rm // git clean deletes where it runs (permission_floor_third.go)
 	}
 	name, args := commandName(c.Words[0]), c.Words[1:]
 	if contains(h.WriteGuard.ModeCommands, name) && !meta {

@@ -430,9 +430,10 @@ func (h *hardlineSpec) runsText(cmds []shellCmd) bool {
 // that then matches gives an unsure hit.
 func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool) *hardlineHit {
 	cwd := env.Cwd
-	lost := false      // a cd led to a folder only known at run time
-	var dirs []string  // pushd's stack
-	var found []string // what the last find starts from
+	lost := false                  // a cd led to a folder only known at run time
+	var dirs []string              // pushd's stack
+	var found []string             // what the last find starts from
+	var exported map[string]string // what the line's exports give later commands
 	for _, c := range cmds {
 		if len(c.Words) > 0 && contains(h.Unsure.dirCommands, c.Words[0]) {
 			switch c.Words[0] {
@@ -455,8 +456,14 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool)
 		}
 		at := env // relative words are read from the folder the line is in
 		at.Cwd = cwd
-		if rm, ok := h.gitCleanAsRm(c); ok {
+		exported = lineExports(c, exported)
+		if rm, sure, ok := h.gitCleanAsRm(c, exported, env.Home); ok && sure {
 			c = rm
+		} else if ok && unsure {
+			// git clean with no -f deletes where the config lets it.
+			if hit := h.refusedAmong([]shellCmd{rm}, at, c.Words, false, true); hit != nil {
+				return hit
+			}
 		}
 		fromFind := false
 		if len(c.Words) > 0 && c.Words[0] == "find" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -16,51 +17,95 @@ type thirdLookSpec struct {
 		Words string `json:"words"`
 	} `json:"alias_words"`
 	GitClean struct {
-		About        string   `json:"about"`
-		Subcommand   string   `json:"subcommand"`
-		Force        []string `json:"force"`
-		DryRun       []string `json:"dry_run"`
-		ValueOptions []string `json:"value_options"`
-		GlobalValue  []string `json:"global_value_options"`
-		Folders      []string `json:"folder_options"`
-		As           []string `json:"as"`
+		About          string   `json:"about"`
+		Subcommand     string   `json:"subcommand"`
+		Force          []string `json:"force"`
+		DryRun         []string `json:"dry_run"`
+		ValueOptions   []string `json:"value_options"`
+		GlobalValue    []string `json:"global_value_options"`
+		Folders        []string `json:"folder_options"`
+		WorkTreeEnv    string   `json:"work_tree_env"`
+		WorkTreeConfig string   `json:"work_tree_config"`
+		RequireForce   string   `json:"require_force_config"`
+		FalseValues    []string `json:"false_values"`
+		As             []string `json:"as"`
 	} `json:"git_clean"`
 }
 
-// gitCleanAsRm reads git clean -f (with -d, -x or not) as the deletion it
-// is: every untracked file under its pathspecs, or under the folder it
-// runs in (git -C dir, --work-tree), goes. A cd to home and git clean -fdx
-// is rm -rf of what home holds. ok is false for any other command.
-func (h *hardlineSpec) gitCleanAsRm(c shellCmd) (shellCmd, bool) {
+// gitCleanAsRm reads git clean as the deletion it is: every untracked
+// file under its pathspecs, or under its work tree, goes. The work tree is
+// where it runs (git -C dir), or --work-tree, GIT_WORK_TREE (given to the
+// command or exported by the line, in exported) or core.worktree given
+// with -c. A cd to home and git clean -fdx is rm -rf of what home holds.
+// sure is whether it deletes whatever the person's git config says: -f,
+// or -c clean.requireForce=false; without them (and without -n) it deletes
+// where that config is already false (git config --global, an earlier
+// line) or where -i is answered, so it is read as the rm only failing
+// closed. ok is false for any other command, and for a dry run.
+func (h *hardlineSpec) gitCleanAsRm(c shellCmd, exported map[string]string, home string) (rm shellCmd, sure, ok bool) {
 	gc := &h.Third.GitClean
 	if len(c.Words) < 2 || c.Words[0] != "git" || len(gc.As) == 0 {
-		return c, false
+		return c, false, false
+	}
+	tilde := func(v string) string { // an assignment's ~ is the shell's to expand
+		if home != "" && (v == "~" || strings.HasPrefix(v, "~/")) {
+			return home + v[1:]
+		}
+		return v
 	}
 	w := c.Words[1:]
-	dir := ""
+	dir, tree := "", ""
+	if v, ok := exported[gc.WorkTreeEnv]; ok {
+		tree = tilde(v)
+	}
+	for _, a := range c.Assigns {
+		if k, v, ok := strings.Cut(a, "="); ok && k == gc.WorkTreeEnv {
+			tree = tilde(v)
+		}
+	}
 	i := 0
 	for i < len(w) && strings.HasPrefix(w[i], "-") {
 		name, val, hasVal := strings.Cut(w[i], "=")
 		if contains(gc.GlobalValue, name) && !hasVal {
 			if i+1 >= len(w) {
-				return c, false
+				return c, false, false
 			}
 			val, hasVal = w[i+1], true
 			i++
 		}
-		if hasVal && contains(gc.Folders, name) {
+		switch {
+		case hasVal && name == "-C":
 			if dir == "" || strings.HasPrefix(val, "/") {
 				dir = val
 			} else {
 				dir = path.Join(dir, val)
 			}
+		case hasVal && contains(gc.Folders, name):
+			tree = val
+		case hasVal && name == "-c":
+			k, v, _ := strings.Cut(val, "=")
+			switch strings.ToLower(k) {
+			case strings.ToLower(gc.WorkTreeConfig):
+				tree = v
+			case strings.ToLower(gc.RequireForce):
+				if contains(gc.FalseValues, strings.ToLower(v)) {
+					sure = true // git clean deletes with no -f
+				}
+			}
 		}
 		i++
 	}
-	if i >= len(w) || w[i] != gc.Subcommand {
-		return c, false
+	if tree != "" {
+		if dir == "" || strings.HasPrefix(tree, "/") {
+			dir = tree
+		} else {
+			dir = path.Join(dir, tree)
+		}
 	}
-	force, dry := false, false
+	if i >= len(w) || w[i] != gc.Subcommand {
+		return c, false, false
+	}
+	dry := false
 	var paths []string
 	rest := w[i+1:]
 	for j := 0; j < len(rest); j++ {
@@ -73,12 +118,12 @@ func (h *hardlineSpec) gitCleanAsRm(c shellCmd) (shellCmd, bool) {
 			j++
 		case strings.HasPrefix(a, "--"):
 			name, _, _ := strings.Cut(a, "=")
-			force = force || contains(gc.Force, name)
+			sure = sure || contains(gc.Force, name)
 			dry = dry || contains(gc.DryRun, name)
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for k, r := range a[1:] {
 				o := "-" + string(r)
-				force = force || contains(gc.Force, o)
+				sure = sure || contains(gc.Force, o)
 				dry = dry || contains(gc.DryRun, o)
 				if contains(gc.ValueOptions, o) {
 					if k+2 == len(a) {
@@ -91,8 +136,8 @@ func (h *hardlineSpec) gitCleanAsRm(c shellCmd) (shellCmd, bool) {
 			paths = append(paths, a)
 		}
 	}
-	if !force || dry {
-		return c, false
+	if dry {
+		return c, false, false
 	}
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -104,7 +149,33 @@ func (h *hardlineSpec) gitCleanAsRm(c shellCmd) (shellCmd, bool) {
 		}
 		out.Words = append(out.Words, p)
 	}
-	return out, true
+	return out, sure, true
+}
+
+// lineExports notes the variables an export (or declare -x) in a line
+// gives the commands after it, for git clean's GIT_WORK_TREE.
+func lineExports(c shellCmd, exported map[string]string) map[string]string {
+	if len(c.Words) == 0 {
+		return exported
+	}
+	switch c.Words[0] {
+	case "export":
+	case "declare", "typeset":
+		if !slices.Contains(c.Words, "-x") {
+			return exported
+		}
+	default:
+		return exported
+	}
+	for _, w := range c.Words[1:] {
+		if k, v, ok := strings.Cut(w, "="); ok && isShellName(k) {
+			if exported == nil {
+				exported = map[string]string{}
+			}
+			exported[k] = v
+		}
+	}
+	return exported
 }
 
 // aliasGivenWords judges what an alias runs when it is used with words of
