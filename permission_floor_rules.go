@@ -465,6 +465,9 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool)
 				return hit
 			}
 		}
+		if f, ok := h.fdAsFind(c); ok {
+			c = f // fd finds as find does (permission_floor_third.go)
+		}
 		fromFind := false
 		if len(c.Words) > 0 && c.Words[0] == "find" {
 			found = findStarts(c.Words[1:])

@@ -16,6 +16,15 @@ type thirdLookSpec struct {
 		About string `json:"about"`
 		Words string `json:"words"`
 	} `json:"alias_words"`
+	Fd struct {
+		About        string   `json:"about"`
+		Names        []string `json:"names"`
+		Exec         []string `json:"exec_options"`
+		Batch        []string `json:"batch_options"`
+		ValueOptions []string `json:"value_options"`
+		PathOptions  []string `json:"path_options"`
+		Placeholders []string `json:"placeholders"`
+	} `json:"fd"`
 	GitClean struct {
 		About          string   `json:"about"`
 		Subcommand     string   `json:"subcommand"`
@@ -208,4 +217,83 @@ func (h *hardlineSpec) aliasGivenWords(cmds []shellCmd, env shellEnv) *hardlineH
 		}
 	}
 	return nil
+}
+
+// fdAsFind reads fd (fdfind) as the find it stands for: fd [pattern]
+// [path]... -x cmd runs cmd on everything found under the paths (. when
+// none is given), the path added when cmd has no placeholder of its own;
+// -X runs it once with them all. So fd . ~ -x rm -rf is find ~ -exec rm
+// -rf {} ;, and fd . ~ | xargs rm -rf is what find ~ | xargs rm -rf is.
+// Every placeholder ({//} is the found file's folder) is read as {}, find's
+// starting folders. ok is false for any other command.
+func (h *hardlineSpec) fdAsFind(c shellCmd) (shellCmd, bool) {
+	fd := &h.Third.Fd
+	if len(c.Words) == 0 || !contains(fd.Names, c.Words[0]) {
+		return c, false
+	}
+	var paths, execs []string
+	pattern := false
+	w := c.Words[1:]
+	for i := 0; i < len(w); i++ {
+		a := w[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			for _, p := range w[i+1:] {
+				if pattern {
+					paths = append(paths, p)
+				}
+				pattern = true
+			}
+			i = len(w)
+		case contains(fd.Exec, name) || contains(fd.Batch, name):
+			end := ";"
+			if contains(fd.Batch, name) {
+				end = "+"
+			}
+			j := i + 1
+			for j < len(w) && w[j] != ";" {
+				j++
+			}
+			cmd := w[i+1 : j]
+			if len(cmd) == 0 {
+				i = j
+				continue
+			}
+			execs = append(execs, "-exec")
+			placed := false
+			for _, x := range cmd {
+				if contains(fd.Placeholders, x) {
+					x, placed = "{}", true
+				}
+				execs = append(execs, x)
+			}
+			if !placed {
+				execs = append(execs, "{}")
+			}
+			execs = append(execs, end)
+			i = j
+		case contains(fd.PathOptions, name):
+			if !hasVal && i+1 < len(w) {
+				val = w[i+1]
+				i++
+			}
+			paths = append(paths, val)
+		case contains(fd.ValueOptions, name):
+			if !hasVal {
+				i++
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			// a flag, or short flags run together (-HI)
+		case !pattern:
+			pattern = true
+		default:
+			paths = append(paths, a)
+		}
+	}
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	out := shellCmd{Words: append(append([]string{"find"}, paths...), execs...), Redirs: c.Redirs, Assigns: c.Assigns, Fed: c.Fed}
+	return out, true
 }
