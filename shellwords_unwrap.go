@@ -329,6 +329,13 @@ func (p *shParser) pipedText(from int, body **string) bool {
 		text := strings.Join(src.Words[1:], " ")
 		*body = &text
 		return true
+	case src.Words[0] == "printf":
+		// printf 'rm -rf ~\n' | sh: plain text, its escapes and %s
+		// (printfText, permission_heredoc.go).
+		if text, ok := printfText(src.Words[1:]); ok {
+			*body = &text
+			return true
+		}
 	}
 	return false
 }
