@@ -592,7 +592,7 @@ func (h *hardlineSpec) withFound(c shellCmd, found []string) shellCmd {
 	out := shellCmd{Redirs: c.Redirs, Assigns: c.Assigns, Fed: c.Fed}
 	hadBraces := false
 	for _, w := range c.Words {
-		if w == "{}" {
+		if w == "{}" || (c.replace != "" && w == c.replace) {
 			out.Words = append(out.Words, found...)
 			hadBraces = true
 			continue

@@ -34,6 +34,9 @@ type shellCmd struct {
 	Defines string `json:"defines,omitempty"`
 
 	fromFind bool // for the floor: its operands are what a find found
+	// replace: for the floor, the word xargs -I (-i, --replace) stands
+	// for what it is fed (find ~ | xargs -I% rm -rf %), read as find's {}.
+	replace string
 	// scriptRead: for the floor, the command runs as a shell script a file
 	// the line wrote with a text it spells out, and that text's commands
 	// follow it in the line (withWrittenScripts).
@@ -116,10 +119,11 @@ type shParser struct {
 	out      *[]shellCmd
 	info     *shellLineInfo
 	heredocs []heredoc
-	binding  []int // the heredocs of the command being recorded (finish to emit)
-	pipedIn  bool  // the command being recorded reads a pipe (finish to emit)
-	pipeFrom int   // and the output index of the one command writing it, or -1
-	fed      bool  // the command being unwrapped is given operands at run time
+	binding  []int  // the heredocs of the command being recorded (finish to emit)
+	pipedIn  bool   // the command being recorded reads a pipe (finish to emit)
+	pipeFrom int    // and the output index of the one command writing it, or -1
+	fed      bool   // the command being unwrapped is given operands at run time
+	replace  string // and xargs -I's replace string, which stands for them
 	// temps are the line's own variables set from mktemp (t=$(mktemp -d)),
 	// with the path the floor reads for them (mktempValue): "$t/app" is a
 	// program in a fresh temp folder, not a name known only at run time.
