@@ -54,6 +54,9 @@ type hardlineRule struct {
 	UnlessArgs     []string            `json:"unless_args"`  // any of these words among the arguments: no match (fdisk -l)
 	UnlessFlags    []string            `json:"unless_flags"` // any of these options (flags names): no match (wipefs -n)
 	NoOperands     bool                `json:"no_operands"`  // only with no operand beyond options: pkill -u name alone
+	// EveryEntry: a target operand must be a pattern that matches every
+	// entry of its folder (~/*, /usr/bin/?*), not some of them (~/*.log).
+	EveryEntry bool `json:"every_entry"`
 }
 
 type protectedEntry struct {
@@ -700,6 +703,9 @@ func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
 	if len(r.Targets) > 0 && !h.anyInClass(operands, r.Targets, env) {
 		return false
 	}
+	if r.EveryEntry && !h.anyEveryEntry(operands, r.Targets, env) {
+		return false
+	}
 	if len(r.Sources) > 0 && !h.anyInClass(sourceOperands(operands, args), r.Sources, env) {
 		return false
 	}
@@ -877,6 +883,19 @@ func killPids(args []string) []string {
 		return nil
 	}
 	return args[i:]
+}
+
+// anyEveryEntry says whether one of words is in one of classes and is a
+// pattern of only * and ? (~/*, /usr/bin/?*): it matches every entry of
+// its folder, as ~/*.log does not.
+func (h *hardlineSpec) anyEveryEntry(words, classes []string, env shellEnv) bool {
+	for _, w := range words {
+		base := path.Base(w)
+		if strings.Trim(base, "*?") == "" && strings.Contains(base, "*") && h.inClass(w, classes, env) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *hardlineSpec) anyInClass(words, classes []string, env shellEnv) bool {
