@@ -433,11 +433,31 @@ func (h *hardlineSpec) runsText(cmds []shellCmd) bool {
 // that then matches gives an unsure hit.
 func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool) *hardlineHit {
 	cwd := env.Cwd
-	lost := false                  // a cd led to a folder only known at run time
-	var dirs []string              // pushd's stack
-	var found []string             // what the last find starts from
-	var exported map[string]string // what the line's exports give later commands
+	lost := false                   // a cd led to a folder only known at run time
+	var dirs []string               // pushd's stack
+	var found []string              // what the last find starts from
+	var exported map[string]string  // what the line's exports give later commands
+	var funcs map[string][]shellCmd // the line's function bodies
 	for _, c := range cmds {
+		if c.fn != "" {
+			if funcs == nil {
+				funcs = map[string][]shellCmd{}
+			}
+			funcs[c.fn] = append(funcs[c.fn], c)
+		}
+		if len(c.Words) > 0 && c.fn != c.Words[0] && len(funcs[c.Words[0]]) > 0 && (!lost || unsure) {
+			// A call runs the body where the call is: after a cd, its
+			// relative words are read from there (from / where the
+			// folder is only known at run time).
+			at := env
+			at.Cwd = cwd
+			if lost {
+				at.Cwd = "/"
+			}
+			if hit := h.checkCommands(funcs[c.Words[0]], at, unsure); hit != nil {
+				return hit
+			}
+		}
 		if len(c.Words) > 0 && contains(h.Unsure.dirCommands, c.Words[0]) {
 			switch c.Words[0] {
 			case "popd":
