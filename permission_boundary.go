@@ -73,6 +73,7 @@ type boundarySpec struct {
 		ValueOpts  []string `json:"value_options"`
 		Reason     string   `json:"reason"`
 		Unreadable string   `json:"unreadable"`
+		Make       makeSpec `json:"make"` // permission_boundary_make.go
 	} `json:"scripts"`
 	NoSandbox struct {
 		About     string   `json:"about"`
@@ -709,6 +710,10 @@ func (p *permissions) boundaryAsks(h *hardlineSpec, t *toolSpec, cmds []shellCmd
 func (p *permissions) judgeScripts(h *hardlineSpec, b *boundarySpec, t *toolSpec, cmds []shellCmd, env shellEnv, depth int) (decision, bool) {
 	var out *decision
 	p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
+		if d := p.judgeMakefile(b, c, cwd, env); d != nil {
+			out = d // what make runs from its Makefile (permission_boundary_make.go)
+			return false
+		}
 		script := b.scriptOf(c)
 		if script == "" || hasUnknown(script) {
 			return true
