@@ -74,6 +74,8 @@ type boundarySpec struct {
 		Reason     string   `json:"reason"`
 		Unreadable string   `json:"unreadable"`
 		Make       makeSpec `json:"make"` // permission_boundary_make.go
+		// PackageScripts: permission_boundary_npm.go
+		PackageScripts packageScriptsSpec `json:"package_scripts"`
 	} `json:"scripts"`
 	NoSandbox struct {
 		About     string   `json:"about"`
@@ -712,6 +714,10 @@ func (p *permissions) judgeScripts(h *hardlineSpec, b *boundarySpec, t *toolSpec
 	p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
 		if d := p.judgeMakefile(b, c, cwd, env); d != nil {
 			out = d // what make runs from its Makefile (permission_boundary_make.go)
+			return false
+		}
+		if d := p.judgePackageScripts(b, c, cwd, env); d != nil {
+			out = d // what npm runs from package.json (permission_boundary_npm.go)
 			return false
 		}
 		script := b.scriptOf(c)
