@@ -73,6 +73,9 @@ type boundarySpec struct {
 		ValueOpts  []string `json:"value_options"`
 		Reason     string   `json:"reason"`
 		Unreadable string   `json:"unreadable"`
+		Make       makeSpec `json:"make"` // permission_boundary_make.go
+		// PackageScripts: permission_boundary_npm.go
+		PackageScripts packageScriptsSpec `json:"package_scripts"`
 	} `json:"scripts"`
 	NoSandbox struct {
 		About     string   `json:"about"`
@@ -381,6 +384,9 @@ func (h *hardlineSpec) commandWrites(c shellCmd, meta bool) []string {
 	}
 	if len(c.Words) == 0 {
 		return words
+	}
+	if rm, _, ok := h.gitCleanAsRm(c, nil, ""); ok {
+		c = rm // git clean deletes where it runs (permission_floor_third.go)
 	}
 	name, args := commandName(c.Words[0]), c.Words[1:]
 	if contains(h.WriteGuard.ModeCommands, name) && !meta {
@@ -706,6 +712,14 @@ func (p *permissions) boundaryAsks(h *hardlineSpec, t *toolSpec, cmds []shellCmd
 func (p *permissions) judgeScripts(h *hardlineSpec, b *boundarySpec, t *toolSpec, cmds []shellCmd, env shellEnv, depth int) (decision, bool) {
 	var out *decision
 	p.eachAt(h, cmds, env, func(c shellCmd, cwd string) bool {
+		if d := p.judgeMakefile(b, c, cwd, env); d != nil {
+			out = d // what make runs from its Makefile (permission_boundary_make.go)
+			return false
+		}
+		if d := p.judgePackageScripts(b, c, cwd, env); d != nil {
+			out = d // what npm runs from package.json (permission_boundary_npm.go)
+			return false
+		}
 		script := b.scriptOf(c)
 		if script == "" || hasUnknown(script) {
 			return true

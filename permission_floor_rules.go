@@ -54,6 +54,9 @@ type hardlineRule struct {
 	UnlessArgs     []string            `json:"unless_args"`  // any of these words among the arguments: no match (fdisk -l)
 	UnlessFlags    []string            `json:"unless_flags"` // any of these options (flags names): no match (wipefs -n)
 	NoOperands     bool                `json:"no_operands"`  // only with no operand beyond options: pkill -u name alone
+	// EveryEntry: a target operand must be a pattern that matches every
+	// entry of its folder (~/*, /usr/bin/?*), not some of them (~/*.log).
+	EveryEntry bool `json:"every_entry"`
 }
 
 type protectedEntry struct {
@@ -69,6 +72,7 @@ type protectedEntry struct {
 
 type hardlineSpec struct {
 	Second secondLookSpec `json:"second_look"` // permission_floor_second.go
+	Third  thirdLookSpec  `json:"third_look"`  // permission_floor_third.go
 
 	About     string    `json:"about"`
 	Source    string    `json:"source"`
@@ -272,6 +276,9 @@ func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellE
 	if hit := h.checkCommands(cmds, env, true); hit != nil {
 		return hit
 	}
+	if hit := h.aliasGivenWords(cmds, env); hit != nil {
+		return hit
+	}
 	return h.secondLook(line, cmds)
 }
 
@@ -426,10 +433,31 @@ func (h *hardlineSpec) runsText(cmds []shellCmd) bool {
 // that then matches gives an unsure hit.
 func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool) *hardlineHit {
 	cwd := env.Cwd
-	lost := false      // a cd led to a folder only known at run time
-	var dirs []string  // pushd's stack
-	var found []string // what the last find starts from
+	lost := false                   // a cd led to a folder only known at run time
+	var dirs []string               // pushd's stack
+	var found []string              // what the last find starts from
+	var exported map[string]string  // what the line's exports give later commands
+	var funcs map[string][]shellCmd // the line's function bodies
 	for _, c := range cmds {
+		if c.fn != "" {
+			if funcs == nil {
+				funcs = map[string][]shellCmd{}
+			}
+			funcs[c.fn] = append(funcs[c.fn], c)
+		}
+		if len(c.Words) > 0 && c.fn != c.Words[0] && len(funcs[c.Words[0]]) > 0 && (!lost || unsure) {
+			// A call runs the body where the call is: after a cd, its
+			// relative words are read from there (from / where the
+			// folder is only known at run time).
+			at := env
+			at.Cwd = cwd
+			if lost {
+				at.Cwd = "/"
+			}
+			if hit := h.checkCommands(funcs[c.Words[0]], at, unsure); hit != nil {
+				return hit
+			}
+		}
 		if len(c.Words) > 0 && contains(h.Unsure.dirCommands, c.Words[0]) {
 			switch c.Words[0] {
 			case "popd":
@@ -451,6 +479,18 @@ func (h *hardlineSpec) checkCommands(cmds []shellCmd, env shellEnv, unsure bool)
 		}
 		at := env // relative words are read from the folder the line is in
 		at.Cwd = cwd
+		exported = lineExports(c, exported)
+		if rm, sure, ok := h.gitCleanAsRm(c, exported, env.Home); ok && sure {
+			c = rm
+		} else if ok && unsure {
+			// git clean with no -f deletes where the config lets it.
+			if hit := h.refusedAmong([]shellCmd{rm}, at, c.Words, false, true); hit != nil {
+				return hit
+			}
+		}
+		if f, ok := h.fdAsFind(c); ok {
+			c = f // fd finds as find does (permission_floor_third.go)
+		}
 		fromFind := false
 		if len(c.Words) > 0 && c.Words[0] == "find" {
 			found = findStarts(c.Words[1:])
@@ -575,7 +615,7 @@ func (h *hardlineSpec) withFound(c shellCmd, found []string) shellCmd {
 	out := shellCmd{Redirs: c.Redirs, Assigns: c.Assigns, Fed: c.Fed}
 	hadBraces := false
 	for _, w := range c.Words {
-		if w == "{}" {
+		if w == "{}" || (c.replace != "" && w == c.replace) {
 			out.Words = append(out.Words, found...)
 			hadBraces = true
 			continue
@@ -681,6 +721,9 @@ func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
 		return false
 	}
 	if len(r.Targets) > 0 && !h.anyInClass(operands, r.Targets, env) {
+		return false
+	}
+	if r.EveryEntry && !h.anyEveryEntry(operands, r.Targets, env) {
 		return false
 	}
 	if len(r.Sources) > 0 && !h.anyInClass(sourceOperands(operands, args), r.Sources, env) {
@@ -860,6 +903,19 @@ func killPids(args []string) []string {
 		return nil
 	}
 	return args[i:]
+}
+
+// anyEveryEntry says whether one of words is in one of classes and is a
+// pattern of only * and ? (~/*, /usr/bin/?*): it matches every entry of
+// its folder, as ~/*.log does not.
+func (h *hardlineSpec) anyEveryEntry(words, classes []string, env shellEnv) bool {
+	for _, w := range words {
+		base := path.Base(w)
+		if strings.Trim(base, "*?") == "" && strings.Contains(base, "*") && h.inClass(w, classes, env) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *hardlineSpec) anyInClass(words, classes []string, env shellEnv) bool {

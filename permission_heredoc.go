@@ -210,6 +210,8 @@ func (h *hardlineSpec) writtenTexts(c shellCmd) map[string]string {
 			}
 		}
 		text, ok = strings.Join(c.Words[1:], " ")+"\n", true
+	case "printf":
+		text, ok = printfText(c.Words[1:])
 	}
 	if !ok {
 		return nil
@@ -227,6 +229,86 @@ func (h *hardlineSpec) writtenTexts(c shellCmd) map[string]string {
 		out[path.Clean(f)] = text
 	}
 	return out
+}
+
+// printfText is what printf writes given these words, when the floor can
+// spell it: a format of plain text, the common escapes (\n, \t, \\, \'),
+// %%, %s and %b (its argument's escapes read too), used again while
+// arguments remain, as printf does. printf '#!/bin/sh\nrm -rf ~\n' > a.sh
+// writes a script as echo does; any other directive, an option (-v) or a
+// word known only at run time is not spelt (ok false: unsure).
+func printfText(args []string) (string, bool) {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return "", false
+	}
+	for _, a := range args {
+		if hasUnknown(a) {
+			return "", false
+		}
+	}
+	format, rest := args[0], args[1:]
+	var b strings.Builder
+	for {
+		used := false
+		for i := 0; i < len(format); i++ {
+			ch := format[i]
+			switch {
+			case ch == '\\' && i+1 < len(format):
+				e, ok := printfEscape(format[i+1])
+				if !ok {
+					return "", false
+				}
+				b.WriteString(e)
+				i++
+			case ch == '%' && i+1 < len(format):
+				d := format[i+1]
+				i++
+				if d == '%' {
+					b.WriteByte('%')
+					continue
+				}
+				if d != 's' && d != 'b' {
+					return "", false
+				}
+				used = true
+				arg := ""
+				if len(rest) > 0 {
+					arg, rest = rest[0], rest[1:]
+				}
+				if d == 'b' {
+					t, ok := printfText([]string{strings.ReplaceAll(arg, "%", "%%")})
+					if !ok {
+						return "", false
+					}
+					arg = t
+				}
+				b.WriteString(arg)
+			case ch == '%' || ch == '\\':
+				return "", false
+			default:
+				b.WriteByte(ch)
+			}
+		}
+		if !used || len(rest) == 0 {
+			return b.String(), true
+		}
+	}
+}
+
+// printfEscape is the text of a backslash escape printf reads.
+func printfEscape(e byte) (string, bool) {
+	switch e {
+	case 'n':
+		return "\n", true
+	case 't':
+		return "\t", true
+	case '\\', '\'', '"':
+		return string(e), true
+	}
+	return "", false
 }
 
 // interpreterScript is an interpreter command's script operand: the first

@@ -35,3 +35,30 @@ func TestWrittenScriptsBudget(t *testing.T) {
 		t.Fatalf("run many times: %v %+v, want runs-written-file unsure", err, hit)
 	}
 }
+
+// printfText spells what printf writes, or says it cannot.
+func TestPrintfText(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+		ok   bool
+	}{
+		{[]string{`rm -rf ~\n`}, "rm -rf ~\n", true},
+		{[]string{`%s\n`, "a", "b"}, "a\nb\n", true},
+		{[]string{`%s=%s;`, "a", "1", "b"}, "a=1;b=;", true},
+		{[]string{`%b`, `x\ty`}, "x\ty", true},
+		{[]string{`100%%\n`, "extra"}, "100%\n", true},
+		{[]string{"--", `it\'s`}, "it's", true},
+		{[]string{`%d\n`, "3"}, "", false},
+		{[]string{`%5s`, "x"}, "", false},
+		{[]string{`\x72m`}, "", false},
+		{[]string{"-v", "x", "y"}, "", false},
+		{[]string{"$X"}, "", false},
+		{nil, "", false},
+	} {
+		got, ok := printfText(c.args)
+		if got != c.want || ok != c.ok {
+			t.Errorf("printfText(%q) = %q, %v; want %q, %v", c.args, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -34,6 +34,12 @@ type shellCmd struct {
 	Defines string `json:"defines,omitempty"`
 
 	fromFind bool // for the floor: its operands are what a find found
+	// fn: for the floor, the function whose body holds the command, so a
+	// call after a cd is read from there too (f() { rm -rf *; }; cd / && f).
+	fn string
+	// replace: for the floor, the word xargs -I (-i, --replace) stands
+	// for what it is fed (find ~ | xargs -I% rm -rf %), read as find's {}.
+	replace string
 	// scriptRead: for the floor, the command runs as a shell script a file
 	// the line wrote with a text it spells out, and that text's commands
 	// follow it in the line (withWrittenScripts).
@@ -116,14 +122,48 @@ type shParser struct {
 	out      *[]shellCmd
 	info     *shellLineInfo
 	heredocs []heredoc
-	binding  []int // the heredocs of the command being recorded (finish to emit)
-	pipedIn  bool  // the command being recorded reads a pipe (finish to emit)
-	pipeFrom int   // and the output index of the one command writing it, or -1
-	fed      bool  // the command being unwrapped is given operands at run time
+	binding  []int  // the heredocs of the command being recorded (finish to emit)
+	pipedIn  bool   // the command being recorded reads a pipe (finish to emit)
+	pipeFrom int    // and the output index of the one command writing it, or -1
+	fed      bool   // the command being unwrapped is given operands at run time
+	replace  string // and xargs -I's replace string, which stands for them
+	// defs are the function bodies being read, innermost last; fnOuter
+	// is the one a child parser's text is in.
+	defs    []defMark
+	level   int // parseList's nesting on this parser
+	fnOuter string
 	// temps are the line's own variables set from mktemp (t=$(mktemp -d)),
 	// with the path the floor reads for them (mktempValue): "$t/app" is a
 	// program in a fresh temp folder, not a name known only at run time.
 	temps map[string]string
+}
+
+// defMark is a function definition whose body is being read: its name,
+// and the parseList level and keyword depth it stands at, to which the
+// body's closing } or ) returns.
+type defMark struct {
+	name         string
+	level, depth int
+}
+
+// currentFn is the function whose body the parser is reading, "" for none.
+func (p *shParser) currentFn() string {
+	if len(p.defs) > 0 {
+		return p.defs[len(p.defs)-1].name
+	}
+	return p.fnOuter
+}
+
+// closeDefs ends the function bodies a closing keyword or ) at this
+// keyword depth closes.
+func (p *shParser) closeDefs(depth int) {
+	for len(p.defs) > 0 {
+		m := p.defs[len(p.defs)-1]
+		if m.level != p.level || depth > m.depth {
+			return
+		}
+		p.defs = p.defs[:len(p.defs)-1]
+	}
 }
 
 // cmdBuilder gathers one simple command while its tokens are read.
@@ -207,7 +247,7 @@ func (p *shParser) child(src string) (*shParser, error) {
 	if p.depth+1 > p.spec.Limits.Depth {
 		return nil, fmt.Errorf("commands nested deeper than %d levels; unnest them", p.spec.Limits.Depth)
 	}
-	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, info: p.info}, nil
+	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, info: p.info, fnOuter: p.currentFn()}, nil
 }
 
 func (p *shParser) peek(off int) byte {
@@ -236,6 +276,8 @@ func (p *shParser) skipBlank() {
 // as their keywords nest (if/fi, do/done, { }, ( )); their simple commands
 // are what is returned.
 func (p *shParser) parseList(inSub bool) error {
+	p.level++
+	defer func() { p.level-- }()
 	var stack []string
 	var cur cmdBuilder
 	for {
@@ -303,6 +345,7 @@ func (p *shParser) parseList(inSub bool) error {
 			cur.words = nil
 			p.pos += 2
 			*p.out = append(*p.out, shellCmd{Defines: name})
+			p.defs = append(p.defs, defMark{name: name, level: p.level, depth: len(stack)})
 		case c == '(':
 			if !cur.atCommandPosition() {
 				return errors.New("unexpected ( : arrays and subshells after words are not read; write the commands plainly")
@@ -319,6 +362,7 @@ func (p *shParser) parseList(inSub bool) error {
 			p.pos++
 			if len(stack) > 0 && stack[len(stack)-1] == ")" {
 				stack = stack[:len(stack)-1]
+				p.closeDefs(len(stack))
 				cur.closed = true
 			} else if inSub && len(stack) == 0 {
 				return nil
@@ -350,6 +394,7 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 	if cur.funcName == "function" {
 		// function name [()] body: the name is recorded, the body read on.
 		*p.out = append(*p.out, shellCmd{Defines: string(lw.b)})
+		p.defs = append(p.defs, defMark{name: string(lw.b), level: p.level, depth: len(*stack)})
 		cur.funcName = ""
 		if strings.HasPrefix(p.src[p.pos:], "()") {
 			p.pos += 2
@@ -386,6 +431,7 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 					return fmt.Errorf("unbalanced shell line: %q without its opening keyword", word)
 				}
 				*stack = (*stack)[:len(*stack)-1]
+				p.closeDefs(len(*stack))
 				cur.closed = true
 				return nil
 			}

@@ -29,6 +29,10 @@ type wrapperSpec struct {
 	// Feeds says the wrapper gives the command it runs more operands
 	// at run time (xargs): the floor reads them as possibly anything.
 	Feeds bool `json:"feeds"`
+	// ReplaceOptions give the word that stands for what the wrapper is
+	// fed (xargs -I X, -iX, --replace=X), in the same word or the next
+	// (the next only for the first of them).
+	ReplaceOptions []string `json:"replace_options"`
 }
 
 type plainSpec struct {
@@ -160,14 +164,14 @@ func suBody(args []sword, opts []string) (string, bool) {
 // emit unwraps a command and records what it runs; a shell's -c body and
 // eval's words are parsed as lines of their own instead.
 func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) error {
-	p.fed = false
+	p.fed, p.replace = false, ""
 	hds := p.binding // this command's here-documents, bound below once it is recorded
 	p.binding = nil
 	words, assigns, outs, body, err := p.unwrap(words, assigns)
 	if err != nil {
 		return err
 	}
-	fed := p.fed
+	fed, replace := p.fed, p.replace
 	redirs = append(redirs, outs...)
 	k, _ := stdinRedir(redirs)
 	piped, from := p.pipedIn, p.pipeFrom
@@ -253,7 +257,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 			return fmt.Errorf("the command name %q is a pattern; write it plainly", words[0].s)
 		}
 	}
-	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns, Fed: fed}
+	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns, Fed: fed, replace: replace, fn: p.currentFn()}
 	for i, w := range words {
 		c.Words[i] = w.s
 	}
@@ -329,6 +333,13 @@ func (p *shParser) pipedText(from int, body **string) bool {
 		text := strings.Join(src.Words[1:], " ")
 		*body = &text
 		return true
+	case src.Words[0] == "printf":
+		// printf 'rm -rf ~\n' | sh: plain text, its escapes and %s
+		// (printfText, permission_heredoc.go).
+		if text, ok := printfText(src.Words[1:]); ok {
+			*body = &text
+			return true
+		}
 	}
 	return false
 }
@@ -495,6 +506,9 @@ func (p *shParser) unwrap(words []sword, assigns []string) (_ []sword, _ []strin
 			return words, assigns, outs, nil, nil
 		}
 		p.fed = p.fed || ws.Feeds
+		if r := replaceWord(ws, words[1:]); r != "" {
+			p.replace = r
+		}
 		rest, more, files, ok, err := p.skipWrapper(ws, words[1:])
 		for _, f := range files {
 			outs = append(outs, shellRedir{Op: ">", Target: f})
@@ -522,6 +536,33 @@ func (p *shParser) unwrap(words []sword, assigns []string) (_ []sword, _ []strin
 		}
 	}
 	return words, assigns, outs, nil, nil
+}
+
+// replaceWord is the word a wrapper's replace option (xargs -I %) makes
+// stand for what it is fed, "" for none: among its options, before the
+// command it runs.
+func replaceWord(ws wrapperSpec, args []sword) string {
+	r := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i].s
+		if a == "--" || len(a) < 2 || a[0] != '-' || args[i].unknown {
+			break
+		}
+		for k, o := range ws.ReplaceOptions {
+			switch {
+			case a == o && k == 0 && i+1 < len(args):
+				r = args[i+1].s
+			case strings.HasPrefix(o, "--") && strings.HasPrefix(a, o+"="):
+				r = a[len(o)+1:]
+			case !strings.HasPrefix(o, "--") && strings.HasPrefix(a, o) && len(a) > len(o):
+				r = a[len(o):]
+			}
+		}
+		if contains(ws.ValueOptions, a) {
+			i++ // its value is the next word
+		}
+	}
+	return r
 }
 
 // skipWrapper skips a wrapper's options, assignments and positionals and
