@@ -205,8 +205,8 @@ func (h *hardlineSpec) aliasGivenWords(cmds []shellCmd, env shellEnv) *hardlineH
 			continue
 		}
 		for _, w := range c.Words[1:] {
-			_, v, ok := strings.Cut(w, "=")
-			if !ok || strings.HasPrefix(w, "-") || strings.TrimSpace(v) == "" {
+			name, v, ok := strings.Cut(w, "=")
+			if !ok || strings.HasPrefix(w, "-") || strings.TrimSpace(v) == "" || !usedWithWords(cmds, name) {
 				continue
 			}
 			body := v + " " + aw
@@ -217,6 +217,19 @@ func (h *hardlineSpec) aliasGivenWords(cmds []shellCmd, env shellEnv) *hardlineH
 		}
 	}
 	return nil
+}
+
+// usedWithWords says whether the line runs name with words of its own.
+// An alias the line defines and never uses so runs nothing of its own
+// (a bash -c line starts no other shell that keeps it; a shell start-up
+// file it could be written into is guarded).
+func usedWithWords(cmds []shellCmd, name string) bool {
+	for _, c := range cmds {
+		if len(c.Words) > 1 && c.Words[0] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // fdAsFind reads fd (fdfind) as the find it stands for: fd [pattern]
