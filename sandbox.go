@@ -496,18 +496,46 @@ func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home str
 // root: each **/NAME pattern of hardline.json paths.agent_config (.vscode,
 // .claude, .mcp.json, .envrc, …) in the project folder.
 func agentConfigRoots(root string) []string {
-	h, err := loadHardline()
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, pat := range h.Paths.AgentConfig.Patterns {
+	for _, pat := range agentConfigPatterns() {
 		name, ok := strings.CutPrefix(pat, "**/")
 		if ok && name != "" && !strings.ContainsAny(name, "*?[/") {
 			out = append(out, filepath.Join(root, name))
 		}
 	}
 	return uniq(out)
+}
+
+// agentConfigPatterns is hardline.json paths.agent_config's patterns,
+// read alone: the world's plan needs them when it starts (in the
+// background of every -p), and the whole floor's parse and compile, which
+// a session that never runs a command never needs, is not paid for them.
+func agentConfigPatterns() []string {
+	agentPatsOnce.Do(func() { agentPats = readAgentConfigPatterns() })
+	return agentPats
+}
+
+var (
+	agentPatsOnce sync.Once // a plain Once: sync.OnceValue allocates at init (TestStartupDoesNoWork)
+	agentPats     []string
+)
+
+func readAgentConfigPatterns() []string {
+	var h struct {
+		Paths struct {
+			AgentConfig struct {
+				Patterns []string `json:"patterns"`
+			} `json:"agent_config"`
+		} `json:"paths"`
+	}
+	data, err := fs.ReadFile(harnessFS, "harness/permission/hardline.json")
+	if err == nil {
+		err = decodeHarnessFile("harness/permission/hardline.json", data, &h, false)
+	}
+	if err != nil {
+		return nil
+	}
+	return h.Paths.AgentConfig.Patterns
 }
 
 // outsideOf is the roots that do not hold dir.
