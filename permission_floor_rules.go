@@ -258,6 +258,7 @@ func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellE
 	if err != nil {
 		return nil
 	}
+	cmds = loopVariants(cmds, env)
 	if hit := h.checkCommands(cmds, env, false); hit != nil {
 		return hit
 	}
@@ -290,6 +291,90 @@ func definesFunction(cmds []shellCmd) bool {
 		}
 	}
 	return false
+}
+
+// loopVariants spells each command in the body of a for loop over words
+// known when the line is read (for f in build dist; do rm -rf "$f";
+// done) once for each word, so the floor reads what the loop runs — rm
+// -rf build, rm -rf dist — and not a name known only at run time (which
+// it tries as / and refuses). A loop of more than maxLoopValues words,
+// or nested loops past maxLoopVariants commands, stays unknown.
+func loopVariants(cmds []shellCmd, env shellEnv) []shellCmd {
+	const maxLoopValues, maxLoopVariants = 32, 64
+	var out []shellCmd
+	for _, c := range cmds {
+		if len(c.loops) == 0 {
+			out = append(out, c)
+			continue
+		}
+		variants := []shellCmd{c}
+		for _, l := range c.loops {
+			if len(l.values) > maxLoopValues {
+				continue
+			}
+			var next []shellCmd
+			vars := map[string]string{}
+			for _, v := range variants {
+				if !cmdMentions(v, l.name) {
+					next = append(next, v)
+					continue
+				}
+				for _, val := range l.values {
+					vars[l.name] = val
+					next = append(next, substituteCmd(v, vars, env)...)
+				}
+			}
+			variants = next
+			if len(variants) > maxLoopVariants {
+				variants = []shellCmd{c}
+				break
+			}
+		}
+		out = append(out, variants...)
+	}
+	return out
+}
+
+// cmdMentions says whether a command's words or redirections hold $name
+// (or ${name}).
+func cmdMentions(c shellCmd, name string) bool {
+	vars := map[string]string{name: "\x00"}
+	for _, w := range c.Words {
+		if expandKnownVars(w, vars) != w {
+			return true
+		}
+	}
+	for _, r := range c.Redirs {
+		if expandKnownVars(r.Target, vars) != r.Target {
+			return true
+		}
+	}
+	return false
+}
+
+// substituteCmd is c with the known variables' values in its words and
+// redirections, quoted and parsed again (so they are spelled plainly);
+// the floor's own marks it carries (the function it is in) stay.
+func substituteCmd(c shellCmd, vars map[string]string, env shellEnv) []shellCmd {
+	nc := shellCmd{Assigns: c.Assigns}
+	for _, w := range c.Words {
+		nc.Words = append(nc.Words, expandKnownVars(w, vars))
+	}
+	for _, r := range c.Redirs {
+		nc.Redirs = append(nc.Redirs, shellRedir{Op: r.Op, Target: expandKnownVars(r.Target, vars)})
+	}
+	again, err := parseShell(shellQuoteCmd(nc), env)
+	if err != nil {
+		nc.fn, nc.Fed, nc.replace, nc.fromFind = c.fn, c.Fed, c.replace, c.fromFind
+		return []shellCmd{nc}
+	}
+	for i := range again {
+		again[i].fn = c.fn
+		if i == len(again)-1 {
+			again[i].Fed, again[i].replace, again[i].fromFind = again[i].Fed || c.Fed, c.replace, c.fromFind
+		}
+	}
+	return again
 }
 
 // substituteAssigns spells later commands of a line with the values the

@@ -40,6 +40,11 @@ type shellCmd struct {
 	// replace: for the floor, the word xargs -I (-i, --replace) stands
 	// for what it is fed (find ~ | xargs -I% rm -rf %), read as find's {}.
 	replace string
+	// loops: for the floor, the for loops over words known when the line
+	// is read (for f in a b; do …) whose bodies hold the command,
+	// innermost last: $f there is one of those words, not a name known
+	// only at run time.
+	loops []loopVar
 	// scriptRead: for the floor, the command runs as a shell script a file
 	// the line wrote with a text it spells out, and that text's commands
 	// follow it in the line (withWrittenScripts).
@@ -136,6 +141,49 @@ type shParser struct {
 	// with the path the floor reads for them (mktempValue): "$t/app" is a
 	// program in a fresh temp folder, not a name known only at run time.
 	temps map[string]string
+	// loops are the for loops over known words being read, innermost
+	// last; loopsOuter the ones a child parser's text is in; loopDepth
+	// the keyword depth of a for header being read.
+	loops      []loopMark
+	loopsOuter []loopVar
+	loopDepth  int
+}
+
+// loopVar is a for loop's variable and the words it takes, each known.
+type loopVar struct {
+	name   string
+	values []string
+}
+
+// loopMark is a for loop whose body is being read, at the parseList level
+// and keyword depth its done returns to.
+type loopMark struct {
+	loopVar
+	level, depth int
+}
+
+// currentLoops is the loops over known words the command being read is
+// in, the outer parser's first.
+func (p *shParser) currentLoops() []loopVar {
+	if len(p.loops) == 0 {
+		return p.loopsOuter
+	}
+	out := append([]loopVar{}, p.loopsOuter...)
+	for _, m := range p.loops {
+		out = append(out, m.loopVar)
+	}
+	return out
+}
+
+// closeLoops ends the loops a done at this keyword depth closes.
+func (p *shParser) closeLoops(depth int) {
+	for len(p.loops) > 0 {
+		m := p.loops[len(p.loops)-1]
+		if m.level != p.level || depth >= m.depth {
+			return
+		}
+		p.loops = p.loops[:len(p.loops)-1]
+	}
 }
 
 // defMark is a function definition whose body is being read: its name,
@@ -247,7 +295,7 @@ func (p *shParser) child(src string) (*shParser, error) {
 	if p.depth+1 > p.spec.Limits.Depth {
 		return nil, fmt.Errorf("commands nested deeper than %d levels; unnest them", p.spec.Limits.Depth)
 	}
-	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, info: p.info, fnOuter: p.currentFn()}, nil
+	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, info: p.info, fnOuter: p.currentFn(), loopsOuter: p.currentLoops()}, nil
 }
 
 func (p *shParser) peek(off int) byte {
@@ -415,6 +463,7 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 			for _, h := range kw.Header {
 				if h == word {
 					cur.discard = true
+					p.loopDepth = len(*stack)
 				}
 			}
 			return nil
@@ -432,6 +481,7 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 				}
 				*stack = (*stack)[:len(*stack)-1]
 				p.closeDefs(len(*stack))
+				p.closeLoops(len(*stack))
 				cur.closed = true
 				return nil
 			}
@@ -513,7 +563,11 @@ func isAssignment(lw lexWord) bool {
 func (p *shParser) finish(cur *cmdBuilder) error {
 	c := *cur
 	*cur = cmdBuilder{}
-	if c.discard || (len(c.words) == 0 && len(c.redirs) == 0 && len(c.assigns) == 0) {
+	if c.discard {
+		p.loopHeader(c.words)
+		return nil
+	}
+	if len(c.words) == 0 && len(c.redirs) == 0 && len(c.assigns) == 0 {
 		return nil
 	}
 	p.binding, p.pipedIn, p.pipeFrom = c.heredocs, c.piped, -1
@@ -521,6 +575,24 @@ func (p *shParser) finish(cur *cmdBuilder) error {
 		p.pipeFrom = c.pipeFrom
 	}
 	return p.emit(c.words, c.assigns, c.redirs)
+}
+
+// loopHeader records a for header (NAME in WORD…) whose words are all
+// known and plain — no expansion known only at run time, no pattern — so
+// the body's commands are read with each of them for $NAME. Any other
+// header leaves $NAME unknown, as before.
+func (p *shParser) loopHeader(words []sword) {
+	if len(words) < 3 || words[1].s != "in" || !isShellName(words[0].s) {
+		return
+	}
+	var vals []string
+	for _, w := range words[2:] {
+		if w.unknown || w.glob {
+			return
+		}
+		vals = append(vals, w.s)
+	}
+	p.loops = append(p.loops, loopMark{loopVar: loopVar{name: words[0].s, values: vals}, level: p.level, depth: p.loopDepth})
 }
 
 // atRedir says whether a redirection operator starts here: < or > (but not

@@ -196,7 +196,7 @@ func normCmd(c shellCmd) shellCmd {
 		c.Assigns = nil
 	}
 	c.Fed = false // xargs's feeding is not in a command's own spelling
-	c.replace, c.fn = "", ""
+	c.replace, c.fn, c.loops = "", "", nil
 	// A wrapper's output option (strace -o f) is also read as > f: spelt
 	// again, the line holds both, which is the same write twice.
 	var rs []shellRedir

@@ -257,7 +257,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 			return fmt.Errorf("the command name %q is a pattern; write it plainly", words[0].s)
 		}
 	}
-	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns, Fed: fed, replace: replace, fn: p.currentFn()}
+	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns, Fed: fed, replace: replace, fn: p.currentFn(), loops: p.currentLoops()}
 	for i, w := range words {
 		c.Words[i] = w.s
 	}
