@@ -17,19 +17,13 @@ import (
 // a path back. Fails without the home folder's tmpfs (plan.Home).
 func TestWorldHomeHidden(t *testing.T) {
 	tb, _, _, home := worldFixture(t, sandboxConfig{})
-	for p, body := range map[string]string{
+	writeFiles(t, home, map[string]string{
 		"other/.env":       "API_KEY=CANARY-OTHER-ENV",
 		".gitconfig":       "[user]\n\tname = Kept Name\n",
 		"bin/tool.sh":      "#!/bin/sh\necho tool-ran\n",
 		"dotfiles/bashrc":  "# bashrc-kept",
 		"dotfiles/private": "CANARY-DOTFILES-PRIVATE",
-	} {
-		f := filepath.Join(home, p)
-		os.MkdirAll(filepath.Dir(f), 0o755)
-		if err := os.WriteFile(f, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	if err := os.Symlink("dotfiles/bashrc", filepath.Join(home, ".bashrc")); err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +60,19 @@ cat ~/notes.txt`))
 	}
 	if rep := tb3.sandbox.report("auto"); !strings.Contains(rep, "the whole home folder is in view") {
 		t.Errorf("sandbox check with readable ~:\n%s", rep)
+	}
+}
+
+// writeFiles makes each file (path relative to dir → its text),
+// executable, with the folders it needs.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, body := range files {
+		f := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		if err := os.WriteFile(f, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -193,18 +200,12 @@ func BenchmarkWorldStart(b *testing.B) {
 func TestSandboxHomeHiddenLandlock(t *testing.T) {
 	_, _, _, home := worldFixture(t, sandboxConfig{})
 	proj := filepath.Join(home, "src", "p")
-	for p, body := range map[string]string{
+	writeFiles(t, home, map[string]string{
 		"other/.env":   "API_KEY=CANARY-OTHER-ENV",
 		".gitconfig":   "[user]\n\tname = Kept Name\n",
 		"bin/tool.sh":  "#!/bin/sh\necho tool-ran\n",
 		"src/p/in.txt": "project-file",
-	} {
-		f := filepath.Join(home, p)
-		os.MkdirAll(filepath.Dir(f), 0o755)
-		if err := os.WriteFile(f, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	for _, how := range []string{"helper", "thread"} {
 		t.Run(how, func(t *testing.T) {
 			tb := sandboxToolbox(t, proj, sandboxConfig{}, func(s *sandbox) { s.noWorld = true })
