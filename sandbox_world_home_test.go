@@ -18,12 +18,14 @@ import (
 func TestWorldHomeHidden(t *testing.T) {
 	tb, _, _, home := worldFixture(t, sandboxConfig{})
 	writeFiles(t, home, map[string]string{
-		"other/.env":       "API_KEY=CANARY-OTHER-ENV",
-		".gitconfig":       "[user]\n\tname = Kept Name\n",
-		"bin/tool.sh":      "#!/bin/sh\necho tool-ran\n",
-		"dotfiles/bashrc":  "# bashrc-kept",
-		"dotfiles/private": "CANARY-DOTFILES-PRIVATE",
+		"other/.env":                "API_KEY=CANARY-OTHER-ENV",
+		".gitconfig":                "[user]\n\tname = Kept Name\n",
+		"bin/tool.sh":               "#!/bin/sh\necho tool-ran\n",
+		"dotfiles/bashrc":           "# bashrc-kept",
+		"dotfiles/private":          "CANARY-DOTFILES-PRIVATE",
+		"venvs/app/bin/activate-ok": "venv-kept",
 	})
+	t.Setenv("VIRTUAL_ENV", filepath.Join(home, "venvs", "app")) // a toolchain's variable (home.keep $VIRTUAL_ENV)
 	if err := os.Symlink("dotfiles/bashrc", filepath.Join(home, ".bashrc")); err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +36,7 @@ grep -r CANARY ~ 2>/dev/null
 git config --global user.name
 ~/bin/tool.sh
 cat ~/.bashrc
+cat "$VIRTUAL_ENV/bin/activate-ok"
 ls -a ~
 cat ~/notes.txt`))
 	for _, leak := range []string{"CANARY-OTHER-ENV", "CANARY-DOTFILES-PRIVATE", "plain file in home", "CANARY-SSH-KEY"} {
@@ -41,7 +44,7 @@ cat ~/notes.txt`))
 			t.Errorf("%q reached the command:\n%s", leak, r.Text)
 		}
 	}
-	for _, want := range []string{"Kept Name", "tool-ran", "bashrc-kept", "not in commands' view, though the person's home folder has it: ~/other/.env, ~/dotfiles/private, ~/notes.txt."} {
+	for _, want := range []string{"Kept Name", "tool-ran", "bashrc-kept", "venv-kept", "not in commands' view, though the person's home folder has it: ~/other/.env, ~/dotfiles/private, ~/notes.txt."} {
 		if !strings.Contains(r.Text, want) {
 			t.Errorf("missing %q:\n%s", want, r.Text)
 		}
