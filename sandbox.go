@@ -62,8 +62,9 @@ type sandboxSpec struct {
 	// Home is what of the home folder the world shows besides the writable
 	// roots and the caches: keep, and config's sandbox.readable.
 	Home struct {
-		About string   `json:"about"`
-		Keep  []string `json:"keep"`
+		About   string   `json:"about"`
+		Keep    []string `json:"keep"`
+		Missing []string `json:"missing"` // a failed command's line saying a path is not there (lower case)
 	} `json:"home"`
 	Env struct {
 		DropSubstrings []string `json:"drop_substrings"`
@@ -1012,6 +1013,16 @@ func denialLine(out string) string {
 	return ""
 }
 
+// containsAny says whether s holds one of subs.
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
 // homeAll says whether sandbox.readable keeps the whole home folder.
 func homeAll(readable []string) bool {
 	for _, r := range readable {
@@ -1028,16 +1039,17 @@ func homeAll(readable []string) bool {
 // (policyParts.Home): a command is told why ~/notes.txt is missing. A
 // relative path is taken from the project.
 func hiddenNamed(out, root string, parts policyParts) []string {
-	const missing = "No such file or directory"
-	if parts.Home == "" || !strings.Contains(out, missing) {
+	missing := theSandboxSpec().Home.Missing
+	lower := strings.ToLower(out)
+	if parts.Home == "" || !containsAny(lower, missing) {
 		return nil
 	}
 	var found []string
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.Contains(line, missing) {
+		if !containsAny(strings.ToLower(line), missing) {
 			continue
 		}
-		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t'\"`‘’", r) }) {
+		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t'\"`‘’,()[]", r) }) {
 			f = strings.TrimRight(f, ":,;")
 			if strings.HasPrefix(f, "../") {
 				f = filepath.Join(root, f)

@@ -52,6 +52,10 @@ cat ~/notes.txt`))
 	if rep := tb.sandbox.report("auto"); !strings.Contains(rep, "reads: everywhere but the home folder") {
 		t.Errorf("sandbox check does not say the home folder is hidden:\n%s", rep)
 	}
+	// Go's and node's words for it are in lower case, the path quoted or not.
+	if r := sandboxBash(t, tb, "auto", `node -e "require('fs').readFileSync(process.env.HOME+'/notes.txt')" 2>&1 || printf "Error: ENOENT: no such file or directory, open '%s/notes.txt'\n" ~; exit 1`); !strings.Contains(r.Text, "not in commands' view") {
+		t.Errorf("a lower-case not-found is not explained:\n%s", r.Text)
+	}
 
 	tb2 := sandboxToolbox(t, tb.root, sandboxConfig{Readable: []string{"~/other"}})
 	if r := sandboxBash(t, tb2, "auto", "cat ~/other/.env; cat ~/notes.txt"); !strings.Contains(r.Text, "CANARY-OTHER-ENV") || strings.Contains(r.Text, "plain file in home") {
