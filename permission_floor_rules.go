@@ -258,7 +258,7 @@ func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellE
 	if err != nil {
 		return nil
 	}
-	cmds = loopVariants(cmds, env)
+	cmds = loopVariants(line, cmds, env)
 	if hit := h.checkCommands(cmds, env, false); hit != nil {
 		return hit
 	}
@@ -299,7 +299,7 @@ func definesFunction(cmds []shellCmd) bool {
 // -rf build, rm -rf dist — and not a name known only at run time (which
 // it tries as / and refuses). A loop of more than maxLoopValues words,
 // or nested loops past maxLoopVariants commands, stays unknown.
-func loopVariants(cmds []shellCmd, env shellEnv) []shellCmd {
+func loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
 	const maxLoopValues, maxLoopVariants = 32, 64
 	var out []shellCmd
 	for _, c := range cmds {
@@ -309,7 +309,7 @@ func loopVariants(cmds []shellCmd, env shellEnv) []shellCmd {
 		}
 		variants := []shellCmd{c}
 		for _, l := range c.loops {
-			if len(l.values) > maxLoopValues {
+			if len(l.values) > maxLoopValues || !loopVarFixed(line, cmds, l) {
 				continue
 			}
 			var next []shellCmd
@@ -333,6 +333,40 @@ func loopVariants(cmds []shellCmd, env shellEnv) []shellCmd {
 		out = append(out, variants...)
 	}
 	return out
+}
+
+// varWriters are the commands that can set a variable of the shell
+// without NAME= in the line's words (read d, printf -v d, declare d=/,
+// eval "d=/", a sourced file, a function the line calls).
+var varWriters = map[string]bool{"read": true, "mapfile": true, "readarray": true, "printf": true, "declare": true, "typeset": true,
+	"local": true, "export": true, "readonly": true, "let": true, "getopts": true, "unset": true, "eval": true, "source": true, ".": true}
+
+// loopVarFixed says whether a loop's variable holds only its words in
+// the line: nothing else in it can set the name (an assignment, +=, :=,
+// a command that sets variables, a function of the line's own, another
+// loop over the same name), and no word of the list splits or expands
+// when used unquoted (for d in "build /"; rm -rf $d runs rm -rf build /).
+// Where it is not, the variable stays unknown, as before.
+func loopVarFixed(line string, cmds []shellCmd, l loopVar) bool {
+	for _, v := range l.values {
+		if v == "" || strings.ContainsAny(v, " \t\n*?[") {
+			return false
+		}
+	}
+	if strings.Count(line, "for "+l.name) != 1 || strings.Contains(line, "for\t") {
+		return false
+	}
+	for _, set := range []string{l.name + "=", l.name + "+=", l.name + ":=", l.name + ":-=", "{" + l.name + "="} {
+		if strings.Contains(line, set) {
+			return false
+		}
+	}
+	for _, c := range cmds {
+		if c.Defines != "" || c.fn != "" || len(c.Words) > 0 && varWriters[c.Words[0]] {
+			return false
+		}
+	}
+	return true
 }
 
 // cmdMentions says whether a command's words or redirections hold $name
@@ -384,6 +418,16 @@ func substituteCmd(c shellCmd, vars map[string]string, env shellEnv) []shellCmd 
 // spelled plainly like any other.
 func substituteAssigns(cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
 	vars := map[string]string{}
+	// A value that splits or expands where it is used unquoted (X="build
+	// /"; rm -rf $X is rm -rf build /) is not spelled in as one word: the
+	// name stays known only at run time.
+	set := func(k, v string) {
+		if strings.ContainsAny(v, " \t\n*?[") {
+			delete(vars, k)
+			return
+		}
+		vars[k] = v
+	}
 	var out []shellCmd
 	changed := false
 	for _, c := range cmds {
@@ -393,7 +437,7 @@ func substituteAssigns(cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
 					if m, ok := mktempValue(v); ok {
 						v = m // a fresh folder or file in the temp folder (permission_boundary.go)
 					}
-					vars[k] = v
+					set(k, v)
 				}
 			}
 			out = append(out, c)
@@ -406,7 +450,7 @@ func substituteAssigns(cmds []shellCmd, env shellEnv) ([]shellCmd, bool) {
 					if m, ok := mktempValue(v); ok {
 						v = m
 					}
-					vars[k] = v
+					set(k, v)
 				}
 			}
 		}

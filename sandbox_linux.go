@@ -218,7 +218,10 @@ func readAllBut(home string, keep []string, read, handled uint64, add func(strin
 	for _, next := range strings.Split(strings.Trim(home, "/"), "/") {
 		ents, err := os.ReadDir(cur)
 		if err != nil {
-			return fmt.Errorf("listing %s: %v", cur, err)
+			// A folder on the way that cannot be listed (a shared host's
+			// /home, 0711): nothing else in it is allowed, and the walk goes
+			// on towards home.
+			ents = nil
 		}
 		for _, e := range ents {
 			if e.Name() == next {

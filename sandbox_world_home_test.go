@@ -241,3 +241,24 @@ cat ~/notes.txt`))
 		})
 	}
 }
+
+// TestReadAllButUnlistable: a folder on the way to the home folder that
+// cannot be listed (a shared host's 0711 /home; here one that is not
+// there) lets nothing else in it be read, and the rules are still made:
+// the error failed every command of a person whose /home is 0711.
+func TestReadAllButUnlistable(t *testing.T) {
+	var got []string
+	add := func(p string, _ uint64) error { got = append(got, p); return nil }
+	home := filepath.Join(t.TempDir(), "gone", "u")
+	if err := readAllBut(home, []string{filepath.Join(home, ".gitconfig")}, 1, 1, add); err != nil {
+		t.Fatalf("readAllBut: %v", err)
+	}
+	if len(got) == 0 || got[len(got)-1] != filepath.Join(home, ".gitconfig") {
+		t.Errorf("rules made: %v", got)
+	}
+	for _, p := range got {
+		if within(filepath.Dir(home), p) && p != filepath.Join(home, ".gitconfig") {
+			t.Errorf("%s is allowed though its folder could not be listed", p)
+		}
+	}
+}
