@@ -63,9 +63,10 @@ type sandboxSpec struct {
 	// Home is what of the home folder the world shows besides the writable
 	// roots and the caches: keep, and config's sandbox.readable.
 	Home struct {
-		About   string   `json:"about"`
-		Keep    []string `json:"keep"`
-		Missing []string `json:"missing"` // a failed command's line saying a path is not there (lower case)
+		About     string   `json:"about"`
+		Keep      []string `json:"keep"`
+		Missing   []string `json:"missing"`    // a failed command's line saying a path is not there (lower case)
+		BinParent []string `json:"bin_parent"` // a PATH bin folder's parent holding one of these is kept whole
 	} `json:"home"`
 	Env struct {
 		DropSubstrings []string `json:"drop_substrings"`
@@ -470,6 +471,13 @@ func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home str
 		if evalExisting(r) == home {
 			return false
 		}
+		if !within(home, r) {
+			// Spelled through a link to the home folder (HOME=/home/u with
+			// /home a link to /var/home; a PATH entry written so).
+			if rr := evalExisting(r); within(home, rr) {
+				r = rr
+			}
+		}
 		if within(home, r) {
 			keep = append(keep, r)
 		}
@@ -485,10 +493,36 @@ func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home str
 	}
 	// The folders of PATH in the home folder are where the person's tools
 	// live (~/.npm-global/bin, ~/apps/bin): kept, though no list names them.
+	// A bin folder's tools often need what is beside it (~/apps/node/bin/npm
+	// is a link to ../lib/…; a Go or a virtualenv unpacked there): its
+	// parent is kept where it holds one of home.bin_parent (lib, a Go's
+	// VERSION, a virtualenv's pyvenv.cfg), unless that is the home folder
+	// or ~/.local. What a tool there links to elsewhere in the home folder
+	// (~/bin/t -> ~/tools/t.sh) is kept too: the folder holding it.
 	for _, d := range filepath.SplitList(getenv("PATH")) {
-		if filepath.IsAbs(d) && filepath.Clean(d) != home {
-			add(filepath.Clean(d))
+		if !filepath.IsAbs(d) {
+			continue
 		}
+		d = filepath.Clean(d)
+		if up := filepath.Dir(d); filepath.Base(d) == "bin" && up != home && up != filepath.Join(home, ".local") && evalExisting(up) != home && holdsAny(up, sp.Home.BinParent) {
+			d = up
+		}
+		if d == home || evalExisting(d) == home {
+			continue
+		}
+		add(d)
+		for _, t := range binLinks(filepath.Join(d, "bin"), home, d) {
+			add(t)
+		}
+		for _, t := range binLinks(d, home, d) {
+			add(t)
+		}
+	}
+	// What git's own config names in the home folder: included files
+	// (user.name is often in ~/.gitconfig.local), excludes, attributes,
+	// a commit template, a hooks folder.
+	for _, f := range gitConfigNames(home, getenv) {
+		add(f)
 	}
 	add(s.root)
 	if isGit {
@@ -496,6 +530,79 @@ func (s *sandbox) homeView(sp *sandboxSpec, getenv func(string) string, home str
 		add(common)
 	}
 	return home, uniq(keep)
+}
+
+// holdsAny says whether folder dir holds an entry of one of names.
+func holdsAny(dir string, names []string) bool {
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// binLinks is, for each link in folder bin that leads elsewhere in the
+// home folder (outside kept), the folder holding what it leads to — the
+// file itself where that folder is the home folder. At most binLinksMax
+// entries are read: a PATH folder is not a tree to walk.
+func binLinks(bin, home, kept string) []string {
+	const binLinksMax = 512
+	f, err := os.Open(bin)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(binLinksMax)
+	var out []string
+	for _, e := range ents {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		t, err := filepath.EvalSymlinks(filepath.Join(bin, e.Name()))
+		if err != nil || !within(home, t) || within(kept, t) {
+			continue
+		}
+		if d := filepath.Dir(t); d != home {
+			t = d
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// gitConfigNames is the paths of the home folder the person's global git
+// config names for git to read: include and includeIf paths, excludes
+// and attributes files, commit templates, a hooks folder (key = value
+// lines of ~/.gitconfig and $XDG_CONFIG_HOME/git/config, ~/ expanded).
+func gitConfigNames(home string, getenv func(string) string) []string {
+	files := []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config")}
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		files = append(files, filepath.Join(x, "git", "config"))
+	}
+	keys := map[string]bool{"path": true, "excludesfile": true, "attributesfile": true, "template": true, "hookspath": true}
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) > 1<<20 {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+			if !ok || !keys[strings.ToLower(strings.TrimSpace(k))] {
+				continue
+			}
+			v = strings.Trim(strings.TrimSpace(v), `"`)
+			switch {
+			case strings.HasPrefix(v, "~/"):
+				v = filepath.Join(home, v[2:])
+			case !filepath.IsAbs(v):
+				v = filepath.Join(filepath.Dir(f), v) // relative to the file that names it
+			}
+			out = append(out, filepath.Clean(v))
+		}
+	}
+	return out
 }
 
 // agentConfigRoots is the project's agent and editor configuration at its

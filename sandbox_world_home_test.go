@@ -83,6 +83,60 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// TestWorldHomeLinksAndTools: what the person's tools need of a hidden
+// home folder is there (a reviewer found each missing): a kept path under
+// a folder that is an absolute link (~/.local -> /…/dotlocal, as dotfile
+// managers make), a PATH bin folder's neighbours (~/apps/node/bin/npm a
+// link to ../lib/cli.sh; ~/bin/t a link to ~/tools/t.sh), the file ~/.gitconfig includes (user.name kept
+// in ~/.gitconfig.local), and PATH spelled through a link to the home
+// folder. Another project in ~/go/src stays hidden (~/go/bin and
+// ~/go/pkg are kept, not ~/go).
+func TestWorldHomeLinksAndTools(t *testing.T) {
+	_, base, _, _ := worldFixture(t, sandboxConfig{})
+	home := filepath.Join(base, "home3")
+	writeFiles(t, home, map[string]string{
+		"dotlocal/bin/hello":        "#!/bin/sh\necho hello-kept\n",
+		"apps/node/lib/cli.sh":      "#!/bin/sh\necho npm-kept\n",
+		".gitconfig":                "[include]\n\tpath = ~/.gitconfig.local\n",
+		".gitconfig.local":          "[user]\n\tname = Local Name\n",
+		"go/src/example.com/o/.env": "CANARY-GOPATH-OTHER",
+		"go/bin/gotool":             "#!/bin/sh\necho gotool-kept\n",
+		"tools/t.sh":                "#!/bin/sh\necho linked-tool-kept\n",
+	})
+	os.MkdirAll(filepath.Join(home, "bin"), 0o755)
+	if err := os.Symlink("../tools/t.sh", filepath.Join(home, "bin", "t")); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(home, "apps", "node", "bin"), 0o755)
+	if err := os.Symlink("../lib/cli.sh", filepath.Join(home, "apps", "node", "bin", "npm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(home, "dotlocal"), filepath.Join(home, ".local")); err != nil {
+		t.Fatal(err)
+	}
+	// HOME spelled through a link, as /home -> /var/home does.
+	alias := filepath.Join(base, "home3-link")
+	os.Symlink(home, alias)
+	proj := filepath.Join(home, "src", "p")
+	os.MkdirAll(proj, 0o755)
+	git(t, proj, "init", "-q", ".")
+	t.Setenv("HOME", alias)
+	t.Setenv("PATH", alias+"/apps/node/bin:"+alias+"/go/bin:"+alias+"/bin:"+os.Getenv("PATH"))
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	if tb.sandbox.theWorld() == nil {
+		t.Skipf("no world: %v", tb.sandbox.worldErr)
+	}
+	r := sandboxBash(t, tb, "auto", "~/.local/bin/hello; npm; gotool; t; git config --global --includes user.name; cat ~/go/src/example.com/o/.env")
+	for _, want := range []string{"hello-kept", "npm-kept", "gotool-kept", "linked-tool-kept", "Local Name"} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("missing %q:\n%s", want, r.Text)
+		}
+	}
+	if strings.Contains(r.Text, "CANARY-GOPATH-OTHER") {
+		t.Errorf("another project under ~/go/src reached the command:\n%s", r.Text)
+	}
+}
+
 // TestWorldHomeHoldsProject: a project under the home folder is in view
 // and writable there, in plan mode readable, and its siblings are not.
 func TestWorldHomeHoldsProject(t *testing.T) {

@@ -269,35 +269,55 @@ func (plan worldPlan) hideHome() error {
 		dir       bool
 	}
 	var keep []kept
-	seen := map[string]bool{}
+	bound, linked := map[string]bool{}, map[string]bool{}
 	var add func(p string, depth int)
+	// add walks a kept path down from the home folder on the host, before
+	// the tmpfs hides it: each link on the way is made again as the same
+	// link (~/.config -> dotfiles/config), and the walk goes on where it
+	// leads — in the home folder; outside it, what it leads to is in view
+	// already — so what the path names is bound at its real place, found
+	// here, never through a link the tmpfs would leave dangling.
 	add = func(p string, depth int) {
 		rel, err := filepath.Rel(home, p)
-		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || seen[rel] {
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || depth > 8 {
 			return
 		}
-		for r := filepath.Dir(rel); r != "."; r = filepath.Dir(r) {
-			if seen[r] {
+		cur := home
+		parts := strings.Split(rel, "/")
+		for i, c := range parts {
+			if bound[strings.TrimPrefix(strings.TrimPrefix(cur, home), "/")] && cur != home {
 				return // a folder already kept holds it
 			}
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return
-		}
-		seen[rel] = true
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			l, err := os.Readlink(p)
+			next := filepath.Join(cur, c)
+			fi, err := os.Lstat(next)
 			if err != nil {
 				return
 			}
-			keep = append(keep, kept{rel: rel, link: l})
-			if t, err := filepath.EvalSymlinks(p); err == nil && depth < 8 {
-				add(t, depth+1)
+			nrel := strings.TrimPrefix(next, home+"/")
+			if fi.Mode()&os.ModeSymlink != 0 {
+				if !linked[nrel] {
+					l, err := os.Readlink(next)
+					if err != nil {
+						return
+					}
+					linked[nrel] = true
+					keep = append(keep, kept{rel: nrel, link: l})
+				}
+				t, err := filepath.EvalSymlinks(next)
+				if err != nil || !within(home, t) || t == home {
+					return
+				}
+				add(filepath.Join(append([]string{t}, parts[i+1:]...)...), depth+1)
+				return
 			}
-		case fi.IsDir() || fi.Mode().IsRegular():
-			keep = append(keep, kept{rel: rel, dir: fi.IsDir()})
+			if i == len(parts)-1 {
+				if !bound[nrel] && (fi.IsDir() || fi.Mode().IsRegular()) {
+					bound[nrel] = true
+					keep = append(keep, kept{rel: nrel, dir: fi.IsDir()})
+				}
+				return
+			}
+			cur = next
 		}
 	}
 	sorted := append(append([]string{}, plan.Keep...), plan.Overlay...)
