@@ -230,7 +230,13 @@ func homeNamed(home string, words []string) []string {
 		if i := strings.IndexByte(w, '='); i > 0 && !filepath.IsAbs(w) {
 			w = w[i+1:] // --config=/home/u/x
 		}
-		if !filepath.IsAbs(w) || !within(home, filepath.Clean(w)) || filepath.Clean(w) == home {
+		if !filepath.IsAbs(w) {
+			continue
+		}
+		if !within(home, filepath.Clean(w)) {
+			w = evalExisting(w) // spelled through a link to the home folder (/home -> /var/home)
+		}
+		if !within(home, filepath.Clean(w)) || filepath.Clean(w) == home {
 			continue
 		}
 		fi, err := os.Stat(w)

@@ -329,3 +329,17 @@ func TestReadAllButUnlistable(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeNamedThroughLink: an MCP server's command line that names its
+// program through a link to the home folder (/home -> /var/home) keeps
+// that program's folder in its world's view.
+func TestHomeNamedThroughLink(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "real")
+	writeFiles(t, home, map[string]string{"mcp/server.js": "//"})
+	os.Symlink(home, filepath.Join(base, "alias"))
+	got := homeNamed(evalExisting(home), []string{"node", filepath.Join(base, "alias", "mcp", "server.js")})
+	if len(got) != 1 || got[0] != filepath.Join(evalExisting(home), "mcp") {
+		t.Errorf("homeNamed = %v", got)
+	}
+}
