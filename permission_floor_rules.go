@@ -298,12 +298,14 @@ func definesFunction(cmds []shellCmd) bool {
 // done) once for each word, so the floor reads what the loop runs — rm
 // -rf build, rm -rf dist — and not a name known only at run time (which
 // it tries as / and refuses). A loop of more than maxLoopValues words,
-// or nested loops past maxLoopVariants commands, stays unknown.
+// nested loops past maxLoopVariants commands, and what comes after
+// maxLineVariants commands spelled so in one line, stay unknown.
 func loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
-	const maxLoopValues, maxLoopVariants = 32, 64
+	const maxLoopValues, maxLoopVariants, maxLineVariants = 32, 64, 256
 	var out []shellCmd
+	spelled := 0 // commands spelled again in the whole line: a bound on the parses
 	for _, c := range cmds {
-		if len(c.loops) == 0 {
+		if len(c.loops) == 0 || spelled > maxLineVariants {
 			out = append(out, c)
 			continue
 		}
@@ -330,6 +332,7 @@ func loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
 				break
 			}
 		}
+		spelled += len(variants)
 		out = append(out, variants...)
 	}
 	return out
