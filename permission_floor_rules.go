@@ -305,7 +305,10 @@ func loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
 	var out []shellCmd
 	spelled := 0 // commands spelled again in the whole line: a bound on the parses
 	for _, c := range cmds {
-		if len(c.loops) == 0 || spelled > maxLineVariants {
+		if spelled > maxLineVariants {
+			c.loops = nil // unknown for good: a second look (judge after decideLineAt) does not spell it either
+		}
+		if len(c.loops) == 0 {
 			out = append(out, c)
 			continue
 		}
