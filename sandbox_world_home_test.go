@@ -39,16 +39,7 @@ cat ~/.bashrc
 cat "$VIRTUAL_ENV/bin/activate-ok"
 ls -a ~
 cat ~/notes.txt`))
-	for _, leak := range []string{"CANARY-OTHER-ENV", "CANARY-DOTFILES-PRIVATE", "plain file in home", "CANARY-SSH-KEY"} {
-		if strings.Contains(r.Text, leak) {
-			t.Errorf("%q reached the command:\n%s", leak, r.Text)
-		}
-	}
-	for _, want := range []string{"Kept Name", "tool-ran", "bashrc-kept", "venv-kept", "not in commands' view, though the person's home folder has it: ~/other/.env, ~/dotfiles/private, ~/notes.txt."} {
-		if !strings.Contains(r.Text, want) {
-			t.Errorf("missing %q:\n%s", want, r.Text)
-		}
-	}
+	seenNone(t, r.Text, []string{"CANARY-OTHER-ENV", "CANARY-DOTFILES-PRIVATE", "plain file in home", "CANARY-SSH-KEY"}, []string{"Kept Name", "tool-ran", "bashrc-kept", "venv-kept", "not in commands' view, though the person's home folder has it: ~/other/.env, ~/dotfiles/private, ~/notes.txt."})
 	if rep := tb.sandbox.report("auto"); !strings.Contains(rep, "reads: everywhere but the home folder") {
 		t.Errorf("sandbox check does not say the home folder is hidden:\n%s", rep)
 	}
@@ -67,6 +58,22 @@ cat ~/notes.txt`))
 	}
 	if rep := tb3.sandbox.report("auto"); !strings.Contains(rep, "the whole home folder is in view") {
 		t.Errorf("sandbox check with readable ~:\n%s", rep)
+	}
+}
+
+// seenNone fails the test for each of leaks out holds, and each of wants
+// it does not.
+func seenNone(t *testing.T, out string, leaks, wants []string) {
+	t.Helper()
+	for _, leak := range leaks {
+		if strings.Contains(out, leak) {
+			t.Errorf("%q reached the command:\n%s", leak, out)
+		}
+	}
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -292,16 +299,7 @@ git config --global user.name
 ~/bin/tool.sh
 cat in.txt; echo made > out.txt && cat out.txt
 cat ~/notes.txt`))
-			for _, leak := range []string{"CANARY-OTHER-ENV", "plain file in home"} {
-				if strings.Contains(r.Text, leak) {
-					t.Errorf("%q reached the command:\n%s", leak, r.Text)
-				}
-			}
-			for _, want := range []string{"Kept Name", "tool-ran", "project-file", "made", "Permission denied"} {
-				if !strings.Contains(r.Text, want) {
-					t.Errorf("missing %q:\n%s", want, r.Text)
-				}
-			}
+			seenNone(t, r.Text, []string{"CANARY-OTHER-ENV", "plain file in home"}, []string{"Kept Name", "tool-ran", "project-file", "made", "Permission denied"})
 			if rep := tb.sandbox.report("auto"); !strings.Contains(rep, "reads: everywhere but the home folder") {
 				t.Errorf("sandbox check:\n%s", rep)
 			}
