@@ -205,6 +205,14 @@ func restrictThreadWith(pol sandboxPolicy, ruleset int) error {
 	return seccompRestrict(pol)
 }
 
+// landlockKnownDir and landlockKnownFile, or'ed into the rights given to
+// landlockRuleset's add, say what the path is as a folder listing found
+// it, so add need not stat it; no Landlock right uses these bits.
+const (
+	landlockKnownDir  = 1 << 62
+	landlockKnownFile = 1 << 63
+)
+
 // readAllBut allows reading everywhere but home, and in home only keep:
 // folder listings everywhere (names, not contents: a rule on /), and read
 // rights on every entry of each folder on the way down to home but the
@@ -228,13 +236,19 @@ func readAllBut(home string, keep []string, read, handled uint64, add func(strin
 				continue
 			}
 			p := filepath.Join(cur, e.Name())
-			if e.Type()&os.ModeSymlink != 0 {
+			r := read
+			switch {
+			case e.Type()&os.ModeSymlink != 0:
 				t, err := filepath.EvalSymlinks(p)
 				if err != nil || within(t, home) || within(home, t) {
 					continue
 				}
+			case e.IsDir():
+				r |= landlockKnownDir // the listing says so: no stat of a mount there (a hung NFS one)
+			case e.Type().IsRegular():
+				r |= landlockKnownFile
 			}
-			if err := add(p, read); err != nil {
+			if err := add(p, r); err != nil {
 				return err
 			}
 		}
@@ -379,12 +393,19 @@ func landlockRuleset(pol sandboxPolicy) (int, error) {
 			return nil // gone since the policy was made: nothing to allow
 		}
 		defer unix.Close(pfd)
-		var st unix.Stat_t
-		if err := unix.Fstat(pfd, &st); err != nil {
-			return fmt.Errorf("reading %s: %v", path, err)
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			rights &= fileRights // a file takes only file rights
+		switch {
+		case rights&landlockKnownDir != 0:
+			rights &^= landlockKnownDir
+		case rights&landlockKnownFile != 0:
+			rights = rights &^ landlockKnownFile & fileRights
+		default:
+			var st unix.Stat_t
+			if err := unix.Fstat(pfd, &st); err != nil {
+				return fmt.Errorf("reading %s: %v", path, err)
+			}
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				rights &= fileRights // a file takes only file rights
+			}
 		}
 		rule := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(pfd)}
 		if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
