@@ -1,0 +1,98 @@
+package main
+
+// The project's agent and editor configuration at its root (hardline.json
+// paths.agent_config's **/NAME patterns): what of it is read-only to
+// commands (policyParts.Agent), and a denial that names it.
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// agentConfigRoots is the project's agent and editor configuration at its
+// root: each **/NAME pattern of hardline.json paths.agent_config (.vscode,
+// .claude, .mcp.json, .envrc, …) in the project folder.
+func agentConfigRoots(root, gitDir string, isGit bool) []string {
+	var index []byte
+	if isGit {
+		index, _ = os.ReadFile(filepath.Join(gitDir, "index"))
+	}
+	var out []string
+	for _, pat := range agentConfigPatterns() {
+		name, ok := strings.CutPrefix(pat, "**/")
+		if !ok || name == "" || strings.ContainsAny(name, "*?[/") {
+			continue
+		}
+		p := filepath.Join(root, name)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() && !fi.Mode().IsRegular() {
+			continue
+		}
+		if gitTracks(index, name) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return uniq(out)
+}
+
+// gitTracks says whether the git index (its bytes) names name or a file
+// under it: its paths are stored whole (index versions 2 and 3), each
+// ending in a NUL. A match elsewhere (sub/.vscode/x) also counts: git
+// writes there too. Version 4 compresses paths, and a name it hides reads
+// as untracked: protected, as before.
+func gitTracks(index []byte, name string) bool {
+	if len(index) == 0 {
+		return false
+	}
+	return bytes.Contains(index, []byte(name+"/")) || bytes.Contains(index, []byte(name+"\x00"))
+}
+
+// agentConfigPatterns is hardline.json paths.agent_config's patterns,
+// read alone: the world's plan needs them when it starts (in the
+// background of every -p), and the whole floor's parse and compile, which
+// a session that never runs a command never needs, is not paid for them.
+func agentConfigPatterns() []string {
+	agentPatsOnce.Do(func() { agentPats = readAgentConfigPatterns() })
+	return agentPats
+}
+
+var (
+	agentPatsOnce sync.Once // a plain Once: sync.OnceValue allocates at init (TestStartupDoesNoWork)
+	agentPats     []string
+)
+
+func readAgentConfigPatterns() []string {
+	var h struct {
+		Paths struct {
+			AgentConfig struct {
+				Patterns []string `json:"patterns"`
+			} `json:"agent_config"`
+		} `json:"paths"`
+	}
+	data, err := fs.ReadFile(harnessFS, "harness/permission/hardline.json")
+	if err == nil {
+		err = decodeHarnessFile("harness/permission/hardline.json", data, &h, false)
+	}
+	if err != nil {
+		return nil
+	}
+	return h.Paths.AgentConfig.Patterns
+}
+
+// agentNamed says whether a denial line names one of the project's agent
+// configuration roots (as a command in the project spells it: .vscode/x).
+func agentNamed(what string, agent []string) bool {
+	for _, a := range agent {
+		b := filepath.Base(a)
+		if i := strings.Index(what, b); i >= 0 && (i == 0 || strings.ContainsRune(" /'\"`:", rune(what[i-1]))) {
+			if j := i + len(b); j == len(what) || strings.ContainsRune(" /'\"`:", rune(what[j])) {
+				return true
+			}
+		}
+	}
+	return false
+}
