@@ -521,7 +521,7 @@ func (p *permissions) decideLineAt(t *toolSpec, line string, depth int) decision
 	cmds, info, err := parseShellDirs(line, env)
 	if err == nil {
 		cmds = h.withWrittenScripts(cmds, env) // permission_heredoc.go
-		cmds = loopVariants(line, cmds, env)   // for f in a b: $f is a, then b (permission_floor_rules.go)
+		cmds = h.loopVariants(line, cmds, env) // for f in a b: $f is a, then b (permission_floor_rules.go)
 	}
 	if d, ok := p.boundaryRefuses(line, cmds, err); ok {
 		return d // fork loops, disk fills: refused in every mode (permission_boundary.go)

@@ -258,7 +258,7 @@ func (h *hardlineSpec) judge(line string, cmds []shellCmd, err error, env shellE
 	if err != nil {
 		return nil
 	}
-	cmds = loopVariants(line, cmds, env)
+	cmds = h.loopVariants(line, cmds, env)
 	if hit := h.checkCommands(cmds, env, false); hit != nil {
 		return hit
 	}
@@ -297,11 +297,11 @@ func definesFunction(cmds []shellCmd) bool {
 // known when the line is read (for f in build dist; do rm -rf "$f";
 // done) once for each word, so the floor reads what the loop runs — rm
 // -rf build, rm -rf dist — and not a name known only at run time (which
-// it tries as / and refuses). A loop of more than maxLoopValues words,
-// nested loops past maxLoopVariants commands, and what comes after
-// maxLineVariants commands spelled so in one line, stay unknown.
-func loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
-	const maxLoopValues, maxLoopVariants, maxLineVariants = 32, 64, 256
+// it tries as / and refuses). Its bounds are hardline.json
+// third_look.loops: past them a command stays unknown.
+func (h *hardlineSpec) loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
+	lp := &h.Third.Loops
+	maxLoopValues, maxLoopVariants, maxLineVariants := lp.MaxValues, lp.MaxVariants, lp.MaxLine
 	var out []shellCmd
 	spelled := 0 // commands spelled again in the whole line: a bound on the parses
 	for _, c := range cmds {
@@ -314,7 +314,7 @@ func loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
 		}
 		variants := []shellCmd{c}
 		for _, l := range c.loops {
-			if len(l.values) > maxLoopValues || !loopVarFixed(line, cmds, l) {
+			if len(l.values) > maxLoopValues || !h.loopVarFixed(line, cmds, l) {
 				continue
 			}
 			var next []shellCmd
@@ -341,27 +341,15 @@ func loopVariants(line string, cmds []shellCmd, env shellEnv) []shellCmd {
 	return out
 }
 
-// varWriters are the commands that can set a variable of the shell
-// without NAME= in the line's words (read d, printf -v d, declare d=/,
-// eval "d=/", a sourced file, a function the line calls).
-// (A switch, not a map: nothing is made at start-up, TestStartupDoesNoWork.)
-func varWriter(name string) bool {
-	switch name {
-	case "read", "mapfile", "readarray", "printf", "declare", "typeset", "local", "export", "readonly", "let", "getopts", "unset", "eval", "source", ".":
-		return true
-	}
-	return false
-}
-
 // loopVarFixed says whether a loop's variable holds only its words in
-// the line: nothing else in it can set the name (an assignment, +=, :=,
-// a command that sets variables, a function of the line's own, another
-// loop over the same name), and no word of the list splits or expands
-// when used unquoted (for d in "build /"; rm -rf $d runs rm -rf build /).
-// Where it is not, the variable stays unknown, as before.
-func loopVarFixed(line string, cmds []shellCmd, l loopVar) bool {
+// the line (hardline.json third_look.loops): nothing else in it can set
+// the name, and no word of the list splits or expands when used unquoted
+// (for d in "build /"; rm -rf $d runs rm -rf build /). Where it is not,
+// the variable stays unknown, as before.
+func (h *hardlineSpec) loopVarFixed(line string, cmds []shellCmd, l loopVar) bool {
+	lp := &h.Third.Loops
 	for _, v := range l.values {
-		if v == "" || strings.ContainsAny(v, " \t\n*?[") {
+		if v == "" || strings.ContainsAny(v, lp.Splits) {
 			return false
 		}
 	}
@@ -374,7 +362,7 @@ func loopVarFixed(line string, cmds []shellCmd, l loopVar) bool {
 		}
 	}
 	for _, c := range cmds {
-		if c.Defines != "" || c.fn != "" || len(c.Words) > 0 && varWriter(c.Words[0]) {
+		if c.Defines != "" || c.fn != "" || len(c.Words) > 0 && slices.Contains(lp.Setters, c.Words[0]) {
 			return false
 		}
 	}

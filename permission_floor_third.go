@@ -16,6 +16,14 @@ type thirdLookSpec struct {
 		About string `json:"about"`
 		Words string `json:"words"`
 	} `json:"alias_words"`
+	Loops struct {
+		About       string   `json:"about"`
+		MaxValues   int      `json:"max_values"`
+		MaxVariants int      `json:"max_variants"`
+		MaxLine     int      `json:"max_line"`
+		Setters     []string `json:"setters"`
+		Splits      string   `json:"splits"`
+	} `json:"loops"`
 	Fd struct {
 		About        string   `json:"about"`
 		Names        []string `json:"names"`

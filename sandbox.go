@@ -70,6 +70,8 @@ type sandboxSpec struct {
 		Keep      []string `json:"keep"`
 		Missing   []string `json:"missing"`    // a failed command's line saying a path is not there (lower case)
 		BinParent []string `json:"bin_parent"` // a PATH bin folder's parent holding one of these is kept whole
+		BinLinks  int      `json:"bin_links"`  // entries of a PATH folder read for links leading elsewhere
+		GitKeys   []string `json:"git_keys"`   // keys of the global git config whose values name files git reads
 	} `json:"home"`
 	Env struct {
 		DropSubstrings []string `json:"drop_substrings"`

@@ -111,16 +111,15 @@ func holdsAny(dir string, names []string) bool {
 
 // binLinks is, for each link in folder bin that leads elsewhere in the
 // home folder (outside kept), the folder holding what it leads to — the
-// file itself where that folder is the home folder. At most binLinksMax
+// file itself where that folder is the home folder. At most home.bin_links
 // entries are read: a PATH folder is not a tree to walk.
 func binLinks(bin, home, kept string) []string {
-	const binLinksMax = 512
 	f, err := os.Open(bin)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	ents, _ := f.ReadDir(binLinksMax)
+	ents, _ := f.ReadDir(max(theSandboxSpec().Home.BinLinks, 1))
 	var out []string
 	for _, e := range ents {
 		if e.Type()&os.ModeSymlink == 0 {
@@ -139,15 +138,19 @@ func binLinks(bin, home, kept string) []string {
 }
 
 // gitConfigNames is the paths of the home folder the person's global git
-// config names for git to read: include and includeIf paths, excludes
-// and attributes files, commit templates, a hooks folder (key = value
-// lines of ~/.gitconfig and $XDG_CONFIG_HOME/git/config, ~/ expanded).
+// config names for git to read: the values of sandbox.json home.git_keys
+// (include and includeIf paths, excludes and attributes files, commit
+// templates, a hooks folder) in the key = value lines of ~/.gitconfig
+// and $XDG_CONFIG_HOME/git/config, ~/ expanded.
 func gitConfigNames(home string, getenv func(string) string) []string {
 	files := []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config")}
 	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
 		files = append(files, filepath.Join(x, "git", "config"))
 	}
-	keys := map[string]bool{"path": true, "excludesfile": true, "attributesfile": true, "template": true, "hookspath": true}
+	keys := map[string]bool{}
+	for _, k := range theSandboxSpec().Home.GitKeys {
+		keys[k] = true
+	}
 	var out []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)

@@ -1271,7 +1271,7 @@ func forwardProxy(port int, sock string, who func(net.Conn) (uint64, bool)) {
 // command in plan mode is narrowed by Landlock, per command).
 func worldPlanFor(s *sandbox, session string) worldPlan {
 	sp := theSandboxSpec()
-	parts := s.policyFor("auto", os.Getenv, homeDir())
+	parts := s.partsCached("auto") // what the session's first command reads too: worked out once
 	plan := worldPlan{Session: session, Net: parts.Network != "on", NProc: sp.Limits.Processes, FSize: sp.Limits.FileBytes, OOMAdj: sp.Limits.OOMScoreAdj, Tmpfs: sp.Limits.TmpfsBytes, Version: version}
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	for _, p := range parts.Write {

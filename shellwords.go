@@ -464,6 +464,9 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 				if h == word {
 					cur.discard = true
 					p.loopDepth = len(*stack)
+					if word != "for" {
+						p.loopDepth = -1 // select: its variable is what the person picks, or nothing
+					}
 				}
 			}
 			return nil
@@ -582,7 +585,7 @@ func (p *shParser) finish(cur *cmdBuilder) error {
 // the body's commands are read with each of them for $NAME. Any other
 // header leaves $NAME unknown, as before.
 func (p *shParser) loopHeader(words []sword) {
-	if len(words) < 3 || words[1].s != "in" || !isShellName(words[0].s) {
+	if p.loopDepth < 0 || len(words) < 3 || words[1].s != "in" || !isShellName(words[0].s) {
 		return
 	}
 	var vals []string
