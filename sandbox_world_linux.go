@@ -1280,7 +1280,7 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 		}
 	}
 	for _, c := range parts.Caches {
-		if exists(c) && !underAny(evalExisting(c), []string{"/tmp", "/var/tmp"}) {
+		if exists(c) && !underAnyRoot(evalExisting(c), []string{"/tmp", "/var/tmp"}) {
 			plan.Overlay = append(plan.Overlay, evalExisting(c))
 		}
 	}
@@ -1318,7 +1318,7 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 	// lembas's session folder is there — other sessions' temp files, git
 	// layers, proxy sockets — and the world has a /tmp of its own. Emptied,
 	// unless it holds the project or a writable root.
-	if t := evalExisting(os.TempDir()); !underAny(t, []string{"/tmp", "/var/tmp"}) && t != "/" && t != evalExisting(homeDir()) && !underAny(t, plan.Write) {
+	if t := evalExisting(os.TempDir()); !underAnyRoot(t, []string{"/tmp", "/var/tmp"}) && t != "/" && t != evalExisting(homeDir()) && !underAnyRoot(t, plan.Write) {
 		holds := false
 		for _, w := range plan.Write {
 			holds = holds || within(t, w)
@@ -1333,14 +1333,4 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 		plan.Proxy = sp.Proxy.Port
 	}
 	return plan
-}
-
-// underAny says whether p is one of roots or inside one.
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if within(r, p) {
-			return true
-		}
-	}
-	return false
 }
