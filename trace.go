@@ -75,7 +75,14 @@ func traceEnd() {
 	}
 	tracef("end:%s heap_sys=%dKB heap_inuse=%dKB stack_sys=%dKB sys=%dKB gc=%d", status,
 		m.HeapSys>>10, m.HeapInuse>>10, m.StackSys>>10, m.Sys>>10, m.NumGC)
+	if traceAtEnd != nil {
+		traceAtEnd()
+	}
 }
+
+// traceAtEnd, when set (trace_memprof.go, built with -tags memprof), runs
+// after the end mark: a heap profile of the run.
+var traceAtEnd func()
 
 // traceRSS is the resident set now and the part of it that is file
 // pages (the binary's own, mostly), in KB (0 where /proc has no statm).
