@@ -17,24 +17,28 @@ import (
 // root: each **/NAME pattern of hardline.json paths.agent_config (.vscode,
 // .claude, .mcp.json, .envrc, …) in the project folder.
 func agentConfigRoots(root, gitDir string, isGit bool) []string {
-	var index []byte
-	if isGit {
-		index, _ = os.ReadFile(filepath.Join(gitDir, "index"))
-	}
-	var out []string
+	var found []string
 	for _, pat := range agentConfigPatterns() {
 		name, ok := strings.CutPrefix(pat, "**/")
 		if !ok || name == "" || strings.ContainsAny(name, "*?[/") {
 			continue
 		}
 		p := filepath.Join(root, name)
-		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() && !fi.Mode().IsRegular() {
-			continue
+		if fi, err := os.Lstat(p); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+			found = append(found, p)
 		}
-		if gitTracks(index, name) {
-			continue
+	}
+	if len(found) == 0 || !isGit {
+		return uniq(found)
+	}
+	// The index is read only when there is something to ask it: the
+	// policy is worked out again whenever the git folder changes.
+	index, _ := os.ReadFile(filepath.Join(gitDir, "index"))
+	var out []string
+	for _, p := range found {
+		if !gitTracks(index, filepath.Base(p)) {
+			out = append(out, p)
 		}
-		out = append(out, p)
 	}
 	return uniq(out)
 }
