@@ -51,6 +51,7 @@ type sandboxSpec struct {
 	Network  string   `json:"network"` // on, off, proxy
 	Required bool     `json:"required"`
 	Caches   []string `json:"caches"`
+	Overlays []string `json:"overlays"` // caches too, but not writable roots to the floor
 	Temp     []string `json:"temp"`
 	Devices  []string `json:"devices"`
 	// WorldDev is the world's own /dev: the host's device files it binds
@@ -83,6 +84,9 @@ type sandboxSpec struct {
 	} `json:"env"`
 	CacheEnv     map[string]string   `json:"cache_env"`
 	CacheDefault map[string][]string `json:"cache_default"`
+	// CacheEnvKept: cache_env variables left as they are without a world
+	// where their folder exists (read-only, still read).
+	CacheEnvKept []string `json:"cache_env_kept"`
 	Limits       struct {
 		Processes uint64 `json:"processes"`
 		FileBytes uint64 `json:"file_bytes"`
@@ -366,7 +370,7 @@ func gitDirs(root string) (gitDir, common string, ok bool) {
 type policyParts struct {
 	Write   []string `json:"write"`           // written for real: the project, its git folders, config's writable
 	Temp    []string `json:"temp"`            // the temp folders (private to the session in the world)
-	Caches  []string `json:"caches"`          // build caches: copy-on-write in the world, read-only without one
+	Caches  []string `json:"caches"`          // build caches (sandbox.json caches and overlays): copy-on-write in the world, read-only without one
 	Devices []string `json:"devices"`         // written and ioctl'd
 	Protect []string `json:"protect"`         // git's code-running files: read-only
 	Later   []string `json:"later,omitempty"` // protect's patterns (a * in them): a match made by a command is taken away
@@ -409,7 +413,7 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 			p.Temp = append(p.Temp, r)
 		}
 	}
-	for _, e := range sp.Caches {
+	for _, e := range append(sp.Caches[:len(sp.Caches):len(sp.Caches)], sp.Overlays...) {
 		if r, ok := expandRoot(e, getenv, home); ok && !underAnyRoot(r, p.Write) {
 			p.Caches = append(p.Caches, r)
 		}

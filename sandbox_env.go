@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -185,8 +186,9 @@ func (s *sandbox) sandboxEnv(env []string, r *sandboxRun) []string {
 			}
 		}
 	} else if dir, err := s.sessionDir(); err == nil {
-		for k, sub := range theSandboxSpec().CacheEnv {
-			if !s.cacheWritable(k) {
+		sp := theSandboxSpec()
+		for k, sub := range sp.CacheEnv {
+			if !s.cacheWritable(k) && (!slices.Contains(sp.CacheEnvKept, k) || cacheMissing(k, env)) {
 				set[k] = filepath.Join(dir, "cache", sub)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,5 +58,44 @@ func TestSessionDirSwept(t *testing.T) {
 		if pathExists(p) != want {
 			t.Errorf("%s: kept %v, want %v", filepath.Base(p), pathExists(p), want)
 		}
+	}
+}
+
+// TestCacheEnvWithoutWorld: without a world the caches are read-only and
+// the tools write theirs in the session, but the module cache Go already
+// has stays as it is — a build whose modules were all fetched before reads
+// them there, and needs no network; where it does not exist yet, it is the
+// session's too.
+func TestCacheEnvWithoutWorld(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("GOPATH", "")
+	t.Setenv("TMPDIR", t.TempDir())
+	sb := newSandbox(sandboxConfig{}, t.TempDir())
+	defer sb.close()
+	env := []string{"PATH=/bin", "GOCACHE=", "GOMODCACHE="}
+	get := func(env []string, k string) (string, bool) {
+		for _, kv := range env {
+			if n, v, _ := strings.Cut(kv, "="); n == k {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	dir, err := sb.sessionDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sb.sandboxEnv(env, &sandboxRun{sb: sb})
+	if v, _ := get(out, "GOMODCACHE"); !strings.HasPrefix(v, dir) {
+		t.Errorf("no ~/go/pkg/mod: GOMODCACHE=%q, want a folder of the session %s", v, dir)
+	}
+	os.MkdirAll(filepath.Join(home, "go", "pkg", "mod"), 0o755)
+	out = sb.sandboxEnv(env, &sandboxRun{sb: sb})
+	if v, ok := get(out, "GOMODCACHE"); ok && v != "" {
+		t.Errorf("~/go/pkg/mod exists: GOMODCACHE=%q, want it left to Go", v)
+	}
+	if v, _ := get(out, "GOCACHE"); !strings.HasPrefix(v, dir) {
+		t.Errorf("GOCACHE=%q, want a folder of the session %s", v, dir)
 	}
 }

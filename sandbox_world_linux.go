@@ -1284,7 +1284,7 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 			plan.Overlay = append(plan.Overlay, evalExisting(c))
 		}
 	}
-	plan.Overlay = uniq(plan.Overlay)
+	plan.Overlay = outermost(uniq(plan.Overlay))
 	for _, p := range parts.Protect {
 		if exists(p) {
 			plan.Protect = append(plan.Protect, p)
@@ -1333,4 +1333,21 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 		plan.Proxy = sp.Proxy.Port
 	}
 	return plan
+}
+
+// outermost drops each path inside another of paths: one overlay over
+// ~/.cache already holds ~/.cache/go-build's writes (an overlay on an
+// overlay would stack their layers for nothing).
+func outermost(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		inner := false
+		for _, q := range paths {
+			inner = inner || q != p && within(q, p)
+		}
+		if !inner {
+			out = append(out, p)
+		}
+	}
+	return out
 }

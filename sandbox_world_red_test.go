@@ -577,13 +577,18 @@ func TestWorldCacheMissing(t *testing.T) {
 	t.Setenv("GOCACHE", "")
 	t.Setenv("npm_config_cache", "")
 	t.Setenv("PIP_CACHE_DIR", "")
+	t.Setenv("GOMODCACHE", "")
+	t.Setenv("GOPATH", "")
+	t.Setenv("XDG_CACHE_HOME", "")
 	tb, _, _, _ := worldFixture(t, sandboxConfig{})
-	line := `d=$(go env GOCACHE) && mkdir -p "$d" && touch "$d/probe" && echo go-cache-writable`
+	// A first go get, with no ~/go yet: its module cache is made in the
+	// session, not refused ("could not create module cache").
+	line := `d=$(go env GOCACHE) && mkdir -p "$d" && touch "$d/probe" && echo go-cache-writable; d=$(go env GOMODCACHE) && mkdir -p "$d/cache" && touch "$d/cache/probe" && echo go-mod-writable; d=$(go env GOPATH) && mkdir -p "$d/pkg/sumdb" && touch "$d/pkg/sumdb/probe" && echo go-path-writable; d=${XDG_CACHE_HOME:-$HOME/.cache}/some-tool && mkdir -p "$d" && touch "$d/probe" && echo xdg-writable`
 	if _, err := exec.LookPath("npm"); err == nil {
 		line += `; d=$(npm config get cache) && mkdir -p "$d" && touch "$d/probe" && echo npm-cache-writable`
 	}
 	r := sandboxBash(t, tb, "auto", line)
-	if !strings.Contains(r.Text, "go-cache-writable") || strings.Contains(line, "npm") && !strings.Contains(r.Text, "npm-cache-writable") {
+	if !strings.Contains(r.Text, "go-cache-writable") || !strings.Contains(r.Text, "go-mod-writable") || !strings.Contains(r.Text, "go-path-writable") || !strings.Contains(r.Text, "xdg-writable") || strings.Contains(line, "npm") && !strings.Contains(r.Text, "npm-cache-writable") {
 		t.Errorf("a first build has no cache to write:\n%s", r.Text)
 	}
 }

@@ -290,8 +290,20 @@ func TestWorldCaches(t *testing.T) {
 	cache := filepath.Join(home, "go", "pkg", "mod")
 	os.MkdirAll(cache, 0o755)
 	os.WriteFile(filepath.Join(cache, "mod.txt"), []byte("cached"), 0o644)
+	// Go's checksum database cache beside it: a go get of a new module
+	// writes there (sumdb/<host>/latest), outside GOMODCACHE.
+	sumdb := filepath.Join(home, "go", "pkg", "sumdb", "sum.golang.org")
+	os.MkdirAll(sumdb, 0o755)
+	os.WriteFile(filepath.Join(sumdb, "latest"), []byte("tree 1"), 0o644)
+	// Any tool's cache in ~/.cache (uv's, pre-commit's, …) is written
+	// in the session's layer; a token kept there stays masked.
+	for p, body := range map[string]string{".cache/uv/index": "uv-index", ".cache/huggingface/token": "CANARY-HF"} {
+		os.MkdirAll(filepath.Join(home, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(home, p), []byte(body), 0o600)
+	}
 	t.Setenv("HOME", home)
 	t.Setenv("GOMODCACHE", "")
+	t.Setenv("XDG_CACHE_HOME", "")
 	tb := sandboxToolbox(t, proj, sandboxConfig{})
 	if tb.sandbox.theWorld() == nil {
 		t.Skipf("no world: %v", tb.sandbox.worldErr)
@@ -305,6 +317,23 @@ func TestWorldCaches(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cache, "new.txt")); err == nil {
 		t.Error("a file was added to the person's cache")
+	}
+	r = sandboxBash(t, tb, "auto", "echo tree-2 > ~/go/pkg/sumdb/sum.golang.org/latest && cat ~/go/pkg/sumdb/sum.golang.org/latest")
+	if r.IsError || !strings.Contains(r.Text, "tree-2") {
+		t.Errorf("go's checksum database cache is not writable in the world: %s", r.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(sumdb, "latest")); string(b) != "tree 1" {
+		t.Errorf("the person's checksum database cache was written: %q", b)
+	}
+	r = sandboxBash(t, tb, "auto", "cat ~/.cache/uv/index && echo more >> ~/.cache/uv/index && mkdir -p ~/.cache/pre-commit && echo repo > ~/.cache/pre-commit/db && cat ~/.cache/pre-commit/db; cat ~/.cache/huggingface/token")
+	if !strings.Contains(r.Text, "uv-index") || !strings.Contains(r.Text, "repo") || strings.Contains(r.Text, "CANARY-HF") {
+		t.Errorf("~/.cache in the world: writable in the session's layer, its token masked: %s", r.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".cache/uv/index")); string(b) != "uv-index" {
+		t.Errorf("the person's ~/.cache was written: %q", b)
+	}
+	if pathExists(filepath.Join(home, ".cache/pre-commit")) {
+		t.Error("a folder was made in the person's ~/.cache")
 	}
 }
 
