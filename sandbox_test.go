@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -640,5 +641,21 @@ func TestSandboxPlanReadOnlyUnderTmp(t *testing.T) {
 	}
 	if r := sandboxBash(t, tb, "auto", "echo x > q.txt"); r.IsError {
 		t.Errorf("auto mode cannot write the project under /tmp: %q", r.Text)
+	}
+}
+
+// TestSandboxPoliciesAlternate: one session's commands alternate between
+// modes in the same world, and each runs under its own policy (the world's
+// connection numbers each policy once, and reuses the last one's number
+// only for the same policy).
+func TestSandboxPoliciesAlternate(t *testing.T) {
+	_, proj, _ := sandboxFixture(t)
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	for i, mode := range []string{"auto", "plan", "plan", "auto", "auto", "plan"} {
+		name := filepath.Join(proj, "alt"+strconv.Itoa(i)+".txt")
+		sandboxBash(t, tb, mode, "echo x > alt"+strconv.Itoa(i)+".txt")
+		if wrote := pathExists(name); wrote != (mode == "auto") {
+			t.Errorf("command %d in %s mode: wrote the project %v", i, mode, wrote)
+		}
 	}
 }

@@ -40,6 +40,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -221,7 +222,12 @@ type worldConn struct {
 	sendMu sync.Mutex
 	waits  map[uint64]*worldProc // under world.mu
 	pols   map[string]string     // a policy's JSON → its number on this connection, under sendMu
-	gone   chan struct{}         // closed when its reader ends
+	// last and lastKey: the policy sent last and its number, under sendMu;
+	// the next command's is nearly always the same, and comparing it
+	// costs far less than the JSON that finds its number.
+	last    *sandboxPolicy
+	lastKey string
+	gone    chan struct{} // closed when its reader ends
 	// stopped: killed by the disk's watch (under world.mu); the commands
 	// still waiting end as killed, not as a world that failed.
 	stopped bool
@@ -472,15 +478,23 @@ func (c *worldConn) send(m worldMsg, fds []int) error {
 	var js []byte
 	var err error
 	if m.Op == runFrameOp && m.Policy != nil {
-		pj, _ := json.Marshal(m.Policy)
-		key, seen := c.pols[string(pj)]
-		if !seen {
-			key = strconv.Itoa(len(c.pols) + 1)
-			c.pols[string(pj)] = key
+		var pj []byte
+		if c.last != nil && samePolicy(*c.last, *m.Policy) {
+			m.Key = c.lastKey
 		} else {
-			pj = nil
+			pj, _ = json.Marshal(m.Policy)
+			key, seen := c.pols[string(pj)]
+			if !seen {
+				key = strconv.Itoa(len(c.pols) + 1)
+				c.pols[string(pj)] = key
+			} else {
+				pj = nil
+			}
+			m.Key = key
+			p := *m.Policy // its own slices: the caller's may be reused
+			p.Write, p.Devices, p.Protect, p.Families, p.Keep = slices.Clone(p.Write), slices.Clone(p.Devices), slices.Clone(p.Protect), slices.Clone(p.Families), slices.Clone(p.Keep)
+			c.last, c.lastKey = &p, key
 		}
-		m.Key = key
 		js = encodeRun(m, pj)
 	} else if js, err = json.Marshal(m); err != nil {
 		return err
@@ -1350,4 +1364,12 @@ func outermost(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// samePolicy says whether a and b marshal alike (Exe is not sent).
+func samePolicy(a, b sandboxPolicy) bool {
+	return a.Network == b.Network && a.Signals == b.Signals && a.NS == b.NS && a.NoUnix == b.NoUnix &&
+		a.NoMeta == b.NoMeta && a.ABI == b.ABI && a.Home == b.Home &&
+		slices.Equal(a.Write, b.Write) && slices.Equal(a.Devices, b.Devices) && slices.Equal(a.Protect, b.Protect) &&
+		slices.Equal(a.Families, b.Families) && slices.Equal(a.Keep, b.Keep)
 }
