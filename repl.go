@@ -83,6 +83,11 @@ type repl struct {
 	inputEnd  bool        // the plain input has ended: a card gets no line, ever
 	asking    bool        // a question is the prompt: progress does not take its place
 	after     []string    // commands typed during a turn, run when it ends
+	// stopping: Ctrl-C has cancelled the running turn (under mu); a line
+	// typed from then until it ends is no steer of the turn going away but
+	// the person's next line, kept in afterStop and handled once it ends.
+	stopping  bool
+	afterStop []string
 	quiet     map[string]bool
 	size      func() int // the terminal's width now (nil: fixed)
 
@@ -434,7 +439,7 @@ loop:
 		}
 	}
 	r.mu.Lock()
-	r.running, r.cancel = false, nil
+	r.running, r.cancel, r.stopping = false, nil, false
 	r.updatePromptLocked()
 	r.mu.Unlock()
 	if eof {
@@ -444,8 +449,10 @@ loop:
 	ans := r.link.endTurn(tid, out)
 	if out.StopReason == "cancelled" || ctx.Err() != nil {
 		r.dropQueued(out.Unsent)
+		r.after, r.afterStop = append(r.after, r.afterStop...), nil // typed after Ctrl-C: the next lines
 		return ans
 	}
+	r.after, r.afterStop = append(r.after, r.afterStop...), nil
 	if len(out.Unsent) > 0 && !r.quitting() {
 		var keep []string
 		r.mu.Lock()
@@ -558,6 +565,14 @@ func (r *repl) typedDuringTurn(line string) {
 	if strings.TrimSpace(line) == "" {
 		return
 	}
+	r.mu.Lock()
+	stopping := r.stopping
+	r.mu.Unlock()
+	if stopping {
+		r.afterStop = append(r.afterStop, line)
+		r.say("notice", r.text("after_stop", "text", line))
+		return
+	}
 	if name, _, ok := splitCommand(line); ok && r.isCommand(name) {
 		r.after = append(r.after, line)
 		r.say("notice", r.text("after_turn", "text", line))
@@ -617,6 +632,9 @@ func (r *repl) ctrlC(lineEmpty bool) (clear bool) {
 		cancel()
 		r.quit()
 	case running:
+		r.mu.Lock()
+		r.stopping = true
+		r.mu.Unlock()
 		cancel()
 		r.say("notice", r.text("cancelling"))
 	case lineEmpty:

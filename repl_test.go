@@ -362,6 +362,26 @@ func TestReplCancelMidStream(t *testing.T) {
 	}
 }
 
+// TestReplLineAfterCtrlC: a line typed after Ctrl-C, before the cancelled
+// turn has wound down, is the person's next prompt — not a steer message
+// of the turn going away, dropped with it.
+func TestReplLineAfterCtrlC(t *testing.T) {
+	fm := newFakeModel(t)
+	started, _ := stallingModel(t, fm, "Thinking about it ", fakeReply{})
+	h := startRepl(t, fm, "manual", false, yes())
+	h.typ("a long one")
+	<-started
+	h.expect("Thinking about it")
+	fm.push(textReply("Still here."))
+	h.key("\x03")
+	h.typ("are you there")
+	h.expect("Still here.")
+	h.exit()
+	if strings.Contains(h.out.String(), "not sent") {
+		t.Errorf("the line typed after Ctrl-C was dropped with the turn:\n%s", h.out.String())
+	}
+}
+
 func TestReplCtrlCAtEmptyPromptQuits(t *testing.T) {
 	fm := newFakeModel(t)
 	h := startRepl(t, fm, "manual", true, yes())
