@@ -61,9 +61,10 @@ type sandboxSpec struct {
 		Bind  []string          `json:"bind"`
 		Links map[string]string `json:"links"`
 	} `json:"world_dev"`
-	Protect []string `json:"protect"`
-	Pin     []string `json:"pin"`
-	Mask    []string `json:"mask"`
+	Protect   []string `json:"protect"`
+	Pin       []string `json:"pin"`
+	Mask      []string `json:"mask"`
+	MaskShown []string `json:"mask_shown"` // files a masked folder still shows (public keys)
 	// Home is what of the home folder the world shows besides the writable
 	// roots and the caches: keep, and config's sandbox.readable.
 	Home struct {

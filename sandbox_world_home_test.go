@@ -341,3 +341,47 @@ func TestHomeNamedThroughLink(t *testing.T) {
 		t.Errorf("homeNamed = %v", got)
 	}
 }
+
+// TestWorldPublicKeysShown: the emptied ~/.ssh still shows the public
+// keys, read-only (ssh-keygen -lf ~/.ssh/id_ed25519.pub is ordinary work);
+// the private key, the config and a .pub that is a link to the private key
+// stay out of view.
+func TestWorldPublicKeysShown(t *testing.T) {
+	_, proj, _ := sandboxFixture(t)
+	home := filepath.Join(filepath.Dir(proj), "home")
+	ssh := filepath.Join(home, ".ssh")
+	os.MkdirAll(ssh, 0o700)
+	for name, body := range map[string]string{"id_ed25519": "CANARY-PRIVATE", "id_ed25519.pub": "ssh-ed25519 AAAA-PUBLIC me@host", "config": "Host CANARY-CONFIG"} {
+		if err := os.WriteFile(filepath.Join(ssh, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Symlink("id_ed25519", filepath.Join(ssh, "evil.pub"))
+	t.Setenv("HOME", home)
+	// The home hidden (the default) and in view (sandbox.readable: [~]).
+	for _, cfg := range []sandboxConfig{{}, {Readable: []string{"~"}}} {
+		testPublicKeysShown(t, proj, ssh, cfg)
+	}
+}
+
+func testPublicKeysShown(t *testing.T, proj, ssh string, cfg sandboxConfig) {
+	tb := sandboxToolbox(t, proj, cfg)
+	if tb.sandbox.theWorld() == nil {
+		t.Skipf("no world: %v", tb.sandbox.worldErr)
+	}
+	r := sandboxBash(t, tb, "auto", "cat ~/.ssh/id_ed25519.pub; ls -A ~/.ssh; cat ~/.ssh/id_ed25519 ~/.ssh/config ~/.ssh/evil.pub; echo x > ~/.ssh/id_ed25519.pub; echo y > ~/.ssh/new; echo end")
+	if !strings.Contains(r.Text, "AAAA-PUBLIC") || !strings.Contains(r.Text, "end") {
+		t.Errorf("the public key is not shown:\n%s", r.Text)
+	}
+	for _, bad := range []string{"CANARY-PRIVATE", "CANARY-CONFIG", "evil.pub\n", "config\n"} {
+		if strings.Contains(r.Text, bad) {
+			t.Errorf("%q is in view:\n%s", bad, r.Text)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ssh, "id_ed25519.pub")); !strings.Contains(string(b), "AAAA-PUBLIC") {
+		t.Errorf("the public key was written: %q", b)
+	}
+	if pathExists(filepath.Join(ssh, "new")) {
+		t.Error("a file was made in ~/.ssh")
+	}
+}

@@ -229,14 +229,46 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 			return "", fmt.Errorf("making %s read-only: %v", p, err)
 		}
 	}
-	// Credentials last, so they are empty inside writable roots too.
+	// Credentials last, so they are empty inside writable roots too; a
+	// masked folder's shown files (public keys) are copied before and put
+	// back, read-only, into its empty tmpfs.
 	for _, p := range plan.Mask {
 		fi, err := os.Stat(p)
 		if err != nil {
 			continue
 		}
 		if fi.IsDir() {
-			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0755")
+			var shown []placed
+			for _, f := range plan.Shown {
+				if filepath.Dir(f) != p {
+					continue
+				}
+				fd, err := unix.OpenTree(unix.AT_FDCWD, f, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_SYMLINK_NOFOLLOW)
+				if err != nil {
+					continue // gone, or not a file to bind: not shown
+				}
+				shown = append(shown, placed{fd, f})
+			}
+			flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+			if len(shown) == 0 {
+				flags |= unix.MS_RDONLY
+			}
+			err = unix.Mount("tmpfs", p, "tmpfs", flags, "size=4k,mode=0755")
+			for _, sh := range shown {
+				if err == nil {
+					err = os.WriteFile(sh.target, nil, 0o644)
+				}
+				if err == nil {
+					err = unix.MoveMount(sh.fd, "", unix.AT_FDCWD, sh.target, unix.MOVE_MOUNT_F_EMPTY_PATH)
+				}
+				if err == nil {
+					err = unix.MountSetattr(unix.AT_FDCWD, sh.target, 0, ro)
+				}
+				unix.Close(sh.fd)
+			}
+			if err == nil && len(shown) > 0 {
+				err = unix.MountSetattr(unix.AT_FDCWD, p, 0, ro)
+			}
 		} else {
 			err = unix.Mount(os.DevNull, p, "", unix.MS_BIND, "")
 			if err == nil {

@@ -55,6 +55,7 @@ type worldPlan struct {
 	Write    []string          `json:"write"`              // bound writable again: the project, its git folders, config's writable
 	Overlay  []string          `json:"overlay"`            // build caches: copy-on-write into the session folder
 	Mask     []string          `json:"mask"`               // emptied: a folder gets an empty read-only tmpfs, a file /dev/null
+	Shown    []string          `json:"shown,omitempty"`    // files of a masked folder bound back read-only into its tmpfs (sandbox.json mask_shown)
 	Home     string            `json:"home,omitempty"`     // the home folder, shown only in part: a tmpfs over it
 	Keep     []string          `json:"keep,omitempty"`     // what of Home is bound back, read-only (besides Write and Overlay)
 	Empty    []string          `json:"empty"`              // an empty writable tmpfs each (/dev/shm, /run/user/<uid>)
@@ -1320,6 +1321,20 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 			plan.Mask = append(plan.Mask, m)
 		}
 	}
+	for _, e := range sp.MaskShown {
+		pat, ok := expandRoot(e, os.Getenv, homeDir())
+		if !ok {
+			continue
+		}
+		files, _ := filepath.Glob(pat)
+		for _, f := range files {
+			// A regular file of its own, directly in a masked folder: a
+			// link could lead to the key beside it.
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && slices.Contains(plan.Mask, filepath.Dir(f)) {
+				plan.Shown = append(plan.Shown, f)
+			}
+		}
+	}
 	if parts.Home != "" {
 		plan.Home = parts.Home
 		for _, k := range parts.Keep {
@@ -1327,6 +1342,7 @@ func worldPlanFor(s *sandbox, session string) worldPlan {
 				plan.Keep = append(plan.Keep, k)
 			}
 		}
+		plan.Keep = append(plan.Keep, plan.Shown...) // in view of the hidden home, for the mask to show again
 	}
 	// The host's temp folder when it is not /tmp (TMPDIR in home): every
 	// lembas's session folder is there — other sessions' temp files, git
