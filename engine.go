@@ -546,6 +546,8 @@ func newEngine(ref *modelRef, tb *toolbox, perm *permissions, st *store, sess *s
 
 // engineTool is a session tool that needs the engine itself (the plan, jobs,
 // subagents, ask_user): the host it is called on is always an engine's.
+//
+//go:noinline
 func engineTool(f func(e *engine, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult) sessionToolFunc {
 	return func(h *toolHost, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult {
 		return f(h.owner.(*engine), ctx, t, args)

@@ -72,6 +72,8 @@ func theMCP() *mcpSpec { return mcpSpecFile.get() }
 var mcpSpecFile = &harnessFile[mcpSpec]{name: "harness/mcp.json"}
 
 // num is one of mcp.json's limits; a missing one panics (TestMCPHarness).
+//
+//go:noinline
 func (s *mcpSpec) num(name string) float64 {
 	v, ok := s.Limits[name]
 	if !ok {

@@ -325,6 +325,7 @@ type modelRef struct {
 	Meta  modelMeta
 }
 
+//go:noinline
 func (r *modelRef) String() string { return r.Conn.Name + "/" + r.Model }
 
 // chooseModel picks the model of a session: name is --model, else

@@ -276,6 +276,8 @@ func (s *sandbox) namespaces() (bool, string) {
 }
 
 // networkMode is on, off or proxy (only the allowed hosts).
+//
+//go:noinline
 func (s *sandbox) networkMode() string {
 	if s.cfg.Network != "" {
 		return s.cfg.Network
@@ -484,6 +486,8 @@ func (s *sandbox) partsCached(mode string) policyParts {
 }
 
 // underAnyRoot says whether p is one of roots or inside one.
+//
+//go:noinline
 func underAnyRoot(p string, roots []string) bool {
 	for _, r := range roots {
 		if within(r, p) {

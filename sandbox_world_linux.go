@@ -910,6 +910,7 @@ func (in *initState) handle(m worldMsg, fds []int) {
 	}
 }
 
+//go:noinline
 func closeAll(fds []int) {
 	for _, f := range fds {
 		unix.Close(f)

@@ -87,6 +87,7 @@ type lexWord struct {
 	hadQuote bool
 }
 
+//go:noinline
 func (w *lexWord) add(s string, a uint8) {
 	for i := 0; i < len(s); i++ {
 		w.b = append(w.b, s[i])

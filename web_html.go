@@ -357,6 +357,7 @@ func (w *mdWriter) wrap(n *html.Node, mark string) {
 	w.b.WriteString(mark)
 }
 
+//go:noinline
 func (w *mdWriter) children(n *html.Node) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		w.node(c)
