@@ -276,6 +276,8 @@ func foldKey(s string) string {
 
 // send writes one message; a write failure means the peer is gone, which
 // the read loop will see as well, so it is only logged.
+//
+//go:noinline
 func (c *rpcConn) send(m rpcMessage) { c.sendTo(nil, m) }
 
 // sendTo writes one message to w, or to the connection's writer when w is

@@ -176,6 +176,7 @@ func probeLocal(ctx context.Context, have []*connection) []*connection {
 	return out
 }
 
+//go:noinline
 func findConn(cs []*connection, name string) *connection {
 	for _, c := range cs {
 		if c.Name == name {

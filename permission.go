@@ -132,6 +132,8 @@ type sourcedRule struct {
 }
 
 // label names a rule for a person: "config allow: bash: git status".
+//
+//go:noinline
 func (r sourcedRule) label(kind string) string {
 	switch r.Source {
 	case "session", "project":

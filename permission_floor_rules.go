@@ -520,6 +520,8 @@ func expandKnownVars(w string, vars map[string]string) string {
 }
 
 // isShellName says whether s is a shell variable name.
+//
+//go:noinline
 func isShellName(s string) bool {
 	if s == "" {
 		return false

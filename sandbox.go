@@ -231,6 +231,7 @@ type sandbox struct {
 	firstCmd     time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
 }
 
+//go:noinline
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
 	return &sandbox{root: root, cfg: cfg}
 }
@@ -926,6 +927,8 @@ func denialLine(out string) string {
 }
 
 // notUnder is paths less those under one of roots.
+//
+//go:noinline
 func notUnder(paths, roots []string) []string {
 	var out []string
 	for _, p := range paths {

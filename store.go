@@ -127,6 +127,8 @@ func newStore(stateDir string, warn func(string)) *store {
 func (s *store) path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
 
 // oldPath is where the single-object format kept a session.
+//
+//go:noinline
 func (s *store) oldPath(id string) string { return filepath.Join(s.dir, id+".json") }
 
 // newSessionID is sortable by time and unique: 20261130-161200-a1b2c3.

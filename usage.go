@@ -112,6 +112,8 @@ func (c *cliSpec) command(name string) *cliCommand {
 }
 
 // names are the commands a person is shown (not the hidden aliases).
+//
+//go:noinline
 func (c *cliSpec) names() []string {
 	var out []string
 	for _, cmd := range c.Commands {

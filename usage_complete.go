@@ -387,6 +387,8 @@ func eachValueFlag(c *cliSpec, arm func(pat string, f cliFlag)) {
 }
 
 // commandNames are the subcommands a completion offers.
+//
+//go:noinline
 func commandNames(c *cliSpec) []string {
 	var names []string
 	for _, cmd := range visible(c) {
