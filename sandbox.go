@@ -455,6 +455,8 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 }
 
 // outsideOf is the roots that do not hold dir.
+//
+//go:noinline
 func outsideOf(roots []string, dir string) []string {
 	var out []string
 	for _, r := range roots {

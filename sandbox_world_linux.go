@@ -104,6 +104,7 @@ type worldMsg struct {
 // stay JSON.
 const runFrameOp = "run"
 
+//go:noinline
 func appendField(b []byte, f string) []byte {
 	b = strconv.AppendInt(b, int64(len(f)), 10)
 	b = append(b, ':')

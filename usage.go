@@ -142,6 +142,8 @@ func braced(kv []string) []string {
 }
 
 // flagName is how a flag is written in help: "-p, --print" or "--mode MODE".
+//
+//go:noinline
 func (f cliFlag) flagName() string {
 	s := "--" + f.Long
 	if f.Short != "" {

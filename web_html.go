@@ -139,6 +139,7 @@ func hasAttr(n *html.Node, key string) bool {
 	return false
 }
 
+//go:noinline
 func attr(n *html.Node, key string) string {
 	for _, a := range n.Attr {
 		if a.Key == key {
