@@ -431,22 +431,11 @@ func (a *acpAgent) setMode(raw json.RawMessage) (any, error) {
 // <config>/commands), never the terminal's own screens.
 func availableCommands(root string) []map[string]any {
 	sp := theACPSpec()
-	taken := map[string]bool{}
+	l := &commandList{taken: map[string]bool{}}
 	for _, s := range sp.Screens {
-		taken[s] = true
+		l.taken[s] = true
 	}
-	var out []map[string]any
-	add := func(name, desc, hint, kind string) {
-		if taken[name] {
-			return
-		}
-		taken[name] = true
-		c := map[string]any{"name": name, "description": desc, "_meta": map[string]any{"lembas": map[string]string{"kind": kind}}}
-		if hint != "" {
-			c["input"] = map[string]string{"hint": hint}
-		}
-		out = append(out, c)
-	}
+	add := l.add
 	for _, c := range sp.Commands {
 		add(c.Name, c.Description, c.Hint, "builtin")
 	}
@@ -465,10 +454,32 @@ func availableCommands(root string) []map[string]any {
 	for _, sk := range skillCommands(root) {
 		add(sk.Name, sk.Description, "", "skill")
 	}
-	if out == nil {
-		out = []map[string]any{}
+	if l.out == nil {
+		l.out = []map[string]any{}
 	}
-	return out
+	return l.out
+}
+
+// commandList is availableCommands' list as it is made: a name taken
+// (a screen, or a command listed before) is not listed again.
+type commandList struct {
+	taken map[string]bool
+	out   []map[string]any
+}
+
+// add is kept out of line: availableCommands calls it from three places.
+//
+//go:noinline
+func (l *commandList) add(name, desc, hint, kind string) {
+	if l.taken[name] {
+		return
+	}
+	l.taken[name] = true
+	c := map[string]any{"name": name, "description": desc, "_meta": map[string]any{"lembas": map[string]string{"kind": kind}}}
+	if hint != "" {
+		c["input"] = map[string]string{"hint": hint}
+	}
+	l.out = append(l.out, c)
 }
 
 // commandDescription is a command file's description: its front matter's

@@ -54,6 +54,8 @@ func (a *acpAgent) newSession(e *engine, cleanup func()) *acpSession {
 }
 
 // update sends one session/update.
+//
+//go:noinline
 func (s *acpSession) update(u map[string]any) {
 	s.a.conn.notify("session/update", map[string]any{"sessionId": s.id, "update": u})
 }

@@ -68,6 +68,7 @@ func (s *acpSession) onEvent(ev event) {
 	}
 }
 
+//go:noinline
 func textBlock(s string) map[string]string { return map[string]string{"type": "text", "text": s} }
 
 // announce tells the client of a call once (tool_call, pending) and

@@ -106,6 +106,8 @@ func stateDir() string {
 
 // homeDir falls back to the current folder when no home is known (a bare
 // container), so lembas still runs rather than failing on startup.
+//
+//go:noinline
 func homeDir() string {
 	if h, err := os.UserHomeDir(); err == nil && h != "" {
 		return h
@@ -239,6 +241,8 @@ type configDecoder struct{ path string }
 
 // errf makes a yamlError so config mistakes read like parse mistakes:
 // file:line:col, then the key and the fix.
+//
+//go:noinline
 func (d configDecoder) errf(n *yamlNode, format string, args ...any) error {
 	return &yamlError{d.path, n.line, n.col, fmt.Sprintf(format, args...)}
 }

@@ -223,6 +223,8 @@ func (e *yamlEditor) edit(root *yamlNode, segs []string) error {
 }
 
 // replace swaps bytes [off,end) of a 1-based line.
+//
+//go:noinline
 func (e *yamlEditor) replace(line, off, end int, text string) {
 	l := e.lines[line-1]
 	e.lines[line-1] = l[:off] + text + l[end:]

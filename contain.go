@@ -38,6 +38,8 @@ type pathsSpec struct {
 // created resolves through its existing parent). inside says whether it is
 // within root (root itself must already be resolved). A path that cannot
 // be read (resolvePathErr's error) is never inside.
+//
+//go:noinline
 func resolvePath(root, p string) (abs string, inside bool) {
 	abs, inside, _ = resolvePathErr(root, p)
 	return abs, inside
@@ -146,6 +148,8 @@ func expandHome(p, home string) string {
 // evalExisting resolves symlinks in the longest existing prefix of p and
 // appends the rest unchanged; a dangling link is followed to where it
 // points. A loop leaves p as it is.
+//
+//go:noinline
 func evalExisting(p string) string {
 	if r, err := resolveLinks(p); err == nil {
 		return r

@@ -538,6 +538,8 @@ func (e *engine) takeSteer() error {
 // newEngine makes an engine on a tool host, and hooks the host to it: what
 // a tool sends goes out as the engine's events, and a call a tool makes on
 // the person's behalf is asked as the engine asks.
+//
+//go:noinline
 func newEngine(ref *modelRef, tb *toolbox, perm *permissions, st *store, sess *session, maxSteps int) *engine {
 	e := &engine{toolHost: toolHost{ref: ref, tb: tb, perm: perm, st: st, sess: sess}, maxSteps: maxSteps}
 	e.owner, e.sendEv, e.askCall = e, e.send, e.askPerson
@@ -546,6 +548,8 @@ func newEngine(ref *modelRef, tb *toolbox, perm *permissions, st *store, sess *s
 
 // engineTool is a session tool that needs the engine itself (the plan, jobs,
 // subagents, ask_user): the host it is called on is always an engine's.
+//
+//go:noinline
 func engineTool(f func(e *engine, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult) sessionToolFunc {
 	return func(h *toolHost, ctx context.Context, t *toolSpec, args json.RawMessage) toolResult {
 		return f(h.owner.(*engine), ctx, t, args)

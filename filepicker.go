@@ -228,6 +228,8 @@ func dirOrDot(dir string) string {
 }
 
 // dropDir forgets a folder and everything under it.
+//
+//go:noinline
 func (x *fileIndex) dropDir(dir string) {
 	for d := range x.mtimes {
 		if d == dir || strings.HasPrefix(d, dir+"/") {

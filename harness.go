@@ -326,6 +326,8 @@ func loadSpec(fsys fs.FS) (*spec, error) {
 }
 
 // loopText fills a text from one of loop.json's text tables.
+//
+//go:noinline
 func loopText(table map[string]string, key string, kv ...any) string {
 	s, ok := table[key]
 	if !ok {
@@ -345,6 +347,16 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// fillLine writes fillPairs(tmpl, kv...) and a newline to b: one call
+// where a report writes line after line (not inlined, so each line costs a
+// call rather than a copy of the concatenation).
+//
+//go:noinline
+func fillLine(b *strings.Builder, tmpl string, kv ...any) {
+	b.WriteString(fillPairs(tmpl, kv...))
+	b.WriteByte('\n')
 }
 
 func fillPairs(s string, kv ...any) string {
@@ -428,6 +440,7 @@ func fill(text string, vars map[string]string) (string, error) {
 	return b.String(), nil
 }
 
+//go:noinline
 func uniq(s []string) []string {
 	seen := map[string]bool{}
 	var out []string

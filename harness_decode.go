@@ -244,6 +244,7 @@ func (d *harnessDec) value(v reflect.Value) error {
 	return d.fail("a kind it does not read: " + v.Kind().String())
 }
 
+//go:noinline
 func (d *harnessDec) lit(s string) bool {
 	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
 		d.i += len(s)

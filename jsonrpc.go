@@ -54,6 +54,7 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return e.Message }
 
+//go:noinline
 func rpcErrorf(code int, format string, args ...any) *rpcError {
 	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
@@ -275,6 +276,8 @@ func foldKey(s string) string {
 
 // send writes one message; a write failure means the peer is gone, which
 // the read loop will see as well, so it is only logged.
+//
+//go:noinline
 func (c *rpcConn) send(m rpcMessage) { c.sendTo(nil, m) }
 
 // sendTo writes one message to w, or to the connection's writer when w is
@@ -305,6 +308,8 @@ func (c *rpcConn) notify(method string, params any) {
 
 // call sends a request and waits for its response, the context's end, or
 // the connection's; result (if not nil) is decoded from the response.
+//
+//go:noinline
 func (c *rpcConn) call(ctx context.Context, method string, params, result any) error {
 	_, err := c.callID(ctx, method, params, result)
 	return err
@@ -837,6 +842,8 @@ func validUTF8ID(id json.RawMessage) json.RawMessage {
 }
 
 // rawJSON is v encoded; v is always a value of ours that encodes.
+//
+//go:noinline
 func rawJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {

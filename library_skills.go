@@ -199,6 +199,8 @@ func skillsPrompt(root string) string {
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // findSkill finds a skill a session sees by name.
+//
+//go:noinline
 func findSkill(root string, trusted bool, name string) (skill, bool) {
 	for _, sk := range discoverSkills(root, trusted) {
 		if sk.Name == name {

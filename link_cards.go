@@ -305,6 +305,8 @@ type showResult struct {
 }
 
 // params is _lembas/show's params for one call.
+//
+//go:noinline
 func (r showRequest) params(sessionID, callID string) map[string]any {
 	p := map[string]any{"sessionId": sessionID, "toolCallId": callID, "path": r.Path, "kind": r.Kind,
 		"content": r.Content, "truncated": r.Truncated}

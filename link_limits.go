@@ -111,6 +111,8 @@ func expandTilde(p string) string {
 
 // announced is what hello and initialize say of the limits; a change in it
 // is what makes the service relink.
+//
+//go:noinline
 func (l remoteLimits) announced() map[string]any {
 	return map[string]any{"roots": l.Roots, "max_mode": l.MaxMode, "require_trust": l.RequireTrust,
 		"terminal": l.Terminal, "scheduled": l.Scheduled}

@@ -1235,6 +1235,8 @@ func (svc *linkService) refused() bool {
 
 // stopAnswer is a prompt's answer: its stop reason, and the steer messages
 // the turn ended before taking in (capability steer), to be sent next.
+//
+//go:noinline
 func stopAnswer(reason string, unsent []string) map[string]any {
 	a := map[string]any{"stopReason": reason}
 	if len(unsent) > 0 {

@@ -187,6 +187,8 @@ func (s *linkSocket) enqueue(it wsItem) error {
 }
 
 // writeFrame sends one JSON-RPC message as a text frame.
+//
+//go:noinline
 func (s *linkSocket) writeFrame(b []byte) error {
 	return s.enqueue(wsItem{op: websocket.TextFrame, data: b})
 }

@@ -72,6 +72,8 @@ func theMCP() *mcpSpec { return mcpSpecFile.get() }
 var mcpSpecFile = &harnessFile[mcpSpec]{name: "harness/mcp.json"}
 
 // num is one of mcp.json's limits; a missing one panics (TestMCPHarness).
+//
+//go:noinline
 func (s *mcpSpec) num(name string) float64 {
 	v, ok := s.Limits[name]
 	if !ok {
@@ -80,6 +82,7 @@ func (s *mcpSpec) num(name string) float64 {
 	return v
 }
 
+//go:noinline
 func (s *mcpSpec) ms(name string) time.Duration {
 	return time.Duration(s.num(name)) * time.Millisecond
 }
@@ -491,6 +494,8 @@ func (s *mcpServer) onNotify(method string, params json.RawMessage) {
 
 // mcpCall is rpcConn.callID: the request's id comes back so that a
 // timeout or cancel can send notifications/cancelled naming it.
+//
+//go:noinline
 func mcpCall(ctx context.Context, c *rpcConn, method string, params, result any) (string, error) {
 	return c.callID(ctx, method, params, result)
 }

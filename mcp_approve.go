@@ -41,6 +41,8 @@ func mcpNeedsApproval(c mcpServerConfig) bool {
 }
 
 // mcpCommandLine is a server's command line as the person reads it.
+//
+//go:noinline
 func mcpCommandLine(c mcpServerConfig) string {
 	return shellQuote(append([]string{c.Command}, c.Args...))
 }

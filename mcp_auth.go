@@ -612,12 +612,11 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 
 	type answer struct{ code, err string }
 	got := make(chan answer, 1)
-	srv := &http.Server{ReadHeaderTimeout: sp.ms("http_timeout_ms"), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != sp.RedirectPath {
-			http.NotFound(w, r)
-			return
+	go serveLoginRedirect(ln, sp.ms("http_timeout_ms"), func(u *url.URL) (int, string) {
+		if u.Path != sp.RedirectPath {
+			return http.StatusNotFound, "404 page not found\n"
 		}
-		v := r.URL.Query()
+		v := u.Query()
 		var ans answer
 		switch {
 		case v.Get("state") != state:
@@ -633,19 +632,16 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 		default:
 			ans.code = v.Get("code")
 		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		body := "lembas: " + sp.text("login_done", "server", a.server) + "\n"
 		if ans.err != "" {
-			fmt.Fprintln(w, "lembas: "+ans.err)
-		} else {
-			fmt.Fprintln(w, "lembas: "+sp.text("login_done", "server", a.server))
+			body = "lembas: " + ans.err + "\n"
 		}
 		select {
 		case got <- ans:
 		default:
 		}
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+		return http.StatusOK, body
+	})
 
 	resume := func() {}
 	if a.hold != nil {

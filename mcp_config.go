@@ -69,6 +69,8 @@ var reEnvRef = lazyRE(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
 // expandMCP replaces ${VAR} and ${VAR:-default} from getenv; a variable
 // unset and without a default is added to missing.
+//
+//go:noinline
 func expandMCP(s string, getenv func(string) string, missing *[]string) string {
 	return reEnvRef.ReplaceAllStringFunc(s, func(m string) string {
 		sub := reEnvRef.FindStringSubmatch(m)

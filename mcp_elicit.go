@@ -45,6 +45,7 @@ func theMCPAuth() *mcpAuthSpec { return mcpAuthFile.get() }
 
 var mcpAuthFile = &harnessFile[mcpAuthSpec]{name: "harness/mcp_auth.json"}
 
+//go:noinline
 func (s *mcpAuthSpec) num(name string) float64 {
 	v, ok := s.Limits[name]
 	if !ok {

@@ -69,6 +69,8 @@ func (h *mcpHTTP) readFrame() ([]byte, error) {
 }
 
 // push hands a frame to the read loop, unless the transport is closing.
+//
+//go:noinline
 func (h *mcpHTTP) push(f []byte) {
 	select {
 	case h.in <- f:

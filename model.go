@@ -176,6 +176,7 @@ func probeLocal(ctx context.Context, have []*connection) []*connection {
 	return out
 }
 
+//go:noinline
 func findConn(cs []*connection, name string) *connection {
 	for _, c := range cs {
 		if c.Name == name {
@@ -325,6 +326,7 @@ type modelRef struct {
 	Meta  modelMeta
 }
 
+//go:noinline
 func (r *modelRef) String() string { return r.Conn.Name + "/" + r.Model }
 
 // chooseModel picks the model of a session: name is --model, else

@@ -132,6 +132,8 @@ type sourcedRule struct {
 }
 
 // label names a rule for a person: "config allow: bash: git status".
+//
+//go:noinline
 func (r sourcedRule) label(kind string) string {
 	switch r.Source {
 	case "session", "project":
@@ -228,6 +230,8 @@ func (p *permissions) mode() string {
 
 // setMode changes the session's mode; a call already being judged keeps
 // the mode it read.
+//
+//go:noinline
 func (p *permissions) setMode(m string) { p.modeV.Store(&m) }
 
 // newPermissionsFrom is newPermissions with the config given; a rule that
@@ -365,6 +369,8 @@ func hasPathParam(t *toolSpec) bool {
 }
 
 // theArityShellTool is the shell tool's name (arity.json shell_tool).
+//
+//go:noinline
 func theArityShellTool() string {
 	if a, err := loadArity(); err == nil {
 		return a.ShellTool

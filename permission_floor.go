@@ -151,6 +151,7 @@ func (h *hardlineSpec) unsureVerdict(mode string, headless bool) string {
 	return "ask"
 }
 
+//go:noinline
 func hasUnknown(w string) bool { return strings.ContainsAny(w, "$`") }
 
 // possibly is a command with what is only known at run time made each of

@@ -520,6 +520,8 @@ func expandKnownVars(w string, vars map[string]string) string {
 }
 
 // isShellName says whether s is a shell variable name.
+//
+//go:noinline
 func isShellName(s string) bool {
 	if s == "" {
 		return false
@@ -918,6 +920,7 @@ func nameMatches(names []string, name string) bool {
 	return false
 }
 
+//go:noinline
 func anyIn(words, list []string) bool {
 	for _, w := range words {
 		if contains(list, w) {
@@ -1047,6 +1050,7 @@ func (h *hardlineSpec) anyEveryEntry(words, classes []string, env shellEnv) bool
 	return false
 }
 
+//go:noinline
 func (h *hardlineSpec) anyInClass(words, classes []string, env shellEnv) bool {
 	for _, w := range words {
 		if h.inClass(w, classes, env) {
@@ -1066,6 +1070,7 @@ func (h *hardlineSpec) inClass(word string, classes []string, env shellEnv) bool
 	return false
 }
 
+//go:noinline
 func hasGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // shellPattern is a shell glob as path.Match reads it: the shell's [!…]

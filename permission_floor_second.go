@@ -376,3 +376,19 @@ func sedScriptHas(code string, cmds []string, flag rune) bool {
 	}
 	return false
 }
+
+// exfilDenial is exfiltrates' refusal of what, from the reason template
+// tmpl. Out of line: exfiltrates refuses from six places.
+//
+//go:noinline
+func exfilDenial(tmpl, what string) decision {
+	return decision{Verdict: "deny", Rule: "hardline.json exfiltration", Reason: permText("floor", "reason", fillPairs(tmpl, "what", what), "command", what, "rule", "exfiltration")}
+}
+
+// guardedNameHit is mentionsGuarded's finding for command c, run by name.
+// Out of line: mentionsGuarded finds it in four places.
+//
+//go:noinline
+func guardedNameHit(h *hardlineSpec, c shellCmd, name string) *hardlineHit {
+	return &hardlineHit{Rule: "names-guarded-file", Unsure: true, Command: strings.Join(c.Words, " "), Reason: fillPairs(h.CodeLater.InterpreterReason, "what", name)}
+}

@@ -428,9 +428,7 @@ func (p *permissions) throughLinks(h *hardlineSpec, cmds []shellCmd, env shellEn
 // environment or exports secret keys.
 func (p *permissions) exfiltrates(h *hardlineSpec, cmds []shellCmd) (decision, bool) {
 	ex := &h.Exfil
-	deny := func(what string) (decision, bool) {
-		return decision{Verdict: "deny", Rule: "hardline.json exfiltration", Reason: permText("floor", "reason", fillPairs(ex.Reason, "what", what), "command", what, "rule", "exfiltration")}, true
-	}
+	deny := func(what string) (decision, bool) { return exfilDenial(ex.Reason, what), true }
 	protected := func(w string) bool {
 		for _, m := range ex.FileMarks {
 			if i := strings.Index(w, m); i >= 0 && (i == 0 || m[0] == '=' || strings.HasPrefix(w, "-")) {
@@ -833,9 +831,7 @@ func (p *permissions) mentionsGuarded(h *hardlineSpec, c shellCmd, cwd string) *
 	}
 	name := c.Words[0]
 	keys := p.keyWords(c, false) // a public key read is no secret (permission_boundary.go)
-	hit := func() *hardlineHit {
-		return &hardlineHit{Rule: "names-guarded-file", Unsure: true, Command: strings.Join(c.Words, " "), Reason: fillPairs(h.CodeLater.InterpreterReason, "what", name)}
-	}
+	hit := func() *hardlineHit { return guardedNameHit(h, c, name) }
 	if contains(h.WriteGuard.CodeReaders, name) {
 		names := h.guardedNames()
 		for _, w := range c.Words[1:] {

@@ -113,6 +113,8 @@ func (p *permissions) remember(t *toolSpec, d decision, scope string) error {
 }
 
 // appendNew adds rules not already in list.
+//
+//go:noinline
 func appendNew(list, add []sourcedRule) []sourcedRule {
 	for _, r := range add {
 		dup := false

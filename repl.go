@@ -191,6 +191,8 @@ func (r *repl) cols() int {
 }
 
 // paint wraps s in a theme role's colour, when colour is on.
+//
+//go:noinline
 func (r *repl) paint(role, s string) string {
 	sgr := r.theme[role]
 	if !r.color || sgr == "" || s == "" {

@@ -236,6 +236,7 @@ type sandbox struct {
 	firstCmd     time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
 }
 
+//go:noinline
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
 	return &sandbox{root: root, cfg: cfg}
 }
@@ -281,6 +282,8 @@ func (s *sandbox) namespaces() (bool, string) {
 }
 
 // networkMode is on, off or proxy (only the allowed hosts).
+//
+//go:noinline
 func (s *sandbox) networkMode() string {
 	if s.cfg.Network != "" {
 		return s.cfg.Network
@@ -457,6 +460,8 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 }
 
 // outsideOf is the roots that do not hold dir.
+//
+//go:noinline
 func outsideOf(roots []string, dir string) []string {
 	var out []string
 	for _, r := range roots {
@@ -489,6 +494,8 @@ func (s *sandbox) partsCached(mode string) policyParts {
 }
 
 // underAnyRoot says whether p is one of roots or inside one.
+//
+//go:noinline
 func underAnyRoot(p string, roots []string) bool {
 	for _, r := range roots {
 		if within(r, p) {
@@ -927,6 +934,8 @@ func denialLine(out string) string {
 }
 
 // notUnder is paths less those under one of roots.
+//
+//go:noinline
 func notUnder(paths, roots []string) []string {
 	var out []string
 	for _, p := range paths {

@@ -58,7 +58,7 @@ func (s *sandbox) report(mode string) string {
 	c := theSandboxSpec().Check
 	p := s.probed()
 	var b strings.Builder
-	line := func(key string, kv ...any) { b.WriteString(fillPairs(c[key], kv...) + "\n") }
+	line := func(key string, kv ...any) { fillLine(&b, c[key], kv...) }
 	var w worldRunner
 	if p.Kind == "" {
 		line("none", "why", p.Why)

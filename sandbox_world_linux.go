@@ -106,6 +106,7 @@ type worldMsg struct {
 // stay JSON.
 const runFrameOp = "run"
 
+//go:noinline
 func appendField(b []byte, f string) []byte {
 	b = strconv.AppendInt(b, int64(len(f)), 10)
 	b = append(b, ':')
@@ -925,6 +926,7 @@ func (in *initState) handle(m worldMsg, fds []int) {
 	}
 }
 
+//go:noinline
 func closeAll(fds []int) {
 	for _, f := range fds {
 		unix.Close(f)

@@ -87,6 +87,7 @@ type lexWord struct {
 	hadQuote bool
 }
 
+//go:noinline
 func (w *lexWord) add(s string, a uint8) {
 	for i := 0; i < len(s); i++ {
 		w.b = append(w.b, s[i])
@@ -164,6 +165,8 @@ type loopMark struct {
 
 // currentLoops is the loops over known words the command being read is
 // in, the outer parser's first.
+//
+//go:noinline
 func (p *shParser) currentLoops() []loopVar {
 	if len(p.loops) == 0 {
 		return p.loopsOuter
@@ -235,6 +238,8 @@ func (c *cmdBuilder) atCommandPosition() bool {
 // runs, in the order they start (a substitution before the command using
 // it). An error means the line could not be read for sure; callers must
 // then ask (or refuse where nobody can answer), never treat it as safe.
+//
+//go:noinline
 func parseShell(line string, env shellEnv) ([]shellCmd, error) {
 	cmds, _, err := parseShellDirs(line, env)
 	return cmds, err

@@ -122,9 +122,13 @@ func newStore(stateDir string, warn func(string)) *store {
 }
 
 // path is the session's journal.
+//
+//go:noinline
 func (s *store) path(id string) string { return filepath.Join(s.dir, id+".jsonl") }
 
 // oldPath is where the single-object format kept a session.
+//
+//go:noinline
 func (s *store) oldPath(id string) string { return filepath.Join(s.dir, id+".json") }
 
 // newSessionID is sortable by time and unique: 20261130-161200-a1b2c3.
@@ -136,6 +140,8 @@ func newSessionID(now time.Time) string {
 
 // validID keeps ids to the shape we make, so an id from the command line
 // can never name a path outside the sessions folder.
+//
+//go:noinline
 func validID(id string) bool {
 	if id == "" || len(id) > 64 {
 		return false

@@ -192,6 +192,8 @@ func (sh *sessionShadow) diff(sess *session) [][]byte {
 
 // emptyShadow is the shadow of an empty journal: the first diff against it
 // is a full snapshot of the session.
+//
+//go:noinline
 func emptyShadow(j *journal) *sessionShadow {
 	return &sessionShadow{j: j, sizes: map[string]int{}, plan: []byte("null")}
 }

@@ -340,6 +340,7 @@ func (m *jobManager) runningOnAll() int {
 	return m.runningLocked("subagent")
 }
 
+//go:noinline
 func inList(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

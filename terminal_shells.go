@@ -90,6 +90,8 @@ func shellKind(sh string) string {
 }
 
 // setEnv returns env with key set to value, in place of any it had.
+//
+//go:noinline
 func setEnv(env []string, key, value string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {

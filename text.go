@@ -9,6 +9,8 @@ import (
 )
 
 // cutRunes cuts s to at most n characters.
+//
+//go:noinline
 func cutRunes(s string, n int) string {
 	if n <= 0 || utf8.RuneCountInString(s) <= n {
 		return s
@@ -26,6 +28,7 @@ func oneLine(s string, n int) string {
 	return s
 }
 
+//go:noinline
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -99,6 +99,8 @@ func runeWidth(r rune) int {
 }
 
 // stringWidth is the columns s takes (no escape sequences in it).
+//
+//go:noinline
 func stringWidth(s string) int {
 	n := 0
 	for _, r := range s {

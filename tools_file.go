@@ -56,6 +56,8 @@ func (osFS) writeFile(abs string, data []byte, perm os.FileMode) error {
 
 // files is the session's fileSystem: the disk unless a front end set one,
 // behind a last check on every write.
+//
+//go:noinline
 func (tb *toolbox) files() fileSystem {
 	var f fileSystem = osFS{}
 	if tb.fsys != nil {

@@ -680,9 +680,7 @@ func applyPatchOps(ops []patchOp, read func(path string) (content string, ok boo
 	}
 	var changes []fileChange
 	for i, op := range ops {
-		opVars := func(reason string) map[string]string {
-			return map[string]string{"op": strconv.Itoa(i + 1), "kind": op.Kind, "path": op.Path, "reason": reason}
-		}
+		opVars := func(reason string) map[string]string { return patchOpVars(i, op.Kind, op.Path, reason) }
 		if op.Path == "" {
 			return nil, errors.New(patchText("op_error", opVars(patchText("op_empty_path", nil))))
 		}
@@ -732,4 +730,12 @@ func applyPatchOps(ops []patchOp, read func(path string) (content string, ok boo
 		}
 	}
 	return changes, nil
+}
+
+// patchOpVars fills op_error for operation i (0-based). Out of line:
+// applyPatchOps names an operation's failure from six places.
+//
+//go:noinline
+func patchOpVars(i int, kind, path, reason string) map[string]string {
+	return map[string]string{"op": strconv.Itoa(i + 1), "kind": kind, "path": path, "reason": reason}
 }

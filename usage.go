@@ -112,6 +112,8 @@ func (c *cliSpec) command(name string) *cliCommand {
 }
 
 // names are the commands a person is shown (not the hidden aliases).
+//
+//go:noinline
 func (c *cliSpec) names() []string {
 	var out []string
 	for _, cmd := range c.Commands {
@@ -140,6 +142,8 @@ func braced(kv []string) []string {
 }
 
 // flagName is how a flag is written in help: "-p, --print" or "--mode MODE".
+//
+//go:noinline
 func (f cliFlag) flagName() string {
 	s := "--" + f.Long
 	if f.Short != "" {

@@ -103,6 +103,8 @@ func completionList(kind string) ([]string, error) {
 }
 
 // flagWords are a flag list's spellings, long and short.
+//
+//go:noinline
 func flagWords(fs []cliFlag) []string {
 	var out []string
 	for _, f := range fs {
@@ -114,6 +116,7 @@ func flagWords(fs []cliFlag) []string {
 	return out
 }
 
+//go:noinline
 func subNames(cmd cliCommand) []string {
 	var out []string
 	for _, s := range cmd.Subcommands {
@@ -144,6 +147,8 @@ func kindNames(m map[string][]string) []string {
 }
 
 // visible are the commands a person is shown.
+//
+//go:noinline
 func visible(c *cliSpec) []cliCommand {
 	var out []cliCommand
 	for _, cmd := range c.Commands {
@@ -382,6 +387,8 @@ func eachValueFlag(c *cliSpec, arm func(pat string, f cliFlag)) {
 }
 
 // commandNames are the subcommands a completion offers.
+//
+//go:noinline
 func commandNames(c *cliSpec) []string {
 	var names []string
 	for _, cmd := range visible(c) {

@@ -139,6 +139,7 @@ func hasAttr(n *html.Node, key string) bool {
 	return false
 }
 
+//go:noinline
 func attr(n *html.Node, key string) string {
 	for _, a := range n.Attr {
 		if a.Key == key {
@@ -357,6 +358,7 @@ func (w *mdWriter) wrap(n *html.Node, mark string) {
 	w.b.WriteString(mark)
 }
 
+//go:noinline
 func (w *mdWriter) children(n *html.Node) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		w.node(c)

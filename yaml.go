@@ -232,6 +232,8 @@ func (p *yamlParser) errf(l *yamlLine, off int, format string, args ...any) erro
 }
 
 // newNode starts a node at a byte offset of a line; inline nodes set end.
+//
+//go:noinline
 func (p *yamlParser) newNode(kind yamlKind, l *yamlLine, off int) *yamlNode {
 	return &yamlNode{kind: kind, line: l.num, col: colOf(l.text, off), off: off, end: off, last: l.num}
 }
@@ -839,6 +841,8 @@ func (n *yamlNode) value() any {
 
 // get returns the value under key in a map node, or nil when n is not a
 // map or has no such key.
+//
+//go:noinline
 func (n *yamlNode) get(key string) *yamlNode {
 	if n == nil || n.kind != yamlMap {
 		return nil
