@@ -612,9 +612,9 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 
 	type answer struct{ code, err string }
 	got := make(chan answer, 1)
-	go serveLoginRedirect(ln, sp.ms("http_timeout_ms"), func(u *url.URL) (int, string) {
+	go serveLoginRedirect(ln, sp.ms("http_timeout_ms"), int64(sp.num("redirect_request_max_bytes")), func(u *url.URL) (int, string) {
 		if u.Path != sp.RedirectPath {
-			return http.StatusNotFound, "404 page not found\n"
+			return http.StatusNotFound, sp.text("redirect_not_found") + "\n"
 		}
 		v := u.Query()
 		var ans answer

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,8 +15,9 @@ import (
 // read within timeout, and a short plain-text page back. It is all the
 // HTTP server the login needs; net/http's Server (with its HTTP/2 server,
 // routing and keep-alive machinery) would add about 150 KB to the binary
-// for this one page.
-func serveLoginRedirect(ln net.Listener, timeout time.Duration, answer func(u *url.URL) (status int, body string)) {
+// for this one page. A request is read from at most max bytes (what the
+// Server's MaxHeaderBytes bounded): past them it reads as cut short.
+func serveLoginRedirect(ln net.Listener, timeout time.Duration, max int64, answer func(u *url.URL) (status int, body string)) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -24,7 +26,7 @@ func serveLoginRedirect(ln net.Listener, timeout time.Duration, answer func(u *u
 		go func() {
 			defer c.Close()
 			c.SetDeadline(time.Now().Add(timeout))
-			req, err := http.ReadRequest(bufio.NewReader(c))
+			req, err := http.ReadRequest(bufio.NewReader(io.LimitReader(c, max)))
 			if err != nil {
 				return
 			}
