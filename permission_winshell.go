@@ -43,11 +43,14 @@ type windowsSpec struct {
 	ShellsPS      []string            `json:"shells_ps"`
 	ShellsCmd     []string            `json:"shells_cmd"`
 	PSCodeOpts    []string            `json:"ps_code_options"`
+	PSValueOpts   []string            `json:"ps_value_options"` // PowerShell's options that take the next word as their value
+	PowerCmds     []string            `json:"power_commands"`   // shut the machine down or restart it (Stop-Computer)
+	PowerReason   string              `json:"power_reason"`
 	RunReason     string              `json:"run_reason"`
 }
 
 func (w *windowsSpec) compile() error {
-	if w.DeleteReason == "" || w.FormatReason == "" || w.RunReason == "" || w.OutsideReason == "" {
+	if w.DeleteReason == "" || w.FormatReason == "" || w.RunReason == "" || w.OutsideReason == "" || w.PowerReason == "" {
 		return fmt.Errorf("windows needs delete_reason, outside_reason, format_reason and run_reason")
 	}
 	return nil
@@ -317,6 +320,7 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 			}
 		}
 		if contains(w.ShellsPS, name) {
+			skip := false
 			for i, a := range args {
 				la := strings.ToLower(a)
 				if contains(w.EncodedOpts, la) {
@@ -329,13 +333,31 @@ func (b *boundarySpec) windowsLine(line, root string, depth int) *winHit {
 					}
 					return unsure(name + " " + a)
 				}
-				if contains(w.PSCodeOpts, la) {
-					if hit := b.windowsLine(strings.Join(args[i+1:], " "), root, depth+1); hit != nil {
+				if contains(w.PSValueOpts, la) {
+					skip = true // -ExecutionPolicy Bypass: its value is no command
+					continue
+				}
+				if skip {
+					skip = false
+					continue
+				}
+				if code := contains(w.PSCodeOpts, la); code || !strings.HasPrefix(la, "-") && !strings.HasPrefix(la, "/") {
+					// -Command's string, or the first word that is no
+					// option: Windows PowerShell runs the words from there
+					// as a command (pwsh as a script's path; read either way).
+					from := i
+					if code {
+						from = i + 1
+					}
+					if hit := b.windowsLine(strings.Join(args[from:], " "), root, depth+1); hit != nil {
 						return hit
 					}
 					break
 				}
 			}
+		}
+		if contains(w.PowerCmds, name) {
+			return &winHit{Verdict: "refuse", Rule: "windows-power", Reason: fillPairs(w.PowerReason, "what", strings.Join(c, " ")), Command: strings.Join(c, " ")}
 		}
 		if contains(w.FormatCmds, name) {
 			need := w.FormatWords[name]
