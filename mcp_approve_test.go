@@ -57,6 +57,11 @@ func TestMCPProjectApproval(t *testing.T) {
 	if b, _ := os.ReadFile(log); len(b) > 0 {
 		t.Errorf("the unapproved server was started: %s", b)
 	}
+	// mcp list names the held server and the command that approves it,
+	// not "no MCP servers are configured".
+	if l := runLembas(t, env, proj, "", "mcp", "list"); l.code != 0 || !strings.Contains(l.stdout, "waiting for approval") || !strings.Contains(l.stdout, "lembas mcp approve proj --cwd") || strings.Contains(l.stdout, "No MCP servers") {
+		t.Errorf("mcp list of a held server: %d %q %q", l.code, l.stdout, l.stderr)
+	}
 	if h := runLembas(t, env, proj, "", "mcp", "approve", "--help"); h.code != 0 || !strings.Contains(h.stdout, "mcp approve NAME") {
 		t.Errorf("mcp approve --help: %d %s %s", h.code, h.stdout, h.stderr)
 	}

@@ -37,12 +37,21 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfgs, _, notes := gateMCP(cfgs, root) // not approved: not started (mcp_approve.go)
-	for _, n := range notes {
-		fmt.Fprintln(stderr, "lembas: "+n)
-	}
 	set := startMCP(cfgs, false, nil)
 	defer set.close()
 	set.wait(context.Background())
+	if len(notes) > 0 {
+		// Servers there but held for approval are part of the list, each
+		// with the command that approves it — not "none are configured".
+		if len(set.servers) > 0 {
+			fmt.Fprint(stdout, mcpListText(set))
+		}
+		fmt.Fprintln(stdout, theMCP().text("list_held", "count", len(notes)))
+		for _, n := range notes {
+			fmt.Fprintln(stdout, "  "+n)
+		}
+		return nil
+	}
 	fmt.Fprint(stdout, mcpListText(set))
 	return nil
 }
