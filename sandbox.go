@@ -373,6 +373,7 @@ type policyParts struct {
 	Pin     []string `json:"pin"`             // git's history (objects, refs, logs): add-only in the world
 	Mask    []string `json:"mask"`            // credentials: empty in the world
 	Agent   []string `json:"agent,omitempty"` // the project's agent and editor configuration at its root: in Protect too
+	GitDir  string   `json:"-"`               // the project's git folder, "" when it is none (what its index tracks)
 	Network string   `json:"network"`         // on, off, proxy
 	// Home is the home folder the world shows only Keep of (besides the
 	// writable roots and caches); "" where the whole of it stays in view
@@ -444,6 +445,9 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 		// back what appeared while a command ran would delete what the
 		// person's editor wrote meanwhile.
 		p.Agent = agentConfigRoots(s.root, gd, isGit)
+		if isGit {
+			p.GitDir = gd
+		}
 		p.Protect = append(p.Protect, p.Agent...)
 	}
 	p.Write, p.Temp, p.Caches, p.Mask = uniq(p.Write), uniq(p.Temp), uniq(p.Caches), uniq(p.Mask)
@@ -622,18 +626,20 @@ func sandboxCallFrom(ctx context.Context) sandboxCall {
 
 // sandboxRun is one command on its way through the sandbox.
 type sandboxRun struct {
-	sb     *sandbox
-	pol    sandboxPolicy
-	kind   string
-	bare   bool        // runs outside the sandbox (approved, or none here)
-	world  worldRunner // runs in the session's world
-	note   string      // said to the model after the result
-	plan   bool
-	before gitSnapshot
-	hosts  int     // the proxy's refusals before the command, to name the new ones
-	net    *netRun // asked about hosts not allowed while it runs (sandbox_netask.go)
-	gone   int     // the world's count of deletes in git's history before the command
-	stops  int     // the world's count of its disk watch's stops before the command
+	sb       *sandbox
+	pol      sandboxPolicy
+	kind     string
+	bare     bool        // runs outside the sandbox (approved, or none here)
+	world    worldRunner // runs in the session's world
+	note     string      // said to the model after the result
+	plan     bool
+	before   gitSnapshot
+	agent    gitSnapshot // the agent configuration absent when the command began (sandbox_agent.go)
+	agentGit string      // the git folder whose index says what of it git tracks
+	hosts    int         // the proxy's refusals before the command, to name the new ones
+	net      *netRun     // asked about hosts not allowed while it runs (sandbox_netask.go)
+	gone     int         // the world's count of deletes in git's history before the command
+	stops    int         // the world's count of its disk watch's stops before the command
 	// newRepo: the project had no .git when the session's first command
 	// began, so one there now is the session's, screened after each
 	// command (sandbox_newrepo.go).
@@ -794,6 +800,7 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	r.pol.NoMeta = r.plan                                                                                       // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...) // the agent configuration is bound, never put back
 	r.newRepo = sb.gitMadeHere()                                                                                // read before the first command can make one
+	r.agent, r.agentGit = takeGitSnapshot(agentConfigAbsent(sb.root)), parts.GitDir
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}
@@ -841,6 +848,10 @@ func (r *sandboxRun) finish(out string, code int) string {
 		notes = append(notes, r.note)
 	}
 	defer r.before.close()
+	defer r.agent.close()
+	if n := r.agentMade(); n != "" {
+		notes = append(notes, n)
+	}
 	if changed := r.before.changed(); len(changed) > 0 {
 		if err := r.before.restore(); err != nil {
 			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))

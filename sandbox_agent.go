@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,11 +19,7 @@ import (
 // .claude, .mcp.json, .envrc, …) in the project folder.
 func agentConfigRoots(root, gitDir string, isGit bool) []string {
 	var found []string
-	for _, pat := range agentConfigPatterns() {
-		name, ok := strings.CutPrefix(pat, "**/")
-		if !ok || name == "" || strings.ContainsAny(name, "*?[/") {
-			continue
-		}
+	for _, name := range agentConfigNames() {
 		p := filepath.Join(root, name)
 		if fi, err := os.Lstat(p); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
 			found = append(found, p)
@@ -99,4 +96,67 @@ func agentNamed(what string, agent []string) bool {
 		}
 	}
 	return false
+}
+
+// agentConfigAbsent is the project's agent and editor configuration at
+// its root (hardline.json paths.agent_config's **/NAME patterns) that is
+// not there: what exists is bound read-only, and one a command makes is
+// taken away after it (agentMade) — a new .envrc, .vscode/tasks.json or
+// .mcp.json would run the command's program in the person's shell, editor
+// or next session, where no world holds it.
+func agentConfigAbsent(root string) []string {
+	var out []string
+	for _, name := range agentConfigNames() {
+		p := filepath.Join(root, name)
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// agentConfigNames is the patterns' names at the project's root.
+func agentConfigNames() []string {
+	var out []string
+	for _, pat := range agentConfigPatterns() {
+		name, ok := strings.CutPrefix(pat, "**/")
+		if ok && name != "" && !strings.ContainsAny(name, "*?[/") {
+			out = append(out, name)
+		}
+	}
+	return uniq(out)
+}
+
+// agentMade removes the agent configuration the command made where there
+// was none, and says so ("" when it made none).
+func (r *sandboxRun) agentMade() string {
+	made := r.agent.changed()
+	if len(made) == 0 {
+		return ""
+	}
+	// What git tracks now a checkout, a pull or a stash wrote: ordinary
+	// work, never taken away.
+	var index []byte
+	if r.agentGit != "" {
+		index, _ = os.ReadFile(filepath.Join(r.agentGit, "index"))
+	}
+	var top, roots []string
+	for _, p := range r.agent.roots {
+		for _, m := range made {
+			if (m == p || within(p, m)) && !gitTracks(index, filepath.Base(p)) {
+				top = append(top, relPath(r.sb.root, p))
+				roots = append(roots, p)
+				break
+			}
+		}
+	}
+	if len(roots) == 0 {
+		return ""
+	}
+	s := r.agent
+	s.roots = roots
+	if err := s.restore(); err != nil {
+		return sandboxText("agent_remove_failed", "paths", strings.Join(top, ", "), "error", err)
+	}
+	return sandboxText("agent_removed", "paths", strings.Join(top, ", "))
 }
