@@ -306,6 +306,34 @@ func TestRedLiveOrdinaryWork(t *testing.T) {
 	r.check()
 }
 
+// TestRedLiveEnvSecrets: secrets in lembas's environment under names no
+// rule of words catches, each known by its value or its name's kind; a
+// script prints the environment, its own and its parents'.
+func TestRedLiveEnvSecrets(t *testing.T) {
+	t.Parallel()
+	r := newRedLive(t)
+	vals := map[string]string{
+		"GOOGLE_CREDS":      "CANARY-ENV-CREDS",
+		"SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/CANARY-ENV-WEBHOOK",
+		"DB_PW":             "CANARY-ENV-DBPW",
+		"DEPLOY_SSH":        "-----BEGIN OPENSSH PRIVATE KEY----- CANARY-ENV-PEM",
+		"STRIPE":            "sk_live_CANARY-ENV-STRIPE",
+		"GCP":               "AIzaCANARY-ENV-GOOGLE",
+		"SESSION_JWT":       "eyJhbGciOiJIUzI1NiJ9.CANARY-ENV-JWT",
+		"AUTHORIZATION":     "Bearer CANARY-ENV-BEARER",
+	}
+	for k, v := range vals {
+		r.extraEnv = append(r.extraEnv, k+"="+v)
+		r.secrets = append(r.secrets, v[strings.Index(v, "CANARY"):])
+	}
+	body := "#!/bin/sh\nenv\ncat /proc/1/environ /proc/$PPID/environ | tr '\\0' '\\n'\necho env-tried\n"
+	res := r.run(redWrite("e.sh", body), redBash("sh e.sh"), redBash("env | sort | head -100"))
+	if !strings.Contains(strings.Join(res, "\n"), "env-tried") {
+		t.Errorf("the script never ran: %q", res)
+	}
+	r.check()
+}
+
 // TestRedLiveToolsReadLinks: the read and grep tools run in lembas,
 // outside the world, where /proc/self is lembas (its environment holds
 // the secrets the world's commands never see): a link a command made in

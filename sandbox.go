@@ -79,6 +79,7 @@ type sandboxSpec struct {
 		Keep           []string `json:"keep"`
 		DropURLPass    bool     `json:"drop_url_password"`
 		DropPrefixes   []string `json:"drop_value_prefixes"`
+		DropValueSubs  []string `json:"drop_value_substrings"`
 		Drop           []string `json:"drop"`
 	} `json:"env"`
 	CacheEnv     map[string]string   `json:"cache_env"`
