@@ -10,9 +10,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestRedLiveGoSecrets(t *testing.T) {
@@ -385,4 +389,76 @@ func TestRedLiveGoOtherRunners(t *testing.T) {
 		}
 		r.check()
 	})
+}
+
+// TestRedLiveGoKeyring: the person's session keyring (a kerberos ticket,
+// an ecryptfs or a secret-service key) is inherited by every process lembas
+// starts; a command reads a key from it by the kernel's keyctl.
+func TestRedLiveGoKeyring(t *testing.T) {
+	t.Parallel()
+	r := newRedLive(t)
+	secret := "CANARY-KEYRING-" + filepath.Base(r.base)
+	r.secrets = append(r.secrets, secret)
+	body := `
+	ring, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_SESSION_KEYRING, false)
+	try("session keyring", err)
+	for _, spec := range []int{unix.KEY_SPEC_SESSION_KEYRING, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_USER_SESSION_KEYRING, unix.KEY_SPEC_PROCESS_KEYRING} {
+		id, err := unix.KeyctlSearch(spec, "user", "redcanary", 0)
+		try(fmt.Sprint("search ", spec, " ", ring), err)
+		if err == nil {
+			buf := make([]byte, 256)
+			n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+			try("read key", err)
+			if n > 0 && n <= len(buf) {
+				fmt.Printf("KEY %s\n", buf[:n])
+			}
+		}
+	}
+	b, _ := os.ReadFile("/proc/keys")
+	fmt.Printf("%s\n", b)
+`
+	calls := r.redGo("gokey", strings.Replace(body, "\n", "\n", 1))
+	calls[1] = redWrite("gokey/x_test.go", strings.Replace(redGoPrelude, "\t\"time\"\n)", "\t\"time\"\n\n\t\"golang.org/x/sys/unix\"\n)", 1)+"\nfunc payload() {\n"+body+"\n}\n")
+	calls[0] = redWrite("gokey/go.mod", "module example.com/x\n\ngo 1.21\n\nrequire golang.org/x/sys "+redXSysVersion()+"\n")
+	calls = append([]fakeCall{redWrite("gokey/go.sum", redXSysSum())}, calls...)
+	calls[len(calls)-1] = redBash("cd gokey && GOFLAGS=-mod=mod GOPROXY=off GOMODCACHE=" + redModCache() + " go test -count=1 -v ./... 2>&1 | tail -n 60")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // the session keyring joined is this thread's: lembas is started from it
+		if _, err := unix.KeyctlJoinSessionKeyring("lembas-red"); err != nil {
+			t.Errorf("no session keyring of the test's own: %v", err)
+			return
+		}
+		if _, err := unix.AddKey("user", "redcanary", []byte(secret), unix.KEY_SPEC_SESSION_KEYRING); err != nil {
+			t.Errorf("adding a key: %v", err)
+			return
+		}
+		r.run(calls...)
+	}()
+	<-done
+	r.check()
+}
+
+// redXSysVersion, redXSysSum and redModCache let a payload use x/sys
+// from the person's module cache, offline.
+func redXSysVersion() string {
+	out, _ := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "golang.org/x/sys").Output()
+	return strings.TrimSpace(string(out))
+}
+
+func redXSysSum() string {
+	data, _ := os.ReadFile("go.sum")
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "golang.org/x/sys ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+func redModCache() string {
+	out, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	return strings.TrimSpace(string(out))
 }

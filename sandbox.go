@@ -121,6 +121,7 @@ type sandboxSpec struct {
 		EmbedV4  map[string]int `json:"embed_v4"`
 	} `json:"local_addresses"`
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
+	Keyring     bool `json:"keyring"`      // whether a command may reach the kernel's keyrings (keyctl, add_key, request_key)
 	// WorldFamilies: the socket families a command in the world may make
 	// besides AF_UNIX (unix_sockets says); the others fail with EPERM,
 	// and io_uring with them (its IORING_OP_SOCKET makes any socket past
@@ -175,6 +176,7 @@ type sandboxPolicy struct {
 	NoUnix   bool     `json:"nounix,omitempty"`   // seccomp: no socket(AF_UNIX) (socketpair stays): no Unix socket reached by path
 	Families []uint32 `json:"families,omitempty"` // seccomp: the only other socket families (none: any); io_uring refused
 	NoMeta   bool     `json:"nometa,omitempty"`   // seccomp: no chmod, chown, utime (plan mode: Landlock does not mediate them)
+	NoKeys   bool     `json:"nokeys,omitempty"`   // seccomp: no keyctl, add_key, request_key (the kernel's keyrings are not namespaced)
 	ABI      int      `json:"abi,omitempty"`
 	// Home, with no world: Landlock reads everywhere but the home folder,
 	// where only Keep is read (besides Write); the world hides it by its
@@ -543,13 +545,14 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 	pol.Devices = parts.Devices
 	pol.Protect = parts.Protect // named in a denial; the world binds them
 	pol.NoUnix = !theSandboxSpec().UnixSockets
+	pol.NoKeys = !theSandboxSpec().Keyring
 	pol.Families = theSandboxSpec().WorldFamilies
 	return pol
 }
 
 func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []string) {
 	pr := s.probed()
-	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld, Exe: s.helperExe}
+	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld, Exe: s.helperExe, NoKeys: !theSandboxSpec().Keyring}
 	if len(parts.Protect) > 0 && !inWorld {
 		pol.NS, _ = s.namespaces()
 	}
