@@ -162,7 +162,9 @@ type permissions struct {
 	warnings    []string // what could not be read (a corrupt always file, set aside)
 	broken      error    // the person's rules could not be read: every call is refused
 	bare        string   // why no OS sandbox is in force, "" when one is (setSandbox)
-	net         *sandbox // the session's network rules, which webfetch follows (web.go); nil: none
+	bareOnce    *sync.Once
+	bareLate    func() string // why the sandbox in force confines too little, worked out once at the first decision (setSandboxLate)
+	net         *sandbox      // the session's network rules, which webfetch follows (web.go); nil: none
 
 	rootsOnce    sync.Once // writableRoots, made once (permission_boundary.go)
 	roots, temps []string

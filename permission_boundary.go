@@ -159,11 +159,56 @@ func (p *permissions) setSandbox(why string) {
 	p.mu.Unlock()
 }
 
+// setSandboxLate sets what sandboxMissing asks once, at the first
+// decision that needs it: whether the sandbox in force confines too
+// little to run unasked what the floor cannot read (sandboxWeakWhy). It
+// is late so that a session that runs no command never pays its probe.
+func (p *permissions) setSandboxLate(f func() string) {
+	p.mu.Lock()
+	p.bareOnce, p.bareLate = new(sync.Once), f
+	p.mu.Unlock()
+}
+
 // sandboxMissing is why no OS sandbox is in force, or "".
 func (p *permissions) sandboxMissing() string {
 	p.mu.Lock()
+	once, late := p.bareOnce, p.bareLate
+	p.mu.Unlock()
+	if once != nil {
+		once.Do(func() {
+			if why := late(); why != "" {
+				p.mu.Lock()
+				if p.bare == "" {
+					p.bare = why
+				}
+				p.mu.Unlock()
+			}
+		})
+	}
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.bare
+}
+
+// sandboxWeakWhy is why a Landlock sandbox without a world confines too
+// little to count as one for what auto runs unasked ("" when it does):
+// with no user namespaces, Landlock and seccomp stop writes outside the
+// writable roots, but credentials stay readable, /tmp and its Unix sockets
+// are the person's, and a direct connection (the person's loopback
+// services, any host) is not stopped — a script run by name would read a
+// key and send it. The rule for no sandbox applies: what the floor
+// cannot show is read-only or stays inside the project is asked.
+func sandboxWeakWhy(sb *sandbox) string {
+	if sb == nil || sb.probed().Kind != "landlock" {
+		return ""
+	}
+	if ok, why := sb.namespaces(); !ok {
+		if why == "" {
+			why = "none here"
+		}
+		return sandboxText("weak_why", "why", strings.TrimSuffix(why, "."))
+	}
+	return ""
 }
 
 // sandboxWhy says whether a session's sandbox is in force: "" when it is,

@@ -55,6 +55,7 @@ type redLive struct {
 	mark             string   // a word in the command lines of what a scenario starts
 	extraEnv         []string // more of lembas's environment (secrets by value)
 	allResults       bool     // run returns every request's tool results (a subagent's are its own)
+	noNS             bool     // run lembas where no user namespace can be made (Landlock and seccomp alone)
 }
 
 // redGoCache is the person's real build cache (the world shows it
@@ -268,7 +269,13 @@ func (r *redLive) runReplies(replies ...fakeReply) []string {
 		"SSH_AUTH_SOCK=" + r.unixPaths[1], "DBUS_SESSION_BUS_ADDRESS=unix:path=" + r.unixPaths[0],
 		"GOCACHE=" + redGoCache(), "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod"}
 	env = append(env, r.extraEnv...)
-	res := runLembas(r.t, env, r.proj, "", "--mode", "auto", "-p", "do the task")
+	args := []string{"--mode", "auto", "-p", "do the task"}
+	var res runResult
+	if r.noNS {
+		res = runNoNamespaces(r.t, env, r.proj, args...)
+	} else {
+		res = runLembas(r.t, env, r.proj, "", args...)
+	}
 	reqs := f.got()
 	var results []string
 	if len(reqs) > 0 {
@@ -470,5 +477,37 @@ func (r *redLive) redGo(dir, body string) []fakeCall {
 		redWrite(dir+"/go.mod", "module example.com/x\n\ngo 1.21\n"),
 		redWrite(dir+"/x_test.go", redGoPrelude+"\nfunc payload() {\n"+body+"\n}\n"),
 		redBash("cd " + dir + " && go test -count=1 -v ./... 2>&1 | tail -n 120"),
+	}
+}
+
+// runNoNamespaces runs lembas as runLembas does, but in a user namespace
+// whose limit of namespaces below it is 0: the kernel refuses the world,
+// as on a machine without user namespaces, and lembas has Landlock and
+// seccomp alone. Files, the network and processes are the host's.
+func runNoNamespaces(t *testing.T, env []string, dir string, args ...string) runResult {
+	t.Helper()
+	script := "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\""
+	cmd := exec.Command("unshare", append([]string{"-Ur", "sh", "-c", script, lembasBin(t)}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "SHELL=/bin/sh"}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return runResult{out.String(), errb.String(), code}
+}
+
+// needNoNamespaces skips where a user namespace cannot be made to refuse
+// the ones below it.
+func needNoNamespaces(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("unshare", "-Ur", "sh", "-c", "echo 0 > /proc/sys/user/max_user_namespaces && ! unshare -Ur true 2>/dev/null").CombinedOutput()
+	if err != nil {
+		t.Skipf("no user namespace without namespaces below it here: %v %s", err, out)
 	}
 }

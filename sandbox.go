@@ -553,6 +553,9 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []string) {
 	pr := s.probed()
 	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld, Exe: s.helperExe, NoKeys: !theSandboxSpec().Keyring}
+	// Without a world /tmp and /run/user are the person's: their tmux,
+	// ssh-agent and D-Bus sockets would be reached by path.
+	pol.NoUnix = !theSandboxSpec().UnixSockets
 	if len(parts.Protect) > 0 && !inWorld {
 		pol.NS, _ = s.namespaces()
 	}
