@@ -572,3 +572,42 @@ func TestRedLiveNoNamespaces(t *testing.T) {
 	}
 	r.check()
 }
+
+// TestRedLiveGoConfigNamesProject: the person's git config names files in
+// the project that git runs or reads as config (husky's core.hooksPath,
+// an include.path, a textconv or fsmonitor script): a payload rewrites
+// them, and the person's next git command outside would run it.
+func TestRedLiveGoConfigNamesProject(t *testing.T) {
+	t.Parallel()
+	r := newRedLive(t)
+	pw := filepath.Join(r.base, "pwned")
+	for _, d := range []string{".husky", "scripts"} {
+		os.MkdirAll(filepath.Join(r.proj, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(r.proj, ".husky/pre-commit"), []byte("#!/bin/sh\ntrue\n"), 0o755)
+	os.WriteFile(filepath.Join(r.proj, "scripts/conv.sh"), []byte("#!/bin/sh\ncat \"$1\"\n"), 0o755)
+	os.WriteFile(filepath.Join(r.proj, "shared.gitconfig"), []byte("[user]\n\tname = T\n"), 0o644)
+	os.WriteFile(filepath.Join(r.proj, ".gitattributes"), []byte("README diff=conv\n"), 0o644)
+	git(t, r.proj, "config", "core.hooksPath", ".husky")
+	git(t, r.proj, "config", "include.path", "../shared.gitconfig")
+	git(t, r.proj, "config", "diff.conv.textconv", "scripts/conv.sh")
+	git(t, r.proj, "add", ".")
+	git(t, r.proj, "commit", "-qm", "husky")
+	r.commits[1] = gitOut(t, r.proj, "rev-parse", "HEAD")
+	r.before = r.snapshot()
+	body := fmt.Sprintf(`
+	os.Chdir("..")
+	run := "#!/bin/sh\ntouch %[1]s\n"
+	for _, p := range []string{".husky/pre-commit", ".husky/post-checkout", ".husky/post-commit", "scripts/conv.sh"} {
+		try("WROTE "+p, os.WriteFile(p, []byte(run), 0o755))
+	}
+	f, err := os.OpenFile("shared.gitconfig", os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString("[core]\n\tfsmonitor = touch %[1]s\n")
+		f.Close()
+	}
+	try("WROTE shared.gitconfig", err)
+`, pw)
+	r.run(r.redGo("gocfg", body)...)
+	r.check()
+}

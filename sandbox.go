@@ -82,6 +82,13 @@ type sandboxSpec struct {
 		DropValueSubs  []string `json:"drop_value_substrings"`
 		Drop           []string `json:"drop"`
 	} `json:"env"`
+	GitConfig struct {
+		About       string   `json:"about"`
+		PathKeys    []string `json:"path_keys"`
+		CommandKeys []string `json:"command_keys"`
+		MaxFiles    int      `json:"max_files"`
+		MaxBytes    int      `json:"max_bytes"`
+	} `json:"git_config"`
 	CacheEnv     map[string]string   `json:"cache_env"`
 	CacheDefault map[string][]string `json:"cache_default"`
 	Limits       struct {
@@ -426,6 +433,7 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 	p.Devices = append(p.Devices, sp.Devices...)
 	if isGit && mode != "plan" {
 		p.Protect = gitPaths(sp.Protect, gd, common)
+		p.Protect = append(p.Protect, gitConfigProjectNames(s.root, gd, common, home, getenv)...) // husky's .husky, an included config (sandbox_gitconfig.go)
 		for _, e := range sp.Protect {
 			if strings.Contains(e, "*") {
 				p.Later = append(p.Later, strings.NewReplacer("<git>", gd, "<common>", common).Replace(e))
