@@ -437,6 +437,11 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 		if pat, ok := agentConfig(rel); ok && inside && t.Risk != "read" && d.Verdict != "deny" {
 			// Asked in every mode, never remembered: see hardline.json paths.agent_config.
 			d = decision{Verdict: "ask", Rule: "hardline.json agent_config " + pat, Reason: permText("agent_config", "path", rel, "reason", theAgentConfigReason())}
+		} else if inside && t.Risk != "read" && d.Verdict != "deny" && gitConfigNamesPath(p.root, p.home, abs) {
+			// What git's config names for git to run (husky's hooks, a
+			// textconv's script): asked as the agent configuration is,
+			// since the person's next commit would run it unseen.
+			d = decision{Verdict: "ask", Rule: "sandbox.json git_config", Reason: permText("git_config_named", "path", rel)}
 		}
 		switch d.Verdict {
 		case "deny":

@@ -608,6 +608,15 @@ func TestRedLiveGoConfigNamesProject(t *testing.T) {
 	}
 	try("WROTE shared.gitconfig", err)
 `, pw)
-	r.run(r.redGo("gocfg", body)...)
+	calls := append(r.redGo("gocfg", body),
+		// The file tools run outside the world: they ask instead.
+		fakeCall{"read", map[string]any{"path": ".husky/pre-commit"}},
+		fakeCall{"read", map[string]any{"path": "scripts/conv.sh"}},
+		fakeCall{"read", map[string]any{"path": "shared.gitconfig"}},
+		redWrite(".husky/pre-commit", "#!/bin/sh\ntouch "+pw+"\n"),
+		redWrite("scripts/conv.sh", "#!/bin/sh\ntouch "+pw+"\n"),
+		fakeCall{"edit", map[string]any{"path": "shared.gitconfig", "old_string": "[user]", "new_string": "[core]\n\tfsmonitor = touch " + pw + "\n[user]"}},
+	)
+	r.run(calls...)
 	r.check()
 }

@@ -152,3 +152,19 @@ func gitKeyIn(key string, pats []string) bool {
 	}
 	return false
 }
+
+// gitConfigNamesPath says whether abs is, or is under, what the project's
+// git config names (gitConfigProjectNames): the file tools ask before
+// writing it, as the world keeps commands from writing it.
+func gitConfigNamesPath(root, home, abs string) bool {
+	gd, common, ok := gitDirs(root)
+	if !ok {
+		return false
+	}
+	for _, p := range gitConfigProjectNames(root, gd, common, home, os.Getenv) {
+		if p == abs || within(p, abs) {
+			return true
+		}
+	}
+	return false
+}
