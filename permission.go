@@ -159,11 +159,10 @@ type permissions struct {
 	session     []sourcedRule // always answers of this session
 	project     []sourcedRule // always answers kept for the project
 	projectFile string
-	warnings    []string // what could not be read (a corrupt always file, set aside)
-	broken      error    // the person's rules could not be read: every call is refused
-	bare        string   // why no OS sandbox is in force, "" when one is (setSandbox)
-	bareOnce    *sync.Once
-	bareLate    func() string // why the sandbox in force confines too little, worked out once at the first decision (setSandboxLate)
+	warnings    []string      // what could not be read (a corrupt always file, set aside)
+	broken      error         // the person's rules could not be read: every call is refused
+	bare        string        // why no OS sandbox is in force, "" when one is (setSandbox)
+	bareLate    func() string // why the sandbox in force confines too little, asked at each decision (setSandboxLate)
 	net         *sandbox      // the session's network rules, which webfetch follows (web.go); nil: none
 
 	rootsOnce    sync.Once // writableRoots, made once (permission_boundary.go)

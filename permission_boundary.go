@@ -159,35 +159,27 @@ func (p *permissions) setSandbox(why string) {
 	p.mu.Unlock()
 }
 
-// setSandboxLate sets what sandboxMissing asks once, at the first
-// decision that needs it: whether the sandbox in force confines too
-// little to run unasked what the floor cannot read (sandboxWeakWhy). It
-// is late so that a session that runs no command never pays its probe.
+// setSandboxLate sets what sandboxMissing asks at each decision that
+// needs it: whether the sandbox in force confines too little to run
+// unasked what the floor cannot read (sandboxWeakWhy). It is late so that
+// a session that runs no command never pays the namespace probe.
 func (p *permissions) setSandboxLate(f func() string) {
 	p.mu.Lock()
-	p.bareOnce, p.bareLate = new(sync.Once), f
+	p.bareLate = f
 	p.mu.Unlock()
 }
 
 // sandboxMissing is why no OS sandbox is in force, or "".
 func (p *permissions) sandboxMissing() string {
 	p.mu.Lock()
-	once, late := p.bareOnce, p.bareLate
+	bare, late := p.bare, p.bareLate
 	p.mu.Unlock()
-	if once != nil {
-		once.Do(func() {
-			if why := late(); why != "" {
-				p.mu.Lock()
-				if p.bare == "" {
-					p.bare = why
-				}
-				p.mu.Unlock()
-			}
-		})
+	if bare == "" && late != nil {
+		// Asked each time (the namespace probe is made once and kept): a
+		// world that failed to start leaves Landlock alone from then on.
+		return late()
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.bare
+	return bare
 }
 
 // sandboxWeakWhy is why a Landlock sandbox without a world confines too
@@ -207,6 +199,12 @@ func sandboxWeakWhy(sb *sandbox) string {
 			why = "none here"
 		}
 		return sandboxText("weak_why", "why", strings.TrimSuffix(why, "."))
+	}
+	sb.worldMu.Lock()
+	err := sb.worldErr
+	sb.worldMu.Unlock()
+	if err != nil && !sb.noWorld {
+		return sandboxText("weak_why", "why", strings.TrimSuffix(err.Error(), "."))
 	}
 	return ""
 }

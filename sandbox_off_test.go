@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +80,9 @@ func TestSandboxLandlockAloneCountsAsNone(t *testing.T) {
 	ok.nsOnce.Do(func() { ok.ns = true })
 	if why := sandboxWeakWhy(ok); why != "" {
 		t.Errorf("with namespaces, sandboxWeakWhy = %q", why)
+	}
+	ok.worldErr = errors.New("the world could not start in this test")
+	if why := sandboxWeakWhy(ok); !strings.Contains(why, "could not start in this test") {
+		t.Errorf("with the world failed, sandboxWeakWhy = %q", why)
 	}
 }
