@@ -620,3 +620,49 @@ func TestRedLiveGoConfigNamesProject(t *testing.T) {
 	r.run(calls...)
 	r.check()
 }
+
+// TestRedLiveGoProxyConfusion: requests to lembas's proxy that name an
+// allowed host one way and the listener another (the Host header against
+// the request's URI, user info, a fragment, a suffix, a mapped or decimal
+// address): the listener must receive nothing. None of them may dial an
+// allowed host (the test stays on loopback).
+func TestRedLiveGoProxyConfusion(t *testing.T) {
+	t.Parallel()
+	r := newRedLive(t)
+	body := fmt.Sprintf(`
+	u := os.Getenv("HTTP_PROXY")
+	i := strings.Index(u, "://")
+	if i < 0 {
+		fmt.Println("no proxy")
+		return
+	}
+	hp := strings.TrimSuffix(u[i+3:], "/")
+	l := "127.0.0.1:%[1]d"
+	reqs := []string{
+		"CONNECT registry.npmjs.org@" + l + " HTTP/1.1\r\nHost: registry.npmjs.org\r\n\r\n",
+		"CONNECT " + l + "#registry.npmjs.org HTTP/1.1\r\nHost: registry.npmjs.org\r\n\r\n",
+		"CONNECT registry.npmjs.org.localhost:%[1]d HTTP/1.1\r\nHost: x\r\n\r\n",
+		"CONNECT [::ffff:127.0.0.1]:%[1]d HTTP/1.1\r\nHost: registry.npmjs.org\r\n\r\n",
+		"CONNECT 2130706433:%[1]d HTTP/1.1\r\n\r\n",
+		"CONNECT localhost.:%[1]d HTTP/1.1\r\n\r\n",
+		"GET http://" + l + "/ HTTP/1.1\r\nHost: registry.npmjs.org\r\n\r\n",
+		"GET http://registry.npmjs.org@" + l + "/ HTTP/1.1\r\nHost: registry.npmjs.org\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: " + l + "\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: registry.npmjs.org\r\n\r\nGET http://" + l + "/ HTTP/1.1\r\nHost: " + l + "\r\n\r\n",
+	}
+	for _, q := range reqs {
+		c, err := net.Dial("tcp", hp)
+		if err != nil {
+			try("proxy", err)
+			continue
+		}
+		c.Write([]byte(q))
+		buf := make([]byte, 200)
+		n, _ := c.Read(buf)
+		fmt.Printf("%%q -> %%q\n", strings.SplitN(q, "\r\n", 2)[0], buf[:n])
+		c.Close()
+	}
+`, r.port)
+	r.run(r.redGo("goproxy", body)...)
+	r.check()
+}
