@@ -270,7 +270,7 @@ func TestRedLiveGoLateWrite(t *testing.T) {
 	run := "touch " + pw
 	body := fmt.Sprintf(`
 	os.Chdir("..")
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 200; i++ { // still writing when lembas ends: killed with the world
 		os.MkdirAll(".git/modules/sub", 0o755)
 		os.WriteFile(".git/modules/sub/config", []byte("[core]\n\tfsmonitor = %[1]s\n"), 0o644)
 		os.WriteFile(".git/config.worktree", []byte("[core]\n\tfsmonitor = %[1]s\n"), 0o644)

@@ -236,9 +236,16 @@ type sandbox struct {
 	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)
 
 	gitStartOnce sync.Once
-	gitAtStart   bool      // the project had a .git when its first command began (sandbox_newrepo.go)
-	gitRan       bool      // set with gitAtStart: a command began
-	firstCmd     time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
+	// base is git's protected paths and the agent configuration as the
+	// session's first command found them: what a process left running
+	// added there after the last command's look is taken away at close
+	// (sandbox_agent.go closeAdded).
+	baseOnce        sync.Once
+	base, baseAgent gitSnapshot
+	baseGit         string
+	gitAtStart      bool      // the project had a .git when its first command began (sandbox_newrepo.go)
+	gitRan          bool      // set with gitAtStart: a command began
+	firstCmd        time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
 }
 
 func newSandbox(cfg sandboxConfig, root string) *sandbox {
@@ -815,7 +822,11 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	r.pol.NoMeta = r.plan                                                                                       // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...) // the agent configuration is bound, never put back
 	r.newRepo = sb.gitMadeHere()                                                                                // read before the first command can make one
-	r.agent, r.agentGit = takeGitSnapshot(agentConfigAbsent(sb.root)), parts.GitDir
+	r.agent, r.agentGit = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent)), parts.GitDir
+	sb.baseOnce.Do(func() {
+		sb.base = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...)
+		sb.baseAgent, sb.baseGit = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent)), parts.GitDir
+	})
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}

@@ -98,17 +98,24 @@ func agentNamed(what string, agent []string) bool {
 	return false
 }
 
-// agentConfigAbsent is the project's agent and editor configuration at
-// its root (hardline.json paths.agent_config's **/NAME patterns) that is
-// not there: what exists is bound read-only, and one a command makes is
-// taken away after it (agentMade) — a new .envrc, .vscode/tasks.json or
-// .mcp.json would run the command's program in the person's shell, editor
-// or next session, where no world holds it.
-func agentConfigAbsent(root string) []string {
+// agentConfigWatched is the project's agent and editor configuration at
+// its root (hardline.json paths.agent_config's **/NAME patterns) that a
+// command could add to unseen: each name that is not there, and each
+// folder of them there that git tracks (bound is the untracked, which
+// the world binds read-only). What a command adds there that git does not
+// track is taken away after it (agentMade) — a new .envrc,
+// .vscode/tasks.json or .mcp.json would run the command's program in the
+// person's shell, editor or next session, where no world holds it.
+func agentConfigWatched(root string, bound []string) []string {
+	isBound := map[string]bool{}
+	for _, b := range bound {
+		isBound[b] = true
+	}
 	var out []string
 	for _, name := range agentConfigNames() {
 		p := filepath.Join(root, name)
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.IsDir() && !isBound[p] {
 			out = append(out, p)
 		}
 	}
@@ -127,36 +134,49 @@ func agentConfigNames() []string {
 	return uniq(out)
 }
 
-// agentMade removes the agent configuration the command made where there
-// was none, and says so ("" when it made none).
+// agentMade removes what the command added to the agent configuration
+// that git does not track (where there was none, or in a folder git
+// tracks), and says so ("" when it added none). What it changed or removed
+// of what was there is left: a checkout writes what git tracks.
 func (r *sandboxRun) agentMade() string {
-	made := r.agent.changed()
-	if len(made) == 0 {
+	if len(r.agent.changed()) == 0 {
 		return ""
 	}
 	// What git tracks now a checkout, a pull or a stash wrote: ordinary
 	// work, never taken away.
-	var index []byte
-	if r.agentGit != "" {
-		index, _ = os.ReadFile(filepath.Join(r.agentGit, "index"))
-	}
-	var top, roots []string
-	for _, p := range r.agent.roots {
-		for _, m := range made {
-			if (m == p || within(p, m)) && !gitTracks(index, filepath.Base(p)) {
-				top = append(top, relPath(r.sb.root, p))
-				roots = append(roots, p)
-				break
-			}
-		}
-	}
-	if len(roots) == 0 {
+	shown, err := r.agent.removeAdded(r.sb.root, gitIndex(r.agentGit))
+	switch {
+	case err != nil:
+		return sandboxText("agent_remove_failed", "paths", strings.Join(shown, ", "), "error", err)
+	case len(shown) == 0:
 		return ""
 	}
-	s := r.agent
-	s.roots = roots
-	if err := s.restore(); err != nil {
-		return sandboxText("agent_remove_failed", "paths", strings.Join(top, ", "), "error", err)
+	return sandboxText("agent_removed", "paths", shownList(shown, theSandboxSpec().GitGoneMax))
+}
+
+// gitIndex is the git folder's index, nil where there is none.
+func gitIndex(gitDir string) []byte {
+	if gitDir == "" {
+		return nil
 	}
-	return sandboxText("agent_removed", "paths", strings.Join(top, ", "))
+	b, _ := os.ReadFile(filepath.Join(gitDir, "index"))
+	return b
+}
+
+// closeAdded, when the session ends and its world's processes are gone,
+// takes away what was added since its first command to git's protected
+// paths (a commondir, a submodule's config, a worktree) and to the agent
+// configuration: each command's own look is made when it ends, and a
+// process it left running (a job) could plant after the last one.
+func (s *sandbox) closeAdded() {
+	taken := false
+	s.baseOnce.Do(func() { taken = true }) // no command ran: nothing to compare
+	if taken {
+		return
+	}
+	s.base.removeAdded(s.root, nil)
+	s.baseAgent.removeAdded(s.root, gitIndex(s.baseGit))
+	s.base.close()
+	s.baseAgent.close()
+	s.base, s.baseAgent = gitSnapshot{}, gitSnapshot{} // a second close compares nothing
 }

