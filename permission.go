@@ -161,10 +161,11 @@ type permissions struct {
 	session     []sourcedRule // always answers of this session
 	project     []sourcedRule // always answers kept for the project
 	projectFile string
-	warnings    []string // what could not be read (a corrupt always file, set aside)
-	broken      error    // the person's rules could not be read: every call is refused
-	bare        string   // why no OS sandbox is in force, "" when one is (setSandbox)
-	net         *sandbox // the session's network rules, which webfetch follows (web.go); nil: none
+	warnings    []string      // what could not be read (a corrupt always file, set aside)
+	broken      error         // the person's rules could not be read: every call is refused
+	bare        string        // why no OS sandbox is in force, "" when one is (setSandbox)
+	bareLate    func() string // why the sandbox in force confines too little, asked at each decision (setSandboxLate)
+	net         *sandbox      // the session's network rules, which webfetch follows (web.go); nil: none
 
 	rootsOnce    sync.Once // writableRoots, made once (permission_boundary.go)
 	roots, temps []string
@@ -441,6 +442,11 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 		if pat, ok := agentConfig(rel); ok && inside && t.Risk != "read" && d.Verdict != "deny" {
 			// Asked in every mode, never remembered: see hardline.json paths.agent_config.
 			d = decision{Verdict: "ask", Rule: "hardline.json agent_config " + pat, Reason: permText("agent_config", "path", rel, "reason", theAgentConfigReason())}
+		} else if inside && t.Risk != "read" && d.Verdict != "deny" && gitConfigNamesPath(p.root, p.home, abs) {
+			// What git's config names for git to run (husky's hooks, a
+			// textconv's script): asked as the agent configuration is,
+			// since the person's next commit would run it unseen.
+			d = decision{Verdict: "ask", Rule: "sandbox.json git_config", Reason: permText("git_config_named", "path", rel)}
 		}
 		switch d.Verdict {
 		case "deny":

@@ -159,11 +159,54 @@ func (p *permissions) setSandbox(why string) {
 	p.mu.Unlock()
 }
 
+// setSandboxLate sets what sandboxMissing asks at each decision that
+// needs it: whether the sandbox in force confines too little to run
+// unasked what the floor cannot read (sandboxWeakWhy). It is late so that
+// a session that runs no command never pays the namespace probe.
+func (p *permissions) setSandboxLate(f func() string) {
+	p.mu.Lock()
+	p.bareLate = f
+	p.mu.Unlock()
+}
+
 // sandboxMissing is why no OS sandbox is in force, or "".
 func (p *permissions) sandboxMissing() string {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.bare
+	bare, late := p.bare, p.bareLate
+	p.mu.Unlock()
+	if bare == "" && late != nil {
+		// Asked each time (the namespace probe is made once and kept): a
+		// world that failed to start leaves Landlock alone from then on.
+		return late()
+	}
+	return bare
+}
+
+// sandboxWeakWhy is why a Landlock sandbox without a world confines too
+// little to count as one for what auto runs unasked ("" when it does):
+// with no user namespaces, Landlock and seccomp stop writes outside the
+// writable roots, but credentials stay readable, /tmp and its Unix sockets
+// are the person's, and a direct connection (the person's loopback
+// services, any host) is not stopped — a script run by name would read a
+// key and send it. The rule for no sandbox applies: what the floor
+// cannot show is read-only or stays inside the project is asked.
+func sandboxWeakWhy(sb *sandbox) string {
+	if sb == nil || sb.probed().Kind != "landlock" {
+		return ""
+	}
+	if ok, why := sb.namespaces(); !ok {
+		if why == "" {
+			why = "none here"
+		}
+		return sandboxText("weak_why", "why", strings.TrimSuffix(why, "."))
+	}
+	sb.worldMu.Lock()
+	err := sb.worldErr
+	sb.worldMu.Unlock()
+	if err != nil && !sb.noWorld {
+		return sandboxText("weak_why", "why", strings.TrimSuffix(err.Error(), "."))
+	}
+	return ""
 }
 
 // sandboxWhy says whether a session's sandbox is in force: "" when it is,

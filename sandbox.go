@@ -81,8 +81,16 @@ type sandboxSpec struct {
 		Keep           []string `json:"keep"`
 		DropURLPass    bool     `json:"drop_url_password"`
 		DropPrefixes   []string `json:"drop_value_prefixes"`
+		DropValueSubs  []string `json:"drop_value_substrings"`
 		Drop           []string `json:"drop"`
 	} `json:"env"`
+	GitConfig struct {
+		About       string   `json:"about"`
+		PathKeys    []string `json:"path_keys"`
+		CommandKeys []string `json:"command_keys"`
+		MaxFiles    int      `json:"max_files"`
+		MaxBytes    int      `json:"max_bytes"`
+	} `json:"git_config"`
 	CacheEnv     map[string]string   `json:"cache_env"`
 	CacheDefault map[string][]string `json:"cache_default"`
 	// CacheEnvKept: cache_env variables left as they are without a world
@@ -125,6 +133,7 @@ type sandboxSpec struct {
 		EmbedV4  map[string]int `json:"embed_v4"`
 	} `json:"local_addresses"`
 	UnixSockets bool `json:"unix_sockets"` // whether a command in the world may make a Unix socket (socketpair always)
+	Keyring     bool `json:"keyring"`      // whether a command may reach the kernel's keyrings (keyctl, add_key, request_key)
 	// WorldFamilies: the socket families a command in the world may make
 	// besides AF_UNIX (unix_sockets says); the others fail with EPERM,
 	// and io_uring with them (its IORING_OP_SOCKET makes any socket past
@@ -179,6 +188,7 @@ type sandboxPolicy struct {
 	NoUnix   bool     `json:"nounix,omitempty"`   // seccomp: no socket(AF_UNIX) (socketpair stays): no Unix socket reached by path
 	Families []uint32 `json:"families,omitempty"` // seccomp: the only other socket families (none: any); io_uring refused
 	NoMeta   bool     `json:"nometa,omitempty"`   // seccomp: no chmod, chown, utime (plan mode: Landlock does not mediate them)
+	NoKeys   bool     `json:"nokeys,omitempty"`   // seccomp: no keyctl, add_key, request_key (the kernel's keyrings are not namespaced)
 	ABI      int      `json:"abi,omitempty"`
 	// Home, with no world: Landlock reads everywhere but the home folder,
 	// where only Keep is read (besides Write); the world hides it by its
@@ -231,9 +241,16 @@ type sandbox struct {
 	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)
 
 	gitStartOnce sync.Once
-	gitAtStart   bool      // the project had a .git when its first command began (sandbox_newrepo.go)
-	gitRan       bool      // set with gitAtStart: a command began
-	firstCmd     time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
+	// base is git's protected paths and the agent configuration as the
+	// session's first command found them: what a process left running
+	// added there after the last command's look is taken away at close
+	// (sandbox_agent.go closeAdded).
+	baseOnce        sync.Once
+	base, baseAgent gitSnapshot
+	baseGit         string
+	gitAtStart      bool      // the project had a .git when its first command began (sandbox_newrepo.go)
+	gitRan          bool      // set with gitAtStart: a command began
+	firstCmd        time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
 }
 
 //go:noinline
@@ -381,6 +398,7 @@ type policyParts struct {
 	Pin     []string `json:"pin"`             // git's history (objects, refs, logs): add-only in the world
 	Mask    []string `json:"mask"`            // credentials: empty in the world
 	Agent   []string `json:"agent,omitempty"` // the project's agent and editor configuration at its root: in Protect too
+	GitDir  string   `json:"-"`               // the project's git folder, "" when it is none (what its index tracks)
 	Network string   `json:"network"`         // on, off, proxy
 	// Home is the home folder the world shows only Keep of (besides the
 	// writable roots and caches); "" where the whole of it stays in view
@@ -430,6 +448,7 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 	p.Devices = append(p.Devices, sp.Devices...)
 	if isGit && mode != "plan" {
 		p.Protect = gitPaths(sp.Protect, gd, common)
+		p.Protect = append(p.Protect, gitConfigProjectNames(s.root, gd, common, home, getenv)...) // husky's .husky, an included config (sandbox_gitconfig.go)
 		for _, e := range sp.Protect {
 			if strings.Contains(e, "*") {
 				p.Later = append(p.Later, strings.NewReplacer("<git>", gd, "<common>", common).Replace(e))
@@ -452,6 +471,9 @@ func (s *sandbox) policyFor(mode string, getenv func(string) string, home string
 		// back what appeared while a command ran would delete what the
 		// person's editor wrote meanwhile.
 		p.Agent = agentConfigRoots(s.root, gd, isGit)
+		if isGit {
+			p.GitDir = gd
+		}
 		p.Protect = append(p.Protect, p.Agent...)
 	}
 	p.Write, p.Temp, p.Caches, p.Mask = uniq(p.Write), uniq(p.Temp), uniq(p.Caches), uniq(p.Mask)
@@ -550,13 +572,17 @@ func (s *sandbox) worldPolicy(parts policyParts) sandboxPolicy {
 	pol.Devices = parts.Devices
 	pol.Protect = parts.Protect // named in a denial; the world binds them
 	pol.NoUnix = !theSandboxSpec().UnixSockets
+	pol.NoKeys = !theSandboxSpec().Keyring
 	pol.Families = theSandboxSpec().WorldFamilies
 	return pol
 }
 
 func (s *sandbox) policyOf(parts policyParts, inWorld bool) (sandboxPolicy, []string) {
 	pr := s.probed()
-	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld, Exe: s.helperExe}
+	pol := sandboxPolicy{Network: parts.Network != "off", ABI: pr.ABI, Signals: !inWorld, Exe: s.helperExe, NoKeys: !theSandboxSpec().Keyring}
+	// Without a world /tmp and /run/user are the person's: their tmux,
+	// ssh-agent and D-Bus sockets would be reached by path.
+	pol.NoUnix = !theSandboxSpec().UnixSockets
 	if len(parts.Protect) > 0 && !inWorld {
 		pol.NS, _ = s.namespaces()
 	}
@@ -634,18 +660,20 @@ func sandboxCallFrom(ctx context.Context) sandboxCall {
 
 // sandboxRun is one command on its way through the sandbox.
 type sandboxRun struct {
-	sb     *sandbox
-	pol    sandboxPolicy
-	kind   string
-	bare   bool        // runs outside the sandbox (approved, or none here)
-	world  worldRunner // runs in the session's world
-	note   string      // said to the model after the result
-	plan   bool
-	before gitSnapshot
-	hosts  int     // the proxy's refusals before the command, to name the new ones
-	net    *netRun // asked about hosts not allowed while it runs (sandbox_netask.go)
-	gone   int     // the world's count of deletes in git's history before the command
-	stops  int     // the world's count of its disk watch's stops before the command
+	sb       *sandbox
+	pol      sandboxPolicy
+	kind     string
+	bare     bool        // runs outside the sandbox (approved, or none here)
+	world    worldRunner // runs in the session's world
+	note     string      // said to the model after the result
+	plan     bool
+	before   gitSnapshot
+	agent    gitSnapshot // the agent configuration absent when the command began (sandbox_agent.go)
+	agentGit string      // the git folder whose index says what of it git tracks
+	hosts    int         // the proxy's refusals before the command, to name the new ones
+	net      *netRun     // asked about hosts not allowed while it runs (sandbox_netask.go)
+	gone     int         // the world's count of deletes in git's history before the command
+	stops    int         // the world's count of its disk watch's stops before the command
 	// newRepo: the project had no .git when the session's first command
 	// began, so one there now is the session's, screened after each
 	// command (sandbox_newrepo.go).
@@ -806,6 +834,11 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	r.pol.NoMeta = r.plan                                                                                       // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...) // the agent configuration is bound, never put back
 	r.newRepo = sb.gitMadeHere()                                                                                // read before the first command can make one
+	r.agent, r.agentGit = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent)), parts.GitDir
+	sb.baseOnce.Do(func() {
+		sb.base = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...)
+		sb.baseAgent, sb.baseGit = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent)), parts.GitDir
+	})
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()
 	}
@@ -853,6 +886,10 @@ func (r *sandboxRun) finish(out string, code int) string {
 		notes = append(notes, r.note)
 	}
 	defer r.before.close()
+	defer r.agent.close()
+	if n := r.agentMade(); n != "" {
+		notes = append(notes, n)
+	}
 	if changed := r.before.changed(); len(changed) > 0 {
 		if err := r.before.restore(); err != nil {
 			notes = append(notes, sandboxText("git_restore_failed", "paths", strings.Join(changed, ", "), "error", err))

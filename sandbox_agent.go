@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,11 +19,7 @@ import (
 // .claude, .mcp.json, .envrc, …) in the project folder.
 func agentConfigRoots(root, gitDir string, isGit bool) []string {
 	var found []string
-	for _, pat := range agentConfigPatterns() {
-		name, ok := strings.CutPrefix(pat, "**/")
-		if !ok || name == "" || strings.ContainsAny(name, "*?[/") {
-			continue
-		}
+	for _, name := range agentConfigNames() {
 		p := filepath.Join(root, name)
 		if fi, err := os.Lstat(p); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
 			found = append(found, p)
@@ -99,4 +96,87 @@ func agentNamed(what string, agent []string) bool {
 		}
 	}
 	return false
+}
+
+// agentConfigWatched is the project's agent and editor configuration at
+// its root (hardline.json paths.agent_config's **/NAME patterns) that a
+// command could add to unseen: each name that is not there, and each
+// folder of them there that git tracks (bound is the untracked, which
+// the world binds read-only). What a command adds there that git does not
+// track is taken away after it (agentMade) — a new .envrc,
+// .vscode/tasks.json or .mcp.json would run the command's program in the
+// person's shell, editor or next session, where no world holds it.
+func agentConfigWatched(root string, bound []string) []string {
+	isBound := map[string]bool{}
+	for _, b := range bound {
+		isBound[b] = true
+	}
+	var out []string
+	for _, name := range agentConfigNames() {
+		p := filepath.Join(root, name)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.IsDir() && !isBound[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// agentConfigNames is the patterns' names at the project's root.
+func agentConfigNames() []string {
+	var out []string
+	for _, pat := range agentConfigPatterns() {
+		name, ok := strings.CutPrefix(pat, "**/")
+		if ok && name != "" && !strings.ContainsAny(name, "*?[/") {
+			out = append(out, name)
+		}
+	}
+	return uniq(out)
+}
+
+// agentMade removes what the command added to the agent configuration
+// that git does not track (where there was none, or in a folder git
+// tracks), and says so ("" when it added none). What it changed or removed
+// of what was there is left: a checkout writes what git tracks.
+func (r *sandboxRun) agentMade() string {
+	if len(r.agent.changed()) == 0 {
+		return ""
+	}
+	// What git tracks now a checkout, a pull or a stash wrote: ordinary
+	// work, never taken away.
+	shown, err := r.agent.removeAdded(r.sb.root, gitIndex(r.agentGit))
+	switch {
+	case err != nil:
+		return sandboxText("agent_remove_failed", "paths", strings.Join(shown, ", "), "error", err)
+	case len(shown) == 0:
+		return ""
+	}
+	return sandboxText("agent_removed", "paths", shownList(shown, theSandboxSpec().GitGoneMax))
+}
+
+// gitIndex is the git folder's index, nil where there is none.
+func gitIndex(gitDir string) []byte {
+	if gitDir == "" {
+		return nil
+	}
+	b, _ := os.ReadFile(filepath.Join(gitDir, "index"))
+	return b
+}
+
+// closeAdded, when the session ends and its world's processes are gone,
+// takes away what was added since its first command to git's protected
+// paths (a commondir, a submodule's config, a worktree) and to the agent
+// configuration: each command's own look is made when it ends, and a
+// process it left running (a job) could plant after the last one.
+func (s *sandbox) closeAdded() {
+	taken := false
+	s.baseOnce.Do(func() { taken = true }) // no command ran: nothing to compare
+	if taken {
+		return
+	}
+	s.base.removeAdded(s.root, nil)
+	s.baseAgent.removeAdded(s.root, gitIndex(s.baseGit))
+	s.base.close()
+	s.baseAgent.close()
+	s.base, s.baseAgent = gitSnapshot{}, gitSnapshot{} // a second close compares nothing
 }

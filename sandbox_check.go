@@ -89,6 +89,9 @@ func (s *sandbox) report(mode string) string {
 				}
 				line("namespaces", "how", fillPairs(c["ns_no"], "why", why))
 			}
+			if !theSandboxSpec().Keyring {
+				line("keyring")
+			}
 		}
 	}
 	inWorld := w != nil

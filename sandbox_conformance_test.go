@@ -17,18 +17,22 @@ import (
 func init() {
 	conformanceRunners["sandbox"] = func(input json.RawMessage) (any, error) {
 		var in struct {
-			Kind    string          `json:"kind"`
-			Mode    string          `json:"mode"`
-			Config  string          `json:"config"`
-			Env     json.RawMessage `json:"env"` // policy: a map; env: a list
-			Host    string          `json:"host"`
-			Home    string          `json:"home"`
-			Git     bool            `json:"git"`
-			Root    string          `json:"root"` // policy: the project's folder (default /p)
-			Command string          `json:"command"`
-			Reason  string          `json:"reason"`
-			Output  string          `json:"output"`
-			Rules   permRules       `json:"rules"`
+			Kind   string          `json:"kind"`
+			Mode   string          `json:"mode"`
+			Config string          `json:"config"`
+			Env    json.RawMessage `json:"env"` // policy: a map; env: a list
+			Host   string          `json:"host"`
+			Home   string          `json:"home"`
+			Git    bool            `json:"git"`
+			Root   string          `json:"root"` // policy: the project's folder (default /p)
+			// GitConfig (policy, git): the repository's .git/config; Files:
+			// empty files made in the project first.
+			GitConfig string    `json:"git_config"`
+			Files     []string  `json:"files"`
+			Command   string    `json:"command"`
+			Reason    string    `json:"reason"`
+			Output    string    `json:"output"`
+			Rules     permRules `json:"rules"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, err
@@ -77,6 +81,13 @@ func init() {
 				defer os.RemoveAll(dir)
 				root = evalExisting(dir)
 				os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755)
+				if in.GitConfig != "" {
+					os.WriteFile(filepath.Join(root, ".git", "config"), []byte(in.GitConfig), 0o644)
+				}
+				for _, f := range in.Files {
+					os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755)
+					os.WriteFile(filepath.Join(root, f), nil, 0o644)
+				}
 			}
 			p := newSandbox(c.Sandbox, root).policyFor(in.Mode, func(k string) string { return envMap[k] }, in.Home)
 			p.Keep = markHomeKeep(p.Keep, in.Home)

@@ -54,12 +54,22 @@ func (s *sandbox) envDropped(name string) bool {
 
 // envValueSecret says whether a value is a secret by its look, whatever
 // its variable's name: a URL carrying a password (scheme://user:pass@),
-// or the start of a well-known token (ghp_, sk-ant-, xoxb-, AKIA…).
+// the start of a well-known token (ghp_, sk-ant-, xoxb-, AKIA…) or a PEM
+// block, or a piece only a secret holds (a private key's PEM line, a
+// URL's token= or sig=, a webhook's path).
 func (s *sandbox) envValueSecret(v string) bool {
 	sp := theSandboxSpec()
 	for _, p := range sp.Env.DropPrefixes {
 		if strings.HasPrefix(v, p) {
 			return true
+		}
+	}
+	if len(sp.Env.DropValueSubs) > 0 {
+		low := strings.ToLower(v)
+		for _, sub := range sp.Env.DropValueSubs {
+			if strings.Contains(low, strings.ToLower(sub)) {
+				return true
+			}
 		}
 	}
 	if !sp.Env.DropURLPass {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +47,42 @@ func TestSandboxOffConfig(t *testing.T) {
 	}
 	if sandboxWhy(sb) == "" {
 		t.Error("sandboxWhy says a sandbox is in force where the probe found none")
+	}
+}
+
+// TestSandboxLandlockAloneCountsAsNone: where Landlock is there but user
+// namespaces are not, a script run by name could still read a key and
+// send it (no masks, no network namespace), so auto asks before what the
+// floor cannot show stays inside the project — refused in -p — as with no
+// sandbox; a command the floor can show stays inside still runs.
+func TestSandboxLandlockAloneCountsAsNone(t *testing.T) {
+	proj := t.TempDir()
+	sb := newSandbox(sandboxConfig{}, proj)
+	sb.probeHook = func() sandboxProbe { return sandboxProbe{Kind: "landlock", ABI: 4} }
+	sb.nsOnce.Do(func() { sb.ns, sb.nsWhy = false, "user namespaces refused by this test" })
+	if why := sandboxWeakWhy(sb); !strings.Contains(why, "user namespaces refused by this test") {
+		t.Fatalf("sandboxWeakWhy = %q", why)
+	}
+	shell := theSpec().Tools[theArityShellTool()]
+	for _, c := range []struct {
+		line, want string
+	}{{"./build.sh", "deny"}, {"go test ./...", "deny"}, {"python3 x.py", "deny"}, {"ls", "allow"}} {
+		p := permissionsFor("auto", proj, true, &config{})
+		p.setSandbox(sandboxWhy(sb))
+		p.setSandboxLate(func() string { return sandboxWeakWhy(sb) })
+		raw, _ := json.Marshal(map[string]string{"command": c.line})
+		if d := p.decide(shell, raw); d.Verdict != c.want {
+			t.Errorf("%s with Landlock alone, headless: %s (%s), want %s", c.line, d.Verdict, d.Reason, c.want)
+		}
+	}
+	ok := newSandbox(sandboxConfig{}, proj)
+	ok.probeHook = sb.probeHook
+	ok.nsOnce.Do(func() { ok.ns = true })
+	if why := sandboxWeakWhy(ok); why != "" {
+		t.Errorf("with namespaces, sandboxWeakWhy = %q", why)
+	}
+	ok.worldErr = errors.New("the world could not start in this test")
+	if why := sandboxWeakWhy(ok); !strings.Contains(why, "could not start in this test") {
+		t.Errorf("with the world failed, sandboxWeakWhy = %q", why)
 	}
 }

@@ -65,15 +65,23 @@ func seccompMetaCalls() []uint32 {
 
 // seccompRestrict installs pol's filter on this thread; with nothing to
 // refuse it installs none.
+// seccompKeyCalls are add_key, request_key and keyctl: the kernel's
+// keyrings are not namespaced, so a command would reach the person's
+// session keyring (a kerberos ticket, an ecryptfs or secret-service key)
+// from any world — refused, as Docker's default profile does.
+func seccompKeyCalls() []uint32 {
+	return []uint32{unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEYCTL}
+}
+
 func seccompRestrict(pol sandboxPolicy) error {
-	if pol.Network && !pol.NoUnix && !pol.NoMeta && len(pol.Families) == 0 {
+	if pol.Network && !pol.NoUnix && !pol.NoMeta && !pol.NoKeys && len(pol.Families) == 0 {
 		return nil
 	}
 	arch, ok := seccompArch()
 	if !ok {
 		return fmt.Errorf("no seccomp filter for %s; set sandbox.network: true", runtime.GOARCH)
 	}
-	prog := seccompProgram(arch, !pol.Network, pol.NoUnix, pol.NoMeta, pol.Families)
+	prog := seccompProgram(arch, !pol.Network, pol.NoUnix, pol.NoMeta, pol.NoKeys, pol.Families)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return fmt.Errorf("installing the seccomp filter: %v", err)
@@ -85,7 +93,7 @@ func seccompRestrict(pol sandboxPolicy) error {
 // (x32) refused, each refused call compared in turn, socket()'s domain
 // judged last. Jumps are to three labels at the end. families, when any,
 // are the only families but AF_UNIX socket() may make.
-func seccompProgram(arch uint32, noNet, noUnix, noMeta bool, families []uint32) []unix.SockFilter {
+func seccompProgram(arch uint32, noNet, noUnix, noMeta, noKeys bool, families []uint32) []unix.SockFilter {
 	const (
 		ld    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -112,6 +120,11 @@ func seccompProgram(arch uint32, noNet, noUnix, noMeta bool, families []uint32) 
 	}
 	if noMeta {
 		for _, nr := range seccompMetaCalls() {
+			body = append(body, ins{jeq, nr, toDeny})
+		}
+	}
+	if noKeys {
+		for _, nr := range seccompKeyCalls() {
 			body = append(body, ins{jeq, nr, toDeny})
 		}
 	}

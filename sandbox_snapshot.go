@@ -299,3 +299,29 @@ func (s gitSnapshot) restore() error {
 	}
 	return nil
 }
+
+// removeAdded removes, through the held folders, what is under the
+// snapshot's roots now that was not when it was taken, but for what git's
+// index (nil: none) tracks; what was there and changed is left. It returns
+// what it removed, relative to root (a folder, not what was in it).
+func (s gitSnapshot) removeAdded(root string, index []byte) ([]string, error) {
+	var gone, shown []string
+	for _, m := range s.changed() { // sorted: a folder before what is in it
+		if _, had := s.files[m]; had || underAnyRoot(m, gone) {
+			continue
+		}
+		rel := relPath(root, m)
+		if gitTracks(index, rel) {
+			continue
+		}
+		h, hrel, err := s.heldFor(m)
+		if err == nil {
+			err = h.RemoveAll(hrel)
+		}
+		if err != nil {
+			return append(shown, rel), err
+		}
+		gone, shown = append(gone, m), append(shown, rel)
+	}
+	return shown, nil
+}

@@ -186,6 +186,7 @@ func (s *sandbox) close() {
 		p.close()
 	}
 	s.screenAtClose() // the world's processes are gone: none plants after this
+	s.closeAdded()
 	if owner != nil {
 		owner.Close() // first: Windows removes no open file; and the folder is unowned from here
 	}

@@ -163,6 +163,9 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		maxSteps = f.maxSteps
 	}
 	perm.setSandbox(sandboxWhy(tb.sandbox)) // none in force: auto asks what is not contained (permission_boundary.go)
+	if sb := tb.sandbox; sb != nil {
+		perm.setSandboxLate(func() string { return sandboxWeakWhy(sb) }) // Landlock alone counts as none
+	}
 	tb.protected = func(abs string) bool { _, ok := perm.protectedFor(abs); return ok }
 	tb.privateWeb = func(host string) bool { _, ok := perm.privateWebRule("webfetch", host); return ok }
 	tb.webAllowed, perm.net = perm.webAllowRule, tb.sandbox // webfetch follows the commands' network rules (web.go)
