@@ -95,7 +95,7 @@ type acpAgent struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // requests being worked on
 
-	mu          sync.Mutex
+	mu          mutex
 	initialized bool
 	fsRead      bool
 	fsWrite     bool
@@ -165,7 +165,7 @@ func (a *acpAgent) run(ctx context.Context) error {
 	a.sessions = map[string]*acpSession{}
 	a.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("reading from the client: %v", err)
+		return errorf("reading from the client: %v", err)
 	}
 	return nil
 }

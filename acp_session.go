@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -24,7 +23,7 @@ type acpSession struct {
 	e       *engine
 	cleanup func()
 
-	mu          sync.Mutex
+	mu          mutex
 	queue       []*acpTurn // the running prompt first, then those waiting
 	active      bool       // a turn runs whose updates may still be sent
 	pendingMode string
@@ -430,7 +429,7 @@ func attachmentName(uri, mime string, i int) string {
 // <turn>-<name>, never overwriting another.
 func saveAttachment(dir string, turnN int, name string, data []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("saving an attachment: %v", err)
+		return "", errorf("saving an attachment: %v", err)
 	}
 	p := filepath.Join(dir, fmt.Sprintf("%d-%s", turnN, name))
 	for n := 2; ; n++ {
@@ -440,7 +439,7 @@ func saveAttachment(dir string, turnN int, name string, data []byte) (string, er
 		p = filepath.Join(dir, fmt.Sprintf("%d-%d-%s", turnN, n, name))
 	}
 	if err := writeFileAtomic(p, data, 0o600); err != nil {
-		return "", fmt.Errorf("saving an attachment: %v", err)
+		return "", errorf("saving an attachment: %v", err)
 	}
 	return p, nil
 }

@@ -6,7 +6,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -61,7 +60,7 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	ok = true
 	if !existed {
 		if err := syncDir(dir); err != nil {
-			return fmt.Errorf("%s is written, but it may not survive a power cut: %w", path, err)
+			return errorf("%s is written, but it may not survive a power cut: %w", path, err)
 		}
 	}
 	return nil
@@ -77,7 +76,7 @@ func syncDir(dir string) error {
 	}
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("opening the folder %s to sync it: %w", dir, err)
+		return errorf("opening the folder %s to sync it: %w", dir, err)
 	}
 	err = d.Sync()
 	cerr := d.Close()
@@ -85,10 +84,10 @@ func syncDir(dir string) error {
 		err = nil
 	}
 	if err != nil {
-		return fmt.Errorf("syncing the folder %s: %w", dir, err)
+		return errorf("syncing the folder %s: %w", dir, err)
 	}
 	if cerr != nil {
-		return fmt.Errorf("syncing the folder %s: %w", dir, cerr)
+		return errorf("syncing the folder %s: %w", dir, cerr)
 	}
 	return nil
 }

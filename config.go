@@ -127,7 +127,7 @@ func loadConfig() (*config, error) {
 		return &config{Path: path}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, errorf("read config: %w", err)
 	}
 	return parseConfig(data, path)
 }
@@ -232,7 +232,7 @@ func parseOnOff(key, v string) (bool, error) {
 			return false, nil
 		}
 	}
-	return false, fmt.Errorf("%s: expected on or off, found %q", key, v)
+	return false, errorf("%s: expected on or off, found %q", key, v)
 }
 
 // configDecoder turns nodes into config fields, pinning each complaint to
@@ -583,11 +583,11 @@ func cmdConfig(args []string, stdout, stderr io.Writer) error {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("config %s: %w", args[0], err)
+		return errorf("config %s: %w", args[0], err)
 	}
 	root, err := parseYAMLNode(data, path)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", args[0], err)
+		return errorf("config %s: %w", args[0], err)
 	}
 	if args[0] == "list" {
 		walkLeaves(root, "", func(key string, n *yamlNode) {
@@ -601,7 +601,7 @@ func cmdConfig(args []string, stdout, stderr io.Writer) error {
 	}
 	n2 := lookupNode(root, segs)
 	if n2 == nil {
-		return fmt.Errorf("config get: %s is not set in %s; see `lembas config list`", args[1], path)
+		return errorf("config get: %s is not set in %s; see `lembas config list`", args[1], path)
 	}
 	if s, ok := n2.val.(string); ok && n2.kind == yamlScalar {
 		fmt.Fprintln(stdout, s)
@@ -718,18 +718,18 @@ func setTrust(root string, trusted bool) error {
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("%s is not a list of trusted folders (%v); fix or remove it, then answer again", trustFile(), err)
+			return errorf("%s is not a list of trusted folders (%v); fix or remove it, then answer again", trustFile(), err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("reading %s: %w", trustFile(), err)
+		return errorf("reading %s: %w", trustFile(), err)
 	}
 	m[root] = trusted
 	data = rawJSONIndent(m)
 	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
-		return fmt.Errorf("saving the trust of %s: %w", root, err)
+		return errorf("saving the trust of %s: %w", root, err)
 	}
 	if err := writeFileAtomic(trustFile(), append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("saving the trust of %s: %w", root, err)
+		return errorf("saving the trust of %s: %w", root, err)
 	}
 	return nil
 }

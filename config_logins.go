@@ -7,7 +7,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -60,16 +59,16 @@ func validLoginName(n string) bool {
 func saveLogin(l *loginRecord) error {
 	dir := loginsDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("saving the login: %v", err)
+		return errorf("saving the login: %v", err)
 	}
 	// The folder holds tokens: one made earlier with wider permissions is
 	// narrowed, and one that cannot be is not written into.
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return fmt.Errorf("saving the login: making %s private: %v", dir, err)
+		return errorf("saving the login: making %s private: %v", dir, err)
 	}
 	b, _ := json.MarshalIndent(l, "", "  ") // a struct of strings and times: it always encodes
 	if err := writeFileAtomic(filepath.Join(dir, l.Name+".json"), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("saving the login: %v", err)
+		return errorf("saving the login: %v", err)
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ package main
 // text.go) and config.go.
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -127,7 +126,7 @@ func (d configDecoder) personalityKey(n *yamlNode, key string, p *personalizatio
 	case "instructions":
 		p.Instructions = v
 	default:
-		return fmt.Errorf("%s is not a personalization key", key)
+		return errorf("%s is not a personalization key", key)
 	}
 	return nil
 }

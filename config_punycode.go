@@ -11,8 +11,6 @@ package main
 // and left-to-right letters (the bidi rule).
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"unicode"
 )
@@ -31,7 +29,7 @@ func asciiHost(host string) (string, error) {
 			case unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc):
 				ascii = false
 				if unicode.In(prev, unicode.Latin, unicode.Greek, unicode.Cyrillic) {
-					return "", fmt.Errorf("a combining mark follows a letter in %q: write the letter composed", l)
+					return "", errorf("a combining mark follows a letter in %q: write the letter composed", l)
 				}
 			case unicode.IsLetter(r) || unicode.IsDigit(r):
 				ascii = false
@@ -41,12 +39,12 @@ func asciiHost(host string) (string, error) {
 					ltr = true
 				}
 			default:
-				return "", fmt.Errorf("%q holds %q, which is not a letter or a digit", l, r)
+				return "", errorf("%q holds %q, which is not a letter or a digit", l, r)
 			}
 			prev = r
 		}
 		if rtl && ltr {
-			return "", fmt.Errorf("%q mixes right-to-left and left-to-right letters", l)
+			return "", errorf("%q mixes right-to-left and left-to-right letters", l)
 		}
 		if ascii {
 			continue
@@ -56,7 +54,7 @@ func asciiHost(host string) (string, error) {
 			return "", err
 		}
 		if len(enc) > 59 {
-			return "", fmt.Errorf("%q is longer than 63 characters in its ASCII form", l)
+			return "", errorf("%q is longer than 63 characters in its ASCII form", l)
 		}
 		labels[i] = "xn--" + enc
 	}
@@ -110,7 +108,7 @@ func punycode(label string) (string, error) {
 			}
 		}
 		if (int(m) - n) > (1<<31-1-delta)/(h+1) {
-			return "", errors.New("a label too long to write in ASCII")
+			return "", errorNew("a label too long to write in ASCII")
 		}
 		delta += (int(m) - n) * (h + 1)
 		n = int(m)

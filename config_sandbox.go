@@ -4,7 +4,6 @@ package main
 // it means for a command is sandbox.go's.
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -138,11 +137,11 @@ func allowASCII(h string) (string, error) {
 	}
 	a, err := asciiHost(rest)
 	if err != nil {
-		return "", fmt.Errorf("is not an international host name lembas can turn into ASCII (%v); write its ASCII form (xn--…, as `idn2` or a browser's address bar shows it)", err)
+		return "", errorf("is not an international host name lembas can turn into ASCII (%v); write its ASCII form (xn--…, as `idn2` or a browser's address bar shows it)", err)
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(a, "."), ".") {
 		if l == "" {
-			return "", fmt.Errorf("has an empty label (two dots, or a leading one); write it as bücher.example or *.bücher.example")
+			return "", errorf("has an empty label (two dots, or a leading one); write it as bücher.example or *.bücher.example")
 		}
 	}
 	return wild + a, nil

@@ -37,33 +37,33 @@ func configSet(path, key, value string) error {
 	// lock beside the file, so each set starts from the other's result.
 	unlock, err := lockBeside(path)
 	if err != nil {
-		return fmt.Errorf("config set: %w", err)
+		return errorf("config set: %w", err)
 	}
 	defer unlock()
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("config set: %w", err)
+		return errorf("config set: %w", err)
 	}
 	root, err := parseYAMLNode(data, path)
 	if err != nil {
-		return fmt.Errorf("config set: %w; fix the file first", err)
+		return errorf("config set: %w; fix the file first", err)
 	}
 	e := &yamlEditor{typed: configTypedKey(segs), value: value}
 	out, err := e.apply(data, root, segs)
 	if err != nil {
-		return fmt.Errorf("config set: %s: %w", key, err)
+		return errorf("config set: %s: %w", key, err)
 	}
 	if _, err := parseConfig(out, path); err != nil {
-		return fmt.Errorf("config set: %s not changed: %w", key, err)
+		return errorf("config set: %s not changed: %w", key, err)
 	}
 	if got := lookupNode(mustParseYAML(out), segs); got == nil || !reflect.DeepEqual(got.value(), e.want) {
-		return fmt.Errorf("config set: %s not changed: the value would not read back as written; edit %s by hand", key, path)
+		return errorf("config set: %s not changed: the value would not read back as written; edit %s by hand", key, path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("config set: %w", err)
+		return errorf("config set: %w", err)
 	}
 	if err := writeFileAtomic(path, out, 0o600); err != nil {
-		return fmt.Errorf("config set: %w", err)
+		return errorf("config set: %w", err)
 	}
 	return nil
 }
@@ -187,32 +187,32 @@ func (e *yamlEditor) edit(root *yamlNode, segs []string) error {
 			idx, ok := listIndex(seg)
 			switch {
 			case !ok:
-				return fmt.Errorf("%s is a list; address its items by number, as in %s.0", where, where)
+				return errorf("%s is a list; address its items by number, as in %s.0", where, where)
 			case idx < len(n.items):
 				parent, n = n, n.items[idx]
 				continue
 			case idx == len(n.items) && i == len(segs)-1:
 				return e.appendItem(n)
 			}
-			return fmt.Errorf("%s has %d items; to add one use index %d", where, len(n.items), len(n.items))
+			return errorf("%s has %d items; to add one use index %d", where, len(n.items), len(n.items))
 		}
 		if n.val != nil {
 			if parent == nil {
-				return errors.New("the file holds a single value, not settings; fix the file first")
+				return errorNew("the file holds a single value, not settings; fix the file first")
 			}
-			return fmt.Errorf("%s is %s, not a map; set %s itself or choose another key", where, describeNode(n), where)
+			return errorf("%s is %s, not a map; set %s itself or choose another key", where, describeNode(n), where)
 		}
 		if parent != nil && parent.flow {
-			return fmt.Errorf("%s is empty inside [ ] or { }; edit the file to fill it", where)
+			return errorf("%s is empty inside [ ] or { }; edit the file to fill it", where)
 		}
 		return e.addUnderNull(n, parent, segs[i:])
 	}
 	if n.kind != yamlScalar && !n.flow {
 		key := strings.Join(segs, ".")
 		if n.kind == yamlList {
-			return fmt.Errorf("is a list written over several lines; set its items one by one, as in %s.0", key)
+			return errorf("is a list written over several lines; set its items one by one, as in %s.0", key)
 		}
-		return fmt.Errorf("is a map written over several lines; set its keys one by one, as in %s.%s", key, n.keys[0].val)
+		return errorf("is a map written over several lines; set its keys one by one, as in %s.%s", key, n.keys[0].val)
 	}
 	text := e.text(parent != nil && parent.flow)
 	if n.off == n.end && n.off > 0 && !isBlank(e.lines[n.line-1][n.off-1]) {
@@ -252,7 +252,7 @@ func (e *yamlEditor) newLines(rest []string, ind int, startsList bool) ([]string
 		pad := strings.Repeat(" ", ind+2*j)
 		if _, isNum := listIndex(s); isNum && (j > 0 || startsList) {
 			if s != "0" || j != len(rest)-1 {
-				return nil, fmt.Errorf("there is no list at %s yet; start one with index 0", s)
+				return nil, errorf("there is no list at %s yet; start one with index 0", s)
 			}
 			return append(out, pad+"- "+e.text(false)), nil
 		}
@@ -271,7 +271,7 @@ func (e *yamlEditor) addToMap(m *yamlNode, rest []string) error {
 		text := e.text(true)
 		for j := len(rest) - 1; j >= 1; j-- {
 			if _, isNum := listIndex(rest[j]); isNum {
-				return errors.New("a new list inside { } cannot be added; edit the file")
+				return errorNew("a new list inside { } cannot be added; edit the file")
 			}
 			text = "{" + yamlKey(rest[j]) + ": " + text + "}"
 		}
@@ -356,7 +356,7 @@ func lockBeside(path string) (func(), error) {
 		}
 		if time.Since(start) > 10*time.Second {
 			f.Close() // opened only to lock, nothing written
-			return nil, fmt.Errorf("%s.lock is held by another lembas; try again when it is done", path)
+			return nil, errorf("%s.lock is held by another lembas; try again when it is done", path)
 		}
 	}
 }

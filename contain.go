@@ -8,8 +8,6 @@ package main
 // characters, loop or run too long are errors (hardline.json paths).
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -85,25 +83,25 @@ func checkPathText(p string) error {
 	}
 	ps := &h.Paths
 	if strings.IndexByte(p, 0) >= 0 {
-		return errors.New("the path holds a NUL byte; give it without")
+		return errorNew("the path holds a NUL byte; give it without")
 	}
 	if !utf8.ValidString(p) {
-		return errors.New("the path is not valid UTF-8; give it as UTF-8 text")
+		return errorNew("the path is not valid UTF-8; give it as UTF-8 text")
 	}
 	for _, r := range p {
 		if r < 0x80 && r >= 0x20 && r != 0x7f {
 			continue
 		}
 		if c := unicodeClass(r); c != "" && contains(ps.RefuseClasses, c) {
-			return fmt.Errorf("the path holds %s (U+%04X), which hides what it names; give the name in plain characters", c, r)
+			return errorf("the path holds %s (U+%04X), which hides what it names; give the name in plain characters", c, r)
 		}
 	}
 	if len(p) > ps.MaxPathBytes {
-		return fmt.Errorf("the path is %d bytes long, more than %d; give a shorter one", len(p), ps.MaxPathBytes)
+		return errorf("the path is %d bytes long, more than %d; give a shorter one", len(p), ps.MaxPathBytes)
 	}
 	for _, part := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
 		if len(part) > ps.MaxNameBytes {
-			return fmt.Errorf("a name in the path is %d bytes long, more than %d; give a shorter one", len(part), ps.MaxNameBytes)
+			return errorf("a name in the path is %d bytes long, more than %d; give a shorter one", len(part), ps.MaxNameBytes)
 		}
 	}
 	return nil
@@ -178,7 +176,7 @@ func resolveLinks(p string) (string, error) {
 			if st, err := os.Lstat(cur); err == nil && st.Mode()&os.ModeSymlink != 0 {
 				target, err := os.Readlink(cur)
 				if err != nil {
-					return "", fmt.Errorf("reading the link %s: %v", cur, err)
+					return "", errorf("reading the link %s: %v", cur, err)
 				}
 				if !filepath.IsAbs(target) {
 					target = filepath.Join(filepath.Dir(cur), target)
@@ -190,7 +188,7 @@ func resolveLinks(p string) (string, error) {
 					}
 				}
 				if hops >= max || seen[cur] {
-					return "", fmt.Errorf("the path %s goes through more than %d symbolic links (a loop?); give the file's own path", p, max)
+					return "", errorf("the path %s goes through more than %d symbolic links (a loop?); give the file's own path", p, max)
 				}
 				seen[cur] = true
 				p = filepath.Clean(filepath.Join(target, rest))

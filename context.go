@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -37,7 +36,7 @@ func systemPrompt(root, mode, shell string, p *plan) (string, error) {
 	}
 	s, err := fill(sp.Prompts["system/default.md"], vars)
 	if err != nil {
-		return "", fmt.Errorf("prompts/system/default.md: %v", err)
+		return "", errorf("prompts/system/default.md: %v", err)
 	}
 	return withPersonalization(strings.TrimSpace(s), localPersonalization()), nil // config_personality.go
 }

@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"strings"
 )
 
@@ -87,7 +86,7 @@ func (e *engine) compactNow(ctx context.Context, midTurn bool) error {
 	ask := len(e.sess.Messages) - 1
 	rep, err := e.request(ctx, "compact", nil, nil)
 	if err == nil && strings.TrimSpace(rep.Text) == "" {
-		err = errors.New(cs.Empty)
+		err = errorNew(cs.Empty)
 	}
 	if err != nil {
 		// The ask was only ever sent in this request: take it back out.

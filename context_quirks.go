@@ -33,7 +33,7 @@ var (
 
 	// learned holds the quirks learned per connection (by base URL) in
 	// this process, so every session on that connection has them.
-	learnedMu sync.Mutex
+	learnedMu mutex
 	learned   = map[string][]string{}
 )
 

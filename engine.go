@@ -35,9 +35,9 @@ type engine struct {
 	emit     func(event)
 	maxSteps int
 
-	steerMu sync.Mutex
-	steerQ  []string   // messages typed during the turn, for its next step
-	snapMu  sync.Mutex // guards snapshots taken from tool goroutines
+	steerMu mutex
+	steerQ  []string // messages typed during the turn, for its next step
+	snapMu  mutex    // guards snapshots taken from tool goroutines
 
 	hygiene bool           // insert-time stubs (context_hygiene.go)
 	extra   map[string]any // the effort level's request fields (levels.go)
@@ -226,7 +226,7 @@ func (e *engine) closeTurn(out *outcome, p any) {
 	if p != nil {
 		e.tb.logf(fmt.Sprintf("the turn panicked: %v\n%s", p, debug.Stack()))
 		*out = outcome{StopReason: "error", Usage: out.Usage, Calls: out.Calls,
-			Err: errors.New(loopText(theSpec().Loop.ToolErrors, "turn_panic", "error", p))}
+			Err: errorNew(loopText(theSpec().Loop.ToolErrors, "turn_panic", "error", p))}
 	}
 	tr := e.curTurn()
 	tr.Ended = time.Now()

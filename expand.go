@@ -139,7 +139,7 @@ func expandBuiltin(opts expandOptions, name string, b builtinCommand, args strin
 	}
 	text, err := fill(theSpec().Prompts["commands/"+name+".md"], vars)
 	if err != nil {
-		return exp, fmt.Errorf("prompts/commands/%s.md: %v", name, err)
+		return exp, errorf("prompts/commands/%s.md: %v", name, err)
 	}
 	exp.Text = strings.TrimSpace(text)
 	attachMentions(opts, &exp, args)
@@ -152,7 +152,7 @@ func expandCustom(opts expandOptions, c *customCommand, args string) (expansion,
 	if c.Mode != "" {
 		m, err := normMode(c.Mode)
 		if err != nil {
-			return exp, fmt.Errorf("command %s (%s): mode: %v", c.Name, c.Path, err)
+			return exp, errorf("command %s (%s): mode: %v", c.Name, c.Path, err)
 		}
 		exp.Mode = m
 	}

@@ -73,7 +73,7 @@ var pickerSpecOnce = sync.OnceValue(func() *pickerSpec {
 type fileIndex struct {
 	root string
 
-	mu      sync.Mutex
+	mu      mutex
 	built   bool
 	byDir   map[string]map[string]bool // folder (rel, "" the root) → its file names
 	mtimes  map[string]time.Time       // folder → modification time when last listed

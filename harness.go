@@ -286,7 +286,7 @@ func loadSpec(fsys fs.FS) (*spec, error) {
 			return nil, err
 		}
 		if want := strings.TrimSuffix(path.Base(n), ".json"); t.Name != want {
-			return nil, fmt.Errorf("%s: name %q, want %q", n, t.Name, want)
+			return nil, errorf("%s: name %q, want %q", n, t.Name, want)
 		}
 		t.closed = true
 		s.Tools[t.Name] = t
@@ -435,7 +435,7 @@ func fill(text string, vars map[string]string) (string, error) {
 		}))
 	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("unfilled variable(s) %s", strings.Join(uniq(missing), ", "))
+		return "", errorf("unfilled variable(s) %s", strings.Join(uniq(missing), ", "))
 	}
 	return b.String(), nil
 }
@@ -476,12 +476,12 @@ func narrowSchema(params json.RawMessage, n narrowSpec) (json.RawMessage, error)
 		}
 		props, _ := parent["properties"].(map[string]any)
 		if _, ok := props[name]; !ok {
-			return nil, fmt.Errorf("narrow: drop %s: no such property", p)
+			return nil, errorf("narrow: drop %s: no such property", p)
 		}
 		if req, ok := parent["required"].([]any); ok {
 			for _, r := range req {
 				if r == name {
-					return nil, fmt.Errorf("narrow: drop %s: a required property cannot be dropped", p)
+					return nil, errorf("narrow: drop %s: a required property cannot be dropped", p)
 				}
 			}
 		}
@@ -501,11 +501,11 @@ func narrowSchema(params json.RawMessage, n narrowSpec) (json.RawMessage, error)
 		props, _ := parent["properties"].(map[string]any)
 		prop, ok := props[name].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("narrow: enum %s: no such property", p)
+			return nil, errorf("narrow: enum %s: no such property", p)
 		}
 		have, ok := prop["enum"].([]any)
 		if !ok {
-			return nil, fmt.Errorf("narrow: enum %s: the property has no enum to narrow", p)
+			return nil, errorf("narrow: enum %s: the property has no enum to narrow", p)
 		}
 		var kept []any
 		for _, k := range keep {
@@ -516,12 +516,12 @@ func narrowSchema(params json.RawMessage, n narrowSpec) (json.RawMessage, error)
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("narrow: enum %s: %q is not one of the property's values", p, k)
+				return nil, errorf("narrow: enum %s: %q is not one of the property's values", p, k)
 			}
 			kept = append(kept, k)
 		}
 		if len(kept) == 0 {
-			return nil, fmt.Errorf("narrow: enum %s: at least one value must be kept", p)
+			return nil, errorf("narrow: enum %s: at least one value must be kept", p)
 		}
 		prop["enum"] = kept
 	}
@@ -538,11 +538,11 @@ func schemaParent(root map[string]any, p string) (map[string]any, string, error)
 		props, _ := cur["properties"].(map[string]any)
 		next, ok := props[s].(map[string]any)
 		if !ok {
-			return nil, "", fmt.Errorf("narrow: %s: no property %s", p, s)
+			return nil, "", errorf("narrow: %s: no property %s", p, s)
 		}
 		if items {
 			if next, ok = next["items"].(map[string]any); !ok {
-				return nil, "", fmt.Errorf("narrow: %s: %s has no items", p, s)
+				return nil, "", errorf("narrow: %s: %s has no items", p, s)
 			}
 		}
 		cur = next

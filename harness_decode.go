@@ -23,7 +23,6 @@ import (
 	"encoding"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -49,14 +48,14 @@ func decodeHarnessFile(name string, data []byte, v any, strict bool) error {
 	reflect.ValueOf(v).Elem().SetZero() // what the fast decoder began is not kept
 	if !strict {
 		if err := json.Unmarshal(data, v); err != nil {
-			return fmt.Errorf("%s: %v", name, err)
+			return errorf("%s: %v", name, err)
 		}
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %v", name, err)
+		return errorf("%s: %v", name, err)
 	}
 	return nil
 }
@@ -105,7 +104,7 @@ var (
 )
 
 func (d *harnessDec) fail(what string) error {
-	return fmt.Errorf("%w: %s at byte %d", errHarnessUnsupported, what, d.i)
+	return errorf("%w: %s at byte %d", errHarnessUnsupported, what, d.i)
 }
 
 func (d *harnessDec) ws() {
@@ -544,7 +543,7 @@ func (d *harnessDec) object(v reflect.Value) error {
 		}
 		if !ok {
 			if d.strict {
-				return fmt.Errorf("json: unknown field %q", key)
+				return errorf("json: unknown field %q", key)
 			}
 			_, err := d.skip()
 			return err
@@ -630,7 +629,7 @@ func harnessFields(t reflect.Type) (*harnessFieldMap, error) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if f.Anonymous {
-			bad = fmt.Errorf("%w: %s embeds %s", errHarnessUnsupported, t, f.Type)
+			bad = errorf("%w: %s embeds %s", errHarnessUnsupported, t, f.Type)
 			break
 		}
 		if !f.IsExported() {
@@ -643,7 +642,7 @@ func harnessFields(t reflect.Type) (*harnessFieldMap, error) {
 				continue
 			}
 			if strings.Contains(opts, "string") {
-				bad = fmt.Errorf("%w: %s.%s is ,string", errHarnessUnsupported, t, f.Name)
+				bad = errorf("%w: %s.%s is ,string", errHarnessUnsupported, t, f.Name)
 				break
 			}
 			if n != "" {
@@ -651,12 +650,12 @@ func harnessFields(t reflect.Type) (*harnessFieldMap, error) {
 			}
 		}
 		if _, dup := m.exact[name]; dup {
-			bad = fmt.Errorf("%w: %s names %q twice", errHarnessUnsupported, t, name)
+			bad = errorf("%w: %s names %q twice", errHarnessUnsupported, t, name)
 			break
 		}
 		m.exact[name] = i
 		if low := strings.ToLower(name); !isASCII(name) {
-			bad = fmt.Errorf("%w: %s has a key not in ASCII", errHarnessUnsupported, t)
+			bad = errorf("%w: %s has a key not in ASCII", errHarnessUnsupported, t)
 			break
 		} else if _, dup := m.folded[low]; !dup {
 			m.folded[low] = i

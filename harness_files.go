@@ -19,7 +19,7 @@ import (
 type harnessFiles struct{ fs.FS }
 
 var (
-	harnessReadMu sync.Mutex
+	harnessReadMu mutex
 	harnessRead   map[string]bool // made on the first read: start-up allocates nothing for it
 )
 

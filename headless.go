@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/term"
@@ -92,7 +91,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if prompt == "-" || (prompt == "" && !stdinIsTTY) {
 		b, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
 		if err != nil {
-			return fmt.Errorf("reading the prompt from stdin: %v", err)
+			return errorf("reading the prompt from stdin: %v", err)
 		}
 		prompt = string(b)
 	}
@@ -151,7 +150,7 @@ func runHeadless(ctx context.Context, f *runFlags, prompt string, stdout, stderr
 	}
 	refused := &refusalLog{}
 	e.ask = headlessApprover{log: refused}
-	var mu sync.Mutex
+	var mu mutex
 	enc := json.NewEncoder(stdout)
 	done := false
 	e.emit = func(ev event) {

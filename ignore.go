@@ -216,7 +216,7 @@ func walkProjectParallel(root, start string, workers int, fn func(rel string, d 
 		stack    []*ignoreFile
 	}
 	var (
-		mu       sync.Mutex
+		mu       mutex
 		more     = sync.NewCond(&mu)
 		queue    = []job{{start, relStart, stack}}
 		pending  = 1 // folders queued or being read

@@ -39,7 +39,7 @@ import (
 // manager (shared by a whole tree of subagents), the marks of ended jobs
 // waiting for its next step, and, for a subagent, where it sits.
 type jobsState struct {
-	mu       sync.Mutex
+	mu       mutex
 	mgr      *jobManager
 	marks    []string
 	machine  bool  // the running turn was started by lembas (a job ended), not the person
@@ -49,7 +49,7 @@ type jobsState struct {
 	models   func(ctx context.Context, name string) (*modelRef, error) // finds a model a task names (nil: the session's connection only)
 	busy     bool                                                      // a turn is running
 	progress progressState
-	askMu    sync.Mutex // one approval card at a time in a tree (progress.go waitingForPerson)
+	askMu    mutex // one approval card at a time in a tree (progress.go waitingForPerson)
 }
 
 // job is one background command or subagent.
@@ -61,7 +61,7 @@ type job struct {
 
 	mgr     *jobManager
 	owner   *engine
-	mu      sync.Mutex
+	mu      mutex
 	state   string // running, done, failed, stopped
 	code    int
 	coded   bool // code is an exit status
@@ -195,7 +195,7 @@ func (j *job) status() (string, int, bool) {
 
 // jobManager holds one session's jobs.
 type jobManager struct {
-	mu      sync.Mutex
+	mu      mutex
 	seq     int
 	jobs    []*job
 	spec    jobsSpec
@@ -230,13 +230,13 @@ func (m *jobManager) add(kind, title string, owner *engine) (*job, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.stopped {
-		return nil, fmt.Errorf("%s", jobText("closing"))
+		return nil, errorf("%s", jobText("closing"))
 	}
 	if len(m.jobs) >= m.spec.MaxPerSession {
-		return nil, fmt.Errorf("%s", jobText("session_full", "max", m.spec.MaxPerSession))
+		return nil, errorf("%s", jobText("session_full", "max", m.spec.MaxPerSession))
 	}
 	if m.runningLocked("") >= m.spec.MaxRunning {
-		return nil, fmt.Errorf("%s", jobText("too_many", "max", m.spec.MaxRunning))
+		return nil, errorf("%s", jobText("too_many", "max", m.spec.MaxRunning))
 	}
 	m.seq++
 	j := &job{ID: fmt.Sprintf("j%d", m.seq), Kind: kind, Title: title, Started: time.Now(), mgr: m, owner: owner,
@@ -505,7 +505,7 @@ type shellProc struct {
 	cmd   *exec.Cmd
 	proc  procHandle // the started command (a child, or the world's)
 	done  chan error
-	mu    sync.Mutex
+	mu    mutex
 	fg    io.Writer // the waiting call's buffer; nil once a job
 	job   *job
 	guard *groupGuard

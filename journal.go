@@ -36,7 +36,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,7 +100,7 @@ func loadJournal(path string, perm os.FileMode, repair bool, warn func(string)) 
 	if whole < len(data) {
 		if repair {
 			if err := truncateFile(path, int64(whole)); err != nil {
-				return j, nil, fmt.Errorf("cutting the torn end off %s: %w", path, err)
+				return j, nil, errorf("cutting the torn end off %s: %w", path, err)
 			}
 			if warn != nil {
 				warn(loopText(theStoreSpec().Texts, "torn_tail", "path", path, "bytes", len(data)-whole, "records", len(recs)))
@@ -132,7 +131,7 @@ func splitJournal(data []byte) (recs [][]byte, whole int, err error) {
 			if len(bytes.TrimSpace(data[next:])) == 0 || allZero(data[next:]) {
 				return recs, off, nil // the last line: torn
 			}
-			return nil, 0, &journalError{Line: line, Err: errors.New("invalid JSON")}
+			return nil, 0, &journalError{Line: line, Err: errorNew("invalid JSON")}
 		}
 		if len(bytes.TrimSpace(rec)) > 0 {
 			recs = append(recs, rec)
@@ -172,7 +171,7 @@ func (j *journal) append(recs ...[]byte) error {
 	var buf []byte
 	for _, r := range recs {
 		if bytes.IndexByte(r, '\n') >= 0 {
-			return fmt.Errorf("appending to %s: a record holds a newline; encode it with encoding/json", j.path)
+			return errorf("appending to %s: a record holds a newline; encode it with encoding/json", j.path)
 		}
 		buf = append(append(buf, r...), '\n')
 	}
@@ -182,12 +181,12 @@ func (j *journal) append(recs ...[]byte) error {
 	_, statErr := os.Lstat(j.path)
 	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, j.perm)
 	if err != nil {
-		return fmt.Errorf("appending to %s: %w", j.path, err)
+		return errorf("appending to %s: %w", j.path, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("appending to %s: %w", j.path, err)
+		return errorf("appending to %s: %w", j.path, err)
 	}
 	before := st.Size() // the file as found, which a failed write is cut back to
 	_, err = f.Write(buf)
@@ -202,10 +201,10 @@ func (j *journal) append(recs ...[]byte) error {
 		// and the caller's next save rewrites whole (its shadow is dropped).
 		f.Truncate(before)
 		f.Close()
-		return fmt.Errorf("appending to %s: %w", j.path, err)
+		return errorf("appending to %s: %w", j.path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("appending to %s: %w", j.path, err)
+		return errorf("appending to %s: %w", j.path, err)
 	}
 	j.unsynced = j.unsynced || j.lazy
 	if errors.Is(statErr, fs.ErrNotExist) && j.lazy {
@@ -213,7 +212,7 @@ func (j *journal) append(recs ...[]byte) error {
 	} else if errors.Is(statErr, fs.ErrNotExist) {
 		if err := syncDir(filepath.Dir(j.path)); err != nil { // a new name survives a power cut
 			j.size = before + int64(len(buf))
-			return fmt.Errorf("appending to %s: %w", j.path, err)
+			return errorf("appending to %s: %w", j.path, err)
 		}
 	}
 	j.size = before + int64(len(buf))
@@ -233,14 +232,14 @@ func (j *journal) sync() error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("saving %s: %w", j.path, err)
+			return errorf("saving %s: %w", j.path, err)
 		}
 		traceSince(t0, "fsync (deferred)")
 		j.unsynced = false
 	}
 	if j.dirUnsynced {
 		if err := syncDir(filepath.Dir(j.path)); err != nil {
-			return fmt.Errorf("saving %s: %w", j.path, err)
+			return errorf("saving %s: %w", j.path, err)
 		}
 		j.dirUnsynced = false
 	}
@@ -258,18 +257,18 @@ func (j *journal) rewrite(recs [][]byte) error {
 	buf := make([]byte, 0, n)
 	for _, r := range recs {
 		if bytes.IndexByte(r, '\n') >= 0 {
-			return fmt.Errorf("rewriting %s: a record holds a newline; encode it with encoding/json", j.path)
+			return errorf("rewriting %s: a record holds a newline; encode it with encoding/json", j.path)
 		}
 		buf = append(append(buf, r...), '\n')
 	}
 	_, statErr := os.Lstat(j.path)
 	if err := writeFileAtomic(j.path, buf, j.perm); err != nil {
-		return fmt.Errorf("rewriting %s: %w", j.path, err)
+		return errorf("rewriting %s: %w", j.path, err)
 	}
 	if statErr == nil {
 		if err := syncDir(filepath.Dir(j.path)); err != nil { // writeFileAtomic syncs it only for a new name
 			j.size = int64(len(buf))
-			return fmt.Errorf("rewriting %s: %w", j.path, err)
+			return errorf("rewriting %s: %w", j.path, err)
 		}
 	}
 	j.size = int64(len(buf))

@@ -139,7 +139,7 @@ func (l *lineReader) readFrame() ([]byte, error) {
 // lineWriter writes each frame as one line in one Write, under a lock, so
 // messages from several goroutines never interleave.
 type lineWriter struct {
-	mu sync.Mutex
+	mu mutex
 	w  io.Writer
 }
 
@@ -238,7 +238,7 @@ type rpcConn struct {
 	onRequest func(*rpcCall)                              // in arrival order, on the read loop
 	onNotify  func(method string, params json.RawMessage) // likewise
 
-	mu      sync.Mutex
+	mu      mutex
 	next    int64
 	pending map[string]chan rpcResponse
 	closed  chan struct{}
@@ -341,14 +341,14 @@ func (c *rpcConn) callID(ctx context.Context, method string, params, result any)
 		}
 		if result != nil && len(r.result) > 0 {
 			if err := json.Unmarshal(r.result, result); err != nil {
-				return id, fmt.Errorf("the answer to %s: %v", method, err)
+				return id, errorf("the answer to %s: %v", method, err)
 			}
 		}
 		return id, nil
 	case <-ctx.Done():
 		return id, ctx.Err()
 	case <-c.closed:
-		return id, fmt.Errorf("the connection closed before %s was answered", method)
+		return id, errorf("the connection closed before %s was answered", method)
 	}
 }
 

@@ -8,7 +8,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -31,7 +30,7 @@ func modelLevels(m modelMeta) []string {
 func levelFields(model string, m modelMeta, level string) (map[string]any, error) {
 	levels := modelLevels(m)
 	if !slices.Contains(levels, level) {
-		return nil, fmt.Errorf("%s", fillPairs(theSpec().Loop.ModelErrors["unknown_effort"], "model", model, "level", level, "levels", strings.Join(levels, ", ")))
+		return nil, errorf("%s", fillPairs(theSpec().Loop.ModelErrors["unknown_effort"], "model", model, "level", level, "levels", strings.Join(levels, ", ")))
 	}
 	key := level
 	if level != "off" && level != "default" {

@@ -30,7 +30,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // librarySpec is harness/library.json.
@@ -383,7 +382,7 @@ func instructionChanges(before map[string]string, now []instrFile) []string {
 // libraryState is what the library keeps for one engine: the instruction
 // files as the session's prompt saw them.
 type libraryState struct {
-	mu      sync.Mutex
+	mu      mutex
 	instrAt map[string]string // nil until first looked at
 }
 

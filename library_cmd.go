@@ -142,7 +142,7 @@ func cmdLibrary(args []string, stdout, stderr io.Writer) error {
 				abs, err = filepath.EvalSymlinks(abs)
 			}
 			if err != nil {
-				return fmt.Errorf("library add %s: %v; give a file or folder that exists", a, err)
+				return errorf("library add %s: %v; give a file or folder that exists", a, err)
 			}
 			found := ""
 			for _, s := range srcs {
@@ -177,7 +177,7 @@ func cmdLibrary(args []string, stdout, stderr io.Writer) error {
 			kept = append(kept, s)
 		}
 		if gone == nil {
-			return fmt.Errorf("%s", fillPairs(ls.Unknown, "id", target))
+			return errorf("%s", fillPairs(ls.Unknown, "id", target))
 		}
 		if err := saveSources(kept); err != nil {
 			return err

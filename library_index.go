@@ -129,7 +129,7 @@ func (h *httpEmbedder) embed(ctx context.Context, texts []string) ([][]float32, 
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("embedding with %s: %v", h.ref, err)
+		return nil, errorf("embedding with %s: %v", h.ref, err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
@@ -138,11 +138,11 @@ func (h *httpEmbedder) embed(ctx context.Context, texts []string) ([][]float32, 
 	case 400, 413, 422:
 		return nil, errRefused
 	default:
-		return nil, fmt.Errorf("embedding with %s: HTTP %d: %s", h.ref, resp.StatusCode, oneLine(string(data), 200))
+		return nil, errorf("embedding with %s: HTTP %d: %s", h.ref, resp.StatusCode, oneLine(string(data), 200))
 	}
 	vecs, err := parseEmbeddings(data, len(texts))
 	if err != nil {
-		return nil, fmt.Errorf("embedding with %s: %v", h.ref, err)
+		return nil, errorf("embedding with %s: %v", h.ref, err)
 	}
 	return vecs, nil
 }
@@ -158,21 +158,21 @@ func parseEmbeddings(data []byte, n int) ([][]float32, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("the answer is not JSON: %v", err)
+		return nil, errorf("the answer is not JSON: %v", err)
 	}
 	vecs := make([][]float32, n)
 	for _, d := range out.Data {
 		if d.Index < 0 || d.Index >= n {
-			return nil, fmt.Errorf("the answer has index %d for %d inputs", d.Index, n)
+			return nil, errorf("the answer has index %d for %d inputs", d.Index, n)
 		}
 		vecs[d.Index] = normalize(d.Embedding)
 	}
 	for i, v := range vecs {
 		if len(v) == 0 {
-			return nil, fmt.Errorf("no vector for input %d", i)
+			return nil, errorf("no vector for input %d", i)
 		}
 		if len(v) != len(vecs[0]) {
-			return nil, fmt.Errorf("vectors of %d and %d numbers in one answer", len(vecs[0]), len(v))
+			return nil, errorf("vectors of %d and %d numbers in one answer", len(vecs[0]), len(v))
 		}
 	}
 	return vecs, nil
@@ -222,7 +222,7 @@ func embedderFor(cfg *config, getenv func(string) string) (embedder, error) {
 		c, model = conns[0], ref
 	}
 	if c == nil || model == "" {
-		return nil, fmt.Errorf("%s", fillPairs(theLibrarySpec().Library.NoEmbeddingModel, "ref", ref))
+		return nil, errorf("%s", fillPairs(theLibrarySpec().Library.NoEmbeddingModel, "ref", ref))
 	}
 	return &httpEmbedder{base: c.BaseURL, key: c.APIKey, model: model, ref: c.Name + "/" + model, client: c.http}, nil
 }
@@ -374,12 +374,12 @@ type libIndex struct {
 	dir string
 	emb embedder
 
-	mu     sync.Mutex
+	mu     mutex
 	loaded *searchIndex // nil: load on next search
 }
 
 var (
-	libIndexMu sync.Mutex
+	libIndexMu mutex
 	libIndexes = map[string]*libIndex{}
 )
 
@@ -453,7 +453,7 @@ func (ix *libIndex) update(ctx context.Context, sources []docSource, progress fu
 	var st updateStats
 	model := embName(ix.emb)
 	want := map[string]bool{}
-	var mu sync.Mutex
+	var mu mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(theLibrarySpec().Library.IndexWorkers, 1))
 	done := 0
@@ -518,7 +518,7 @@ func (ix *libIndex) updateOne(ctx context.Context, src docSource, model string) 
 		d.Pieces, err = buildPieces(ctx, ix.emb, string(data))
 		if err != nil {
 			if errors.Is(err, errRefused) {
-				err = fmt.Errorf("%s", fillPairs(theLibrarySpec().Library.EmbedRefusedToken, "path", src.Path))
+				err = errorf("%s", fillPairs(theLibrarySpec().Library.EmbedRefusedToken, "path", src.Path))
 			}
 			return 0, false, err
 		}

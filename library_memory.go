@@ -85,7 +85,7 @@ func (m *localMemory) load(target string) ([]memRecord, error) {
 	}
 	var f memFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("memory file %s is not valid JSON (%v); fix or remove it", m.path(target), err)
+		return nil, errorf("memory file %s is not valid JSON (%v); fix or remove it", m.path(target), err)
 	}
 	return f.Records, nil
 }
@@ -144,7 +144,7 @@ func lockPath(p string) (func(), error) {
 			return func() { unlockFile(f); f.Close() }, nil
 		} else if i >= 200 {
 			f.Close()
-			return nil, fmt.Errorf("%s is held by another lembas process; try again when it is done", p)
+			return nil, errorf("%s is held by another lembas process; try again when it is done", p)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -356,7 +356,7 @@ func removeMemory(root, target string, n int) (string, error) {
 			return recs, nil
 		}
 		if n < 1 || n > len(list) {
-			return nil, fmt.Errorf("%s", fillPairs(ms.NoRecord, "target", target, "n", n))
+			return nil, errorf("%s", fillPairs(ms.NoRecord, "target", target, "n", n))
 		}
 		note = fillPairs(ms.NoteRemoved, "target", target, "text", list[n-1].Text)
 		recs[target] = append(list[:n-1:n-1], list[n:]...)

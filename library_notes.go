@@ -65,7 +65,7 @@ func readNote(id string) (*note, error) {
 	}
 	var n note
 	if err := json.Unmarshal(data, &n); err != nil || n.ID != id {
-		return nil, fmt.Errorf("note file %s.json is corrupt; remove it", id)
+		return nil, errorf("note file %s.json is corrupt; remove it", id)
 	}
 	return &n, nil
 }
@@ -281,7 +281,7 @@ func loadSources() ([]knowledgeSource, error) {
 		Sources []knowledgeSource `json:"sources"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%s is not valid JSON (%v); fix or remove it", sourcesFile(), err)
+		return nil, errorf("%s is not valid JSON (%v); fix or remove it", sourcesFile(), err)
 	}
 	return f.Sources, nil
 }

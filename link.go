@@ -30,7 +30,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -192,10 +191,10 @@ func isLoopbackURL(u *url.URL) bool {
 func checkInstanceURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("%s is not an instance address; give it as https://host", raw)
+		return nil, errorf("%s is not an instance address; give it as https://host", raw)
 	}
 	if u.Scheme == "http" && !isLoopbackURL(u) {
-		return nil, errors.New(linkText("https_only", "url", raw))
+		return nil, errorNew(linkText("https_only", "url", raw))
 	}
 	return u, nil
 }
@@ -209,18 +208,18 @@ func readDiscovery(ctx context.Context, client *http.Client, base string) (*disc
 	req, _ := http.NewRequestWithContext(ctx, "GET", u.String()+theLinkSpec().DiscoveryPath, nil)
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s%s: %v", u, theLinkSpec().DiscoveryPath, err)
+		return nil, errorf("reading %s%s: %v", u, theLinkSpec().DiscoveryPath, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("reading %s%s: %s; is this the address of a LLeMbas instance?", u, theLinkSpec().DiscoveryPath, resp.Status)
+		return nil, errorf("reading %s%s: %s; is this the address of a LLeMbas instance?", u, theLinkSpec().DiscoveryPath, resp.Status)
 	}
 	var d discovery
 	if err := json.NewDecoder(limitBody(resp.Body)).Decode(&d); err != nil {
-		return nil, fmt.Errorf("%s%s is not a LLeMbas discovery document: %v", u, theLinkSpec().DiscoveryPath, err)
+		return nil, errorf("%s%s is not a LLeMbas discovery document: %v", u, theLinkSpec().DiscoveryPath, err)
 	}
 	if !d.speaks(theLinkSpec().Protocol) {
-		return nil, errors.New(linkText("old_instance", "url", u.String(), "protocols", d.protocols()))
+		return nil, errorNew(linkText("old_instance", "url", u.String(), "protocols", d.protocols()))
 	}
 	d.resolvedURL = u.String()
 	return &d, nil
@@ -231,7 +230,7 @@ func (d *discovery) resolveRef(ref string) (string, error) {
 	base, _ := url.Parse(d.resolvedURL + "/")
 	r, err := url.Parse(ref)
 	if err != nil {
-		return "", fmt.Errorf("the instance's endpoint %q is not a URL", ref)
+		return "", errorf("the instance's endpoint %q is not a URL", ref)
 	}
 	out := base.ResolveReference(r)
 	if _, err := checkInstanceURL(out.String()); err != nil {
@@ -249,24 +248,24 @@ func (d *discovery) linkURL() (string, error) {
 	base, _ := url.Parse(d.resolvedURL + "/")
 	r, err := url.Parse(ref)
 	if err != nil {
-		return "", fmt.Errorf("the instance's link address %q is not a URL", ref)
+		return "", errorf("the instance's link address %q is not a URL", ref)
 	}
 	u := base.ResolveReference(r)
 	switch u.Scheme {
 	case "http":
 		if !isLoopbackURL(u) {
-			return "", errors.New(linkText("https_only", "url", u.String()))
+			return "", errorNew(linkText("https_only", "url", u.String()))
 		}
 		u.Scheme = "ws"
 	case "https":
 		u.Scheme = "wss"
 	case "ws":
 		if !isLoopbackURL(u) {
-			return "", errors.New(linkText("https_only", "url", u.String()))
+			return "", errorNew(linkText("https_only", "url", u.String()))
 		}
 	case "wss":
 	default:
-		return "", fmt.Errorf("the instance's link address %s is not a WebSocket address", u)
+		return "", errorf("the instance's link address %s is not a WebSocket address", u)
 	}
 	return u.String(), nil
 }
@@ -293,7 +292,7 @@ type linkService struct {
 	pingEvery time.Duration
 	deadAfter time.Duration
 
-	mu            sync.Mutex
+	mu            mutex
 	disc          *discovery
 	sock          *linkSocket
 	limits        remoteLimits // as the current link announced them
@@ -440,7 +439,7 @@ func (svc *linkService) linkOnce(ctx context.Context) (up time.Duration, err err
 	cfg.Dialer = &net.Dialer{Timeout: 30 * time.Second}
 	ws, raw, err := dialLink(cfg)
 	if err != nil {
-		return 0, fmt.Errorf("dialling %s: %v", wsURL, redactToken(err.Error(), svc.login.Token))
+		return 0, errorf("dialling %s: %v", wsURL, redactToken(err.Error(), svc.login.Token))
 	}
 	sock := newLinkSocket(ws, raw, svc.sp.WS.MaxMessageBytes, svc.sp.WS.SendQueue, time.Duration(svc.sp.WS.WriteTimeoutS)*time.Second)
 	lim, lerr := readRemoteLimits()
@@ -500,7 +499,7 @@ func (svc *linkService) watch(ctx context.Context, sock *linkSocket) error {
 			return err
 		case <-ping.C:
 			if time.Since(time.Unix(0, sock.seen.Load())) > silent {
-				sock.fail(errors.New(linkText("dead", "seconds", dead.Seconds())))
+				sock.fail(errorNew(linkText("dead", "seconds", dead.Seconds())))
 				continue
 			}
 			sock.ping()

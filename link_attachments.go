@@ -21,7 +21,7 @@ type promptShown struct {
 }
 
 var shownPrompts = struct {
-	mu sync.Mutex
+	mu mutex
 	m  map[string]promptShown // "<session>\x00<turn>" → shown
 }{m: map[string]promptShown{}}
 

@@ -9,15 +9,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 )
 
-var linkMarksMu sync.Mutex
+var linkMarksMu mutex
 
 func linkStateDir() string { return filepath.Join(stateDir(), "link") }
 
@@ -40,7 +38,7 @@ func readIDListErr(name string) ([]string, error) {
 	}
 	var ids []string
 	if err := json.Unmarshal(data, &ids); err != nil {
-		return nil, fmt.Errorf("%s is not a list of session ids (%v); fix or remove it", p, err)
+		return nil, errorf("%s is not a list of session ids (%v); fix or remove it", p, err)
 	}
 	return ids, nil
 }
@@ -112,7 +110,7 @@ func noteDeleted(id string) error {
 		return nil
 	}
 	if err := editIDList("deletes.json", id, true); err != nil {
-		return fmt.Errorf("keeping the delete of %s for the instance: %w; it is sent once that folder is writable again", id, err)
+		return errorf("keeping the delete of %s for the instance: %w; it is sent once that folder is writable again", id, err)
 	}
 	forgetGiven(id, nil) // a mark left behind only lets the instance delete a session that is gone
 	// The turns file of a deleted session answers no prompt again; one

@@ -11,12 +11,11 @@ package main
 
 import (
 	"runtime/debug"
-	"sync"
 	"time"
 )
 
 type linkIdle struct {
-	mu       sync.Mutex
+	mu       mutex
 	timer    *time.Timer
 	released bool // since the last request or notification
 }

@@ -46,7 +46,7 @@ func readRemoteLimits() (remoteLimits, error) {
 		if x, ok := r[key]; ok && x != nil {
 			b, ok := x.(bool)
 			if !ok {
-				return fmt.Errorf("config.yaml: remote.%s must be true or false, got %v", key, x)
+				return errorf("config.yaml: remote.%s must be true or false, got %v", key, x)
 			}
 			*v = b
 		}
@@ -61,7 +61,7 @@ func readRemoteLimits() (remoteLimits, error) {
 	if x, ok := r["max_mode"]; ok && x != nil {
 		m, err := normMode(fmt.Sprint(x))
 		if err != nil {
-			return l, fmt.Errorf("config.yaml: remote.max_mode: %v", err)
+			return l, errorf("config.yaml: remote.max_mode: %v", err)
 		}
 		l.MaxMode = m
 	}
@@ -74,7 +74,7 @@ func readRemoteLimits() (remoteLimits, error) {
 		case float64:
 			l.ApprovalTimeout = int(n)
 		default:
-			return l, fmt.Errorf("config.yaml: remote.approval_timeout must be a number of seconds, got %v", x)
+			return l, errorf("config.yaml: remote.approval_timeout must be a number of seconds, got %v", x)
 		}
 	}
 	if x, ok := r["roots"]; ok && x != nil {
@@ -85,7 +85,7 @@ func readRemoteLimits() (remoteLimits, error) {
 		for _, it := range list {
 			p := expandTilde(fmt.Sprint(it))
 			if !filepath.IsAbs(p) {
-				return l, fmt.Errorf("config.yaml: remote.roots: %s is not an absolute path; write it as /path or ~/path", p)
+				return l, errorf("config.yaml: remote.roots: %s is not an absolute path; write it as /path or ~/path", p)
 			}
 			if rp, err := filepath.EvalSymlinks(p); err == nil {
 				p = rp

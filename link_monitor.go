@@ -17,7 +17,6 @@ import (
 	"hash"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -117,7 +116,7 @@ func watchHash(out []byte, exit int) string {
 // watchWriter hashes what a watch command writes, up to max bytes, and
 // keeps the excerpt; beyond max it only counts.
 type watchWriter struct {
-	mu      sync.Mutex
+	mu      mutex
 	h       hash.Hash
 	max     int64
 	n       int64

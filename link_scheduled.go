@@ -234,14 +234,14 @@ func schedMarkPath(id string) string { return filepath.Join(schedMarksDir(), id+
 // opened. forgetScheduled drops it with the session.
 func markScheduled(id string, r schedRun) error {
 	if !validID(id) {
-		return fmt.Errorf("keeping the scheduled run of %q: not a session id", id)
+		return errorf("keeping the scheduled run of %q: not a session id", id)
 	}
 	if err := os.MkdirAll(schedMarksDir(), 0o700); err != nil {
-		return fmt.Errorf("keeping the scheduled run of %s: %w", id, err)
+		return errorf("keeping the scheduled run of %s: %w", id, err)
 	}
 	b, _ := json.Marshal(r) // a struct of strings: it always encodes
 	if err := writeFileAtomic(schedMarkPath(id), b, 0o600); err != nil {
-		return fmt.Errorf("keeping the scheduled run of %s: %w", id, err)
+		return errorf("keeping the scheduled run of %s: %w", id, err)
 	}
 	return nil
 }
@@ -368,7 +368,7 @@ func (a *schedApprover) approve(ctx context.Context, req approvalRequest) approv
 // schedLinkState wakes a scheduled approval waiting for a link: each
 // initialize of a client that said _meta.lembas closes ready.
 type schedLinkState struct {
-	mu    sync.Mutex
+	mu    mutex
 	ready chan struct{}
 }
 
@@ -557,7 +557,7 @@ func cmdServiceScheduled(args []string, stdout func(string)) error {
 		return err
 	}
 	if lim.Scheduled != on {
-		return fmt.Errorf("%s did not read back as %v; check %s", theSchedSpec().Setting.Key, on, configPath())
+		return errorf("%s did not read back as %v; check %s", theSchedSpec().Setting.Key, on, configPath())
 	}
 	if on {
 		stdout(schedText("set_on"))

@@ -69,7 +69,7 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 		}
 		path, text, start := serviceUnit(runtime.GOOS, exe, *loginName)
 		if path == "" {
-			return fmt.Errorf("lembas service install knows systemd (Linux) and launchd (macOS); on %s, run lembas service from the system's own service manager", runtime.GOOS)
+			return errorf("lembas service install knows systemd (Linux) and launchd (macOS); on %s, run lembas service from the system's own service manager", runtime.GOOS)
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
@@ -85,10 +85,10 @@ func cmdService(args []string, stdout, stderr io.Writer) error {
 	case "uninstall":
 		path, _, _ := serviceUnit(runtime.GOOS, "", "")
 		if path == "" {
-			return fmt.Errorf("no service file is kept on %s", runtime.GOOS)
+			return errorf("no service file is kept on %s", runtime.GOOS)
 		}
 		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("removing %s: %v", path, err)
+			return errorf("removing %s: %v", path, err)
 		}
 		fmt.Fprintln(stdout, linkText("service_removed", "path", path))
 		return nil
@@ -160,11 +160,11 @@ type serviceStatus struct {
 // informs `lembas service status`, so the caller says it and goes on.
 func writeServiceStatus(login, instance string, since time.Time, lim remoteLimits) error {
 	if err := os.MkdirAll(linkStateDir(), 0o700); err != nil {
-		return fmt.Errorf("writing the service's status: %w", err)
+		return errorf("writing the service's status: %w", err)
 	}
 	b, _ := json.Marshal(serviceStatus{Login: login, Instance: instance, Since: since, Limits: lim, PID: os.Getpid()}) // it always encodes
 	if err := writeFileAtomic(filepath.Join(linkStateDir(), "status.json"), b, 0o600); err != nil {
-		return fmt.Errorf("writing the service's status (lembas service status will be out of date): %w", err)
+		return errorf("writing the service's status (lembas service status will be out of date): %w", err)
 	}
 	return nil
 }

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -26,7 +25,7 @@ type linkSession struct {
 	svc *linkService
 	s   *acpSession
 
-	mu         sync.Mutex
+	mu         mutex
 	pending    []string                   // turn ids in arrival order; the first runs
 	contexts   map[string]instanceContext // turn id → the context it brought
 	system     string                     // the instance's instructions now in the prompt

@@ -21,13 +21,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 func shareSocketPath() string { return filepath.Join(stateDir(), "link", "share.sock") }
@@ -61,7 +58,7 @@ type shareLine struct {
 
 // shareTable is the sessions terminals share now, by connection.
 type shareTable struct {
-	mu sync.Mutex
+	mu mutex
 	by map[net.Conn]*shareConn
 }
 
@@ -102,7 +99,7 @@ type shareConn struct {
 	c     net.Conn
 	out   chan []byte   // answer lines, written by one goroutine: a REPL that stops reading never holds up the service
 	done  chan struct{} // closed when the connection's reading ended
-	mu    sync.Mutex
+	mu    mutex
 	last  shareAnnounce
 	cards map[string]*shareCardState
 
@@ -118,7 +115,7 @@ func (svc *linkService) serveShares() (net.Listener, error) {
 	os.MkdirAll(filepath.Dir(p), 0o700) // a folder that cannot be made fails the Listen below, which says so
 	if c, err := net.Dial("unix", p); err == nil {
 		c.Close()
-		return nil, errors.New(replLinkText("share_taken", "path", p))
+		return nil, errorNew(replLinkText("share_taken", "path", p))
 	}
 	os.Remove(p) // a stale socket: one that cannot be removed fails the Listen below
 	ln, err := net.Listen("unix", p)
@@ -129,7 +126,7 @@ func (svc *linkService) serveShares() (net.Listener, error) {
 		// Its folder is 0700 already; the socket's own mode is a second
 		// fence, and one that cannot be set is not served.
 		ln.Close()
-		return nil, fmt.Errorf("making %s private: %w", p, err)
+		return nil, errorf("making %s private: %w", p, err)
 	}
 	go func() {
 		for {

@@ -5,12 +5,10 @@ package main
 // in a list, with the _lembas/steer messageId it came with, so the web UI
 // can mark which of its queued messages the model took in.
 
-import "sync"
-
 // linkSteerIDs pairs each steered text with its messageId, per session,
 // until the engine takes it in or the turn ends (then it is unsent).
 type linkSteerIDs struct {
-	mu    sync.Mutex
+	mu    mutex
 	marks map[string][]steerMark // session id → in the order sent
 }
 

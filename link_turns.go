@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -44,7 +43,7 @@ type sessionTurns struct {
 
 // turnBook holds the records of every session the process has seen.
 type turnBook struct {
-	mu     sync.Mutex
+	mu     mutex
 	books  map[string]*sessionTurns
 	writes int64 // turns files written (each an fsync'd atomic rewrite): what a turn costs an SD card
 

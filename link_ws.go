@@ -54,7 +54,7 @@ type linkSocket struct {
 	room     chan struct{} // a write made room
 	done     chan struct{}
 	once     sync.Once
-	mu       sync.Mutex
+	mu       mutex
 	err      error
 	code     int // the close code the peer sent, 0 if none
 }
@@ -82,7 +82,7 @@ func (s *linkSocket) writer() {
 					_ = s.ws.WriteClose(it.code)
 				}
 				if it.why == nil {
-					it.why = fmt.Errorf("closed with %d", it.code)
+					it.why = errorf("closed with %d", it.code)
 				}
 				s.fail(it.why)
 				return
@@ -160,7 +160,7 @@ func (s *linkSocket) enqueue(it wsItem) error {
 		case <-s.done:
 			return errLinkClosed
 		case <-expired():
-			s.fail(errors.New("the instance read nothing while the send queue was full"))
+			s.fail(errorNew("the instance read nothing while the send queue was full"))
 			return errLinkClosed
 		}
 	}
@@ -181,7 +181,7 @@ func (s *linkSocket) enqueue(it wsItem) error {
 		return errLinkClosed
 	case <-expired():
 		s.queued.Add(-n)
-		s.fail(errors.New("the instance read nothing while the send queue was full"))
+		s.fail(errorNew("the instance read nothing while the send queue was full"))
 		return errLinkClosed
 	}
 }
@@ -217,7 +217,7 @@ const (
 // the code, and an error naming the fault for the log; the service dials
 // again with its backoff and the link's sessions resume on the new link.
 func (s *linkSocket) violate(code int, format string, args ...any) error {
-	err := fmt.Errorf("the instance broke the WebSocket protocol (%s); the link was closed with %d", fmt.Sprintf(format, args...), code)
+	err := errorf("the instance broke the WebSocket protocol (%s); the link was closed with %d", fmt.Sprintf(format, args...), code)
 	s.closeFor(code, err)
 	return err
 }
@@ -246,7 +246,7 @@ func dialLink(cfg *websocket.Config) (*websocket.Conn, net.Conn, error) {
 	case "wss":
 		c, err = tls.DialWithDialer(d, "tcp", host, cfg.TlsConfig)
 	default:
-		return nil, nil, fmt.Errorf("%s is not a WebSocket URL (ws:// or wss://)", cfg.Location)
+		return nil, nil, errorf("%s is not a WebSocket URL (ws:// or wss://)", cfg.Location)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -399,7 +399,7 @@ func (s *linkSocket) closed(b []byte) error {
 	if code == 1005 {
 		echo = 1000
 	}
-	s.closeFor(echo, fmt.Errorf("the instance closed the link (%d)", code))
+	s.closeFor(echo, errorf("the instance closed the link (%d)", code))
 	return io.EOF
 }
 
@@ -412,7 +412,7 @@ func (s *linkSocket) ping() { s.enqueue(wsItem{op: websocket.PingFrame}) }
 // sent while none is — a turn goes on, and its answer is kept in the turns
 // file for the prompt the client sends again).
 type linkPipe struct {
-	mu     sync.Mutex
+	mu     mutex
 	cond   *sync.Cond
 	cur    *linkSocket
 	closed bool

@@ -18,7 +18,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,7 +36,7 @@ func findLogin(name string) (*loginRecord, error) {
 	if name == "" {
 		switch len(all) {
 		case 0:
-			return nil, errors.New(linkText("no_logins"))
+			return nil, errorNew(linkText("no_logins"))
 		case 1:
 			return all[0], nil
 		}
@@ -67,20 +66,20 @@ func (l *loginRecord) instanceModels(ctx context.Context) ([]instanceModel, erro
 	req.Header.Set("Authorization", "Bearer "+l.Token)
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		return nil, errors.New(redactToken(err.Error(), l.Token))
+		return nil, errorNew(redactToken(err.Error(), l.Token))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == 401 || resp.StatusCode == 403 {
-		return nil, fmt.Errorf("the instance refused the token (%s); run lembas login %s again", resp.Status, l.URL)
+		return nil, errorf("the instance refused the token (%s); run lembas login %s again", resp.Status, l.URL)
 	}
 	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("listing the instance's models: %s", resp.Status)
+		return nil, errorf("listing the instance's models: %s", resp.Status)
 	}
 	var body struct {
 		Data []instanceModel `json:"data"`
 	}
 	if err := json.NewDecoder(limitBody(resp.Body)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("listing the instance's models: %v", err)
+		return nil, errorf("listing the instance's models: %v", err)
 	}
 	return body.Data, nil
 }
@@ -118,7 +117,7 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 	}
 	resp, err := client.PostForm(authURL, url.Values{"client_id": {d.ClientID}, "scope": {strings.Join(sp.Scopes, " ")}})
 	if err != nil {
-		return "", nil, fmt.Errorf("asking %s for a device code: %v", authURL, err)
+		return "", nil, errorf("asking %s for a device code: %v", authURL, err)
 	}
 	var code struct {
 		DeviceCode              string `json:"device_code"`
@@ -131,7 +130,7 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 	err = json.NewDecoder(limitBody(resp.Body)).Decode(&code)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || err != nil || code.DeviceCode == "" {
-		return "", nil, fmt.Errorf("the instance gave no device code (%s); try again, or paste a token with --token-stdin", resp.Status)
+		return "", nil, errorf("the instance gave no device code (%s); try again, or paste a token with --token-stdin", resp.Status)
 	}
 	fmt.Fprintln(out, linkText("device_code", "uri", oneLine(code.VerificationURI, 300), "code", oneLine(code.UserCode, 64)))
 	if code.VerificationURIComplete != "" {
@@ -149,7 +148,7 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 		resp, err := client.PostForm(tokenURL, url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"},
 			"device_code": {code.DeviceCode}, "client_id": {d.ClientID}})
 		if err != nil {
-			return "", nil, fmt.Errorf("polling %s: %v", tokenURL, err)
+			return "", nil, errorf("polling %s: %v", tokenURL, err)
 		}
 		var tok struct {
 			AccessToken string `json:"access_token"`
@@ -166,11 +165,11 @@ func deviceFlow(ctx context.Context, d *discovery, client *http.Client, out io.W
 			interval += sp.SlowDownS
 			fmt.Fprintln(out, linkText("slow_down", "interval", interval))
 		case tok.Error == "access_denied":
-			return "", nil, errors.New(linkText("denied"))
+			return "", nil, errorNew(linkText("denied"))
 		case tok.Error == "expired_token":
-			return "", nil, errors.New(linkText("expired"))
+			return "", nil, errorNew(linkText("expired"))
 		default:
-			return "", nil, fmt.Errorf("the instance answered the token poll with %s %s; run lembas login again", resp.Status, oneLine(tok.Error, 80))
+			return "", nil, errorf("the instance answered the token poll with %s %s; run lembas login again", resp.Status, oneLine(tok.Error, 80))
 		}
 	}
 }
@@ -318,7 +317,7 @@ func cmdLogout(args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := os.Remove(filepath.Join(loginsDir(), l.Name+".json")); err != nil {
-		return fmt.Errorf("logging out of %s: %v", l.Name, err)
+		return errorf("logging out of %s: %v", l.Name, err)
 	}
 	fmt.Fprintln(stdout, linkText("logged_out", "name", l.Name))
 	return nil
@@ -356,7 +355,7 @@ func cmdTrust(args []string, trust bool, stdout io.Writer) error {
 	}
 	root, err := projectRoot(expandTilde(dir))
 	if err != nil {
-		return fmt.Errorf("%s: %v; name an existing folder", dir, err)
+		return errorf("%s: %v; name an existing folder", dir, err)
 	}
 	if err := setTrust(root, trust); err != nil {
 		return err

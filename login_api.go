@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,7 +51,7 @@ func (l *loginRecord) apiRequest(ctx context.Context, method, path string, body 
 	}
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
-		return nil, errors.New(redactToken(err.Error(), l.Token))
+		return nil, errorNew(redactToken(err.Error(), l.Token))
 	}
 	return resp, nil
 }
@@ -68,11 +67,11 @@ func (l *loginRecord) usage(ctx context.Context) (*instanceUsage, error) {
 		return nil, nil
 	}
 	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("reading the usage from %s: %s", l.Name, resp.Status)
+		return nil, errorf("reading the usage from %s: %s", l.Name, resp.Status)
 	}
 	var u instanceUsage
 	if err := json.NewDecoder(limitBody(resp.Body)).Decode(&u); err != nil {
-		return nil, fmt.Errorf("reading the usage from %s: %v", l.Name, err)
+		return nil, errorf("reading the usage from %s: %v", l.Name, err)
 	}
 	return &u, nil
 }
@@ -134,7 +133,7 @@ func (l *loginRecord) getPersonalization(ctx context.Context) (*personalization,
 	}
 	var p personalization
 	if err := json.NewDecoder(limitBody(resp.Body)).Decode(&p); err != nil {
-		return nil, fmt.Errorf("reading the personalization from %s: %v", l.Name, err)
+		return nil, errorf("reading the personalization from %s: %v", l.Name, err)
 	}
 	return &p, nil
 }
@@ -145,7 +144,7 @@ func (l *loginRecord) putPersonalization(ctx context.Context, field, value strin
 	switch field {
 	case "personality", "personality_custom", "instructions":
 	default:
-		return fmt.Errorf("%s is not a personalization field; use personality, personality_custom or instructions", field)
+		return errorf("%s is not a personalization field; use personality, personality_custom or instructions", field)
 	}
 	resp, err := l.apiRequest(ctx, "PUT", "/v1/me/personalization", map[string]any{field: value, "enabled": true})
 	if err != nil {
@@ -171,11 +170,11 @@ func personalizationStatus(resp *http.Response) error {
 		if detail == "" {
 			detail = linkText("personalization_403")
 		}
-		return errors.New(detail)
+		return errorNew(detail)
 	case 422:
-		return errors.New(linkText("personalization_422", "detail", detail))
+		return errorNew(linkText("personalization_422", "detail", detail))
 	}
-	return fmt.Errorf("the personalization: %s", resp.Status)
+	return errorf("the personalization: %s", resp.Status)
 }
 
 // detailText is an error body's detail in words: a string as it is, or a
@@ -230,7 +229,7 @@ func configWriteBack(key, value string, stdout io.Writer) error {
 		err = l.putPersonalization(ctx, key, value)
 	}
 	if err != nil {
-		return errors.New(linkText("config_write_back_failed", "key", key, "login", l.Name, "reason", err.Error()))
+		return errorNew(linkText("config_write_back_failed", "key", key, "login", l.Name, "reason", err.Error()))
 	}
 	fmt.Fprintln(stdout, linkText("config_written_back", "key", key, "login", l.Name))
 	return nil

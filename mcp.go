@@ -27,11 +27,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -157,7 +155,7 @@ type mcpServer struct {
 	spec *mcpSpec
 	log  func(string)
 
-	mu      sync.Mutex
+	mu      mutex
 	state   string // connecting, ready, failed, disabled
 	reason  string
 	tools   []mcpTool
@@ -378,12 +376,12 @@ func (s *mcpServer) handshake(ctx context.Context) error {
 			return err
 		}
 		if errors.As(err, &re) && re.Code == mcpAuthFailed {
-			return errors.New(re.Message) // the login's own sentence (mcp_auth.go)
+			return errorNew(re.Message) // the login's own sentence (mcp_auth.go)
 		}
-		return errors.New(sp.text("no_handshake", "error", err))
+		return errorNew(sp.text("no_handshake", "error", err))
 	}
 	if !contains(sp.Protocol.Supported, res.ProtocolVersion) {
-		return errors.New(sp.text("bad_version", "version", strconv.Quote(res.ProtocolVersion), "supported", strings.Join(sp.Protocol.Supported, ", ")))
+		return errorNew(sp.text("bad_version", "version", strconv.Quote(res.ProtocolVersion), "supported", strings.Join(sp.Protocol.Supported, ", ")))
 	}
 	s.mu.Lock()
 	s.version = res.ProtocolVersion
@@ -415,7 +413,7 @@ func (s *mcpServer) listTools(ctx context.Context) ([]mcpTool, error) {
 			NextCursor string `json:"nextCursor"`
 		}
 		if _, err := mcpCall(ctx, s.conn, "tools/list", params, &res); err != nil {
-			return nil, fmt.Errorf("tools/list: %v", err)
+			return nil, errorf("tools/list: %v", err)
 		}
 		for _, t := range res.Tools {
 			if t.Name == "" || (len(s.cfg.AllowTools) > 0 && !contains(s.cfg.AllowTools, t.Name)) || contains(s.cfg.DenyTools, t.Name) {

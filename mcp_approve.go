@@ -257,7 +257,7 @@ func cmdMCPApprove(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		if err := approveMCP(root, c); err != nil {
-			return fmt.Errorf("keeping the approval in %s: %w", mcpApprovalFile(), err)
+			return errorf("keeping the approval in %s: %w", mcpApprovalFile(), err)
 		}
 		fmt.Fprintln(stdout, sp.text("approve_done", "name", c.Name, "cwd", root, "command", mcpCommandLine(c), "sum", mcpPin(c)[:16]))
 		return nil

@@ -30,7 +30,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -39,7 +38,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -215,17 +213,17 @@ func parseProtectedResource(body []byte, from, want string) (*protectedResource,
 	sp := theMCPAuth()
 	var d protectedResource
 	if err := json.Unmarshal(body, &d); err != nil {
-		return nil, errors.New(sp.text("prm_bad", "url", from, "error", "not JSON ("+err.Error()+")"))
+		return nil, errorNew(sp.text("prm_bad", "url", from, "error", "not JSON ("+err.Error()+")"))
 	}
 	if d.Resource == "" {
-		return nil, errors.New(sp.text("prm_bad", "url", from, "error", "no resource"))
+		return nil, errorNew(sp.text("prm_bad", "url", from, "error", "no resource"))
 	}
 	if !resourceCovers(d.Resource, want) {
-		return nil, errors.New(sp.text("prm_resource", "url", from, "resource", d.Resource, "want", want))
+		return nil, errorNew(sp.text("prm_resource", "url", from, "resource", d.Resource, "want", want))
 	}
 	for _, a := range d.AuthorizationServers {
 		if u, err := url.Parse(a); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, errors.New(sp.text("prm_bad", "url", from, "error", fmt.Sprintf("authorization server %q is not an http(s) URL", a)))
+			return nil, errorNew(sp.text("prm_bad", "url", from, "error", fmt.Sprintf("authorization server %q is not an http(s) URL", a)))
 		}
 	}
 	return &d, nil
@@ -253,14 +251,14 @@ func parseAuthServerMeta(body []byte, from, want string, strict bool) (*authServ
 	sp := theMCPAuth()
 	var m authServerMeta
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, errors.New(sp.text("as_bad", "url", from, "error", "not JSON ("+err.Error()+")"))
+		return nil, errorNew(sp.text("as_bad", "url", from, "error", "not JSON ("+err.Error()+")"))
 	}
 	if strict && strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(want, "/") {
-		return nil, errors.New(sp.text("as_issuer", "url", from, "got", m.Issuer, "want", want))
+		return nil, errorNew(sp.text("as_issuer", "url", from, "got", m.Issuer, "want", want))
 	}
 	for k, v := range map[string]string{"authorization_endpoint": m.AuthorizationEndpoint, "token_endpoint": m.TokenEndpoint} {
 		if u, err := url.Parse(v); v == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, errors.New(sp.text("as_bad", "url", from, "error", k+" is missing or not an http(s) URL"))
+			return nil, errorNew(sp.text("as_bad", "url", from, "error", k+" is missing or not an http(s) URL"))
 		}
 	}
 	return &m, nil
@@ -332,12 +330,12 @@ func loadMCPToken(server, resource string) *mcpToken {
 func saveMCPToken(t *mcpToken) error {
 	dir := mcpAuthDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("saving the MCP login: %v", err)
+		return errorf("saving the MCP login: %v", err)
 	}
 	os.Chmod(dir, 0o700)
 	b, _ := json.MarshalIndent(t, "", "  ")
 	if err := writeFileAtomic(mcpTokenPath(t.Server), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("saving the MCP login: %v", err)
+		return errorf("saving the MCP login: %v", err)
 	}
 	return nil
 }
@@ -352,7 +350,7 @@ type mcpAuth struct {
 	show     func(string)  // shows the person the login address; nil: nobody (-p)
 	hold     func() func() // pauses the startup timeout while the person logs in
 
-	mu      sync.Mutex // one login or refresh at a time
+	mu      mutex // one login or refresh at a time
 	tok     *mcpToken
 	loaded  bool
 	stepUps int
@@ -399,11 +397,11 @@ func (a *mcpAuth) challenge(ctx context.Context, status int, www []string, sent 
 	}
 	if status == http.StatusForbidden {
 		if params["error"] != "insufficient_scope" {
-			return fmt.Errorf("HTTP 403: the server refuses this token (%s)", firstNonEmpty(params["error"], "no reason given"))
+			return errorf("HTTP 403: the server refuses this token (%s)", firstNonEmpty(params["error"], "no reason given"))
 		}
 		a.stepUps++
 		if a.stepUps > int(a.sp.num("step_up_attempts")) {
-			return errors.New(a.sp.text("step_up_limit", "server", a.server, "count", a.stepUps-1, "scope", strings.Join(want, " ")))
+			return errorNew(a.sp.text("step_up_limit", "server", a.server, "count", a.stepUps-1, "scope", strings.Join(want, " ")))
 		}
 		have := a.scopes
 		if a.tok != nil && a.tok.Scope != "" {
@@ -465,16 +463,16 @@ func (a *mcpAuth) get(ctx context.Context, u string) ([]byte, int, error) {
 	req.Header.Set("MCP-Protocol-Version", theMCP().Protocol.Latest)
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return nil, 0, errors.New(a.sp.text("http_failed", "method", "GET", "url", u, "error", err))
+		return nil, 0, errorNew(a.sp.text("http_failed", "method", "GET", "url", u, "error", err))
 	}
 	defer resp.Body.Close()
 	max := int64(a.sp.num("metadata_max_bytes"))
 	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return nil, resp.StatusCode, errors.New(a.sp.text("http_failed", "method", "GET", "url", u, "error", err))
+		return nil, resp.StatusCode, errorNew(a.sp.text("http_failed", "method", "GET", "url", u, "error", err))
 	}
 	if int64(len(body)) > max {
-		return nil, resp.StatusCode, errors.New(a.sp.text("http_failed", "method", "GET", "url", u, "error", fmt.Sprintf("larger than %d bytes", max)))
+		return nil, resp.StatusCode, errorNew(a.sp.text("http_failed", "method", "GET", "url", u, "error", fmt.Sprintf("larger than %d bytes", max)))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.StatusCode, nil
@@ -519,7 +517,7 @@ func (a *mcpAuth) discover(ctx context.Context, metadataURL string) (*discovered
 	if prm != nil {
 		d.scopes = prm.ScopesSupported
 		if len(prm.AuthorizationServers) == 0 {
-			return nil, errors.New(sp.text("prm_bad", "url", prm.Resource, "error", "it names no authorization_servers"))
+			return nil, errorNew(sp.text("prm_bad", "url", prm.Resource, "error", "it names no authorization_servers"))
 		}
 		issuer = prm.AuthorizationServers[0]
 	}
@@ -538,13 +536,13 @@ func (a *mcpAuth) discover(ctx context.Context, metadataURL string) (*discovered
 			return nil, err
 		}
 		if !contains(m.CodeChallengeMethodsSupported, "S256") {
-			return nil, errors.New(sp.text("as_no_pkce", "issuer", issuer, "methods", strings.Join(m.CodeChallengeMethodsSupported, ", ")))
+			return nil, errorNew(sp.text("as_no_pkce", "issuer", issuer, "methods", strings.Join(m.CodeChallengeMethodsSupported, ", ")))
 		}
 		d.meta = m
 		return d, nil
 	}
 	if prm != nil {
-		return nil, errors.New(sp.text("as_none", "issuer", issuer, "tried", strings.Join(tried, ", ")))
+		return nil, errorNew(sp.text("as_none", "issuer", issuer, "tried", strings.Join(tried, ", ")))
 	}
 	// 2025-03-26: no metadata anywhere; the server's origin serves the
 	// default endpoints.
@@ -584,12 +582,12 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 		return a.clientCredentialsLocked(ctx, d.meta, scopes)
 	}
 	if a.show == nil {
-		return errors.New(sp.text("login_needed_headless", "server", a.server))
+		return errorNew(sp.text("login_needed_headless", "server", a.server))
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return fmt.Errorf("listening for the login's redirect on 127.0.0.1: %v", err)
+		return errorf("listening for the login's redirect on 127.0.0.1: %v", err)
 	}
 	defer ln.Close()
 	redirect := "http://" + ln.Addr().String() + sp.RedirectPath
@@ -653,14 +651,14 @@ func (a *mcpAuth) loginLocked(ctx context.Context, params map[string]string, sco
 	case ans = <-got:
 	case <-time.After(sp.ms("login_timeout_ms")):
 		resume()
-		return errors.New(sp.text("login_timeout", "seconds", sp.ms("login_timeout_ms").Seconds(), "server", a.server))
+		return errorNew(sp.text("login_timeout", "seconds", sp.ms("login_timeout_ms").Seconds(), "server", a.server))
 	case <-ctx.Done():
 		resume()
 		return ctx.Err()
 	}
 	resume()
 	if ans.err != "" {
-		return errors.New(ans.err)
+		return errorNew(ans.err)
 	}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {ans.code}, "redirect_uri": {redirect},
 		"code_verifier": {verifier}, "resource": {a.resource}}
@@ -714,7 +712,7 @@ func (a *mcpAuth) client_(ctx context.Context, m *authServerMeta, redirect strin
 		tok.ClientID, tok.AuthMethod = a.cfg.ClientMetadataURL, "none"
 		return nil
 	case m.RegistrationEndpoint == "":
-		return errors.New(sp.text("no_client", "issuer", m.Issuer, "server", a.server))
+		return errorNew(sp.text("no_client", "issuer", m.Issuer, "server", a.server))
 	}
 	reg := map[string]any{}
 	for k, v := range sp.Registration {
@@ -734,12 +732,12 @@ func (a *mcpAuth) client_(ctx context.Context, m *authServerMeta, redirect strin
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.RegistrationEndpoint, strings.NewReader(string(body)))
 	if err != nil {
-		return errors.New(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", err))
+		return errorNew(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	status, data, err := a.post(req)
 	if err != nil {
-		return errors.New(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", err))
+		return errorNew(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", err))
 	}
 	var r struct {
 		ClientID     string `json:"client_id"`
@@ -753,7 +751,7 @@ func (a *mcpAuth) client_(ctx context.Context, m *authServerMeta, redirect strin
 		if r.Error != "" {
 			why += " " + r.Error
 		}
-		return errors.New(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", why))
+		return errorNew(sp.text("register_failed", "url", m.RegistrationEndpoint, "error", why))
 	}
 	tok.ClientID, tok.ClientSecret = r.ClientID, r.ClientSecret
 	tok.AuthMethod = firstNonEmpty(r.AuthMethod, method)
@@ -773,7 +771,7 @@ func (a *mcpAuth) tokenRequest(ctx context.Context, tok *mcpToken, form url.Valu
 	case "private_key_jwt":
 		assertion, err := clientAssertion(a.cfg.PrivateKey, tok.ClientID, tok.Issuer)
 		if err != nil {
-			return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
+			return errorNew(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
 		}
 		form.Set("client_id", tok.ClientID)
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
@@ -787,7 +785,7 @@ func (a *mcpAuth) tokenRequest(ctx context.Context, tok *mcpToken, form url.Valu
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tok.TokenEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
+		return errorNew(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if tok.AuthMethod == "client_secret_basic" {
@@ -795,7 +793,7 @@ func (a *mcpAuth) tokenRequest(ctx context.Context, tok *mcpToken, form url.Valu
 	}
 	status, data, err := a.post(req)
 	if err != nil {
-		return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
+		return errorNew(sp.text("token_failed", "url", tok.TokenEndpoint, "error", err))
 	}
 	var r struct {
 		AccessToken  string  `json:"access_token"`
@@ -819,10 +817,10 @@ func (a *mcpAuth) tokenRequest(ctx context.Context, tok *mcpToken, form url.Valu
 		} else if r.AccessToken == "" {
 			why += " with no access_token"
 		}
-		return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", why))
+		return errorNew(sp.text("token_failed", "url", tok.TokenEndpoint, "error", why))
 	}
 	if r.TokenType != "" && !strings.EqualFold(r.TokenType, "bearer") {
-		return errors.New(sp.text("token_failed", "url", tok.TokenEndpoint, "error", "token_type "+r.TokenType+", where lembas sends Bearer"))
+		return errorNew(sp.text("token_failed", "url", tok.TokenEndpoint, "error", "token_type "+r.TokenType+", where lembas sends Bearer"))
 	}
 	tok.AccessToken = r.AccessToken
 	if r.RefreshToken != "" {
@@ -906,14 +904,14 @@ func mcpOAuthEntry(v any) (mcpOAuthConfig, error) {
 	sp := theMCPAuth()
 	m, ok := v.(map[string]any)
 	if !ok {
-		return o, errors.New(sp.text("bad_oauth", "error", "expected a map"))
+		return o, errorNew(sp.text("bad_oauth", "error", "expected a map"))
 	}
 	for k, x := range m {
 		switch k {
 		case "client_id", "client_secret", "client_metadata_url", "private_key":
 			str, ok := x.(string)
 			if !ok {
-				return o, errors.New(sp.text("bad_oauth", "error", k+" must be text"))
+				return o, errorNew(sp.text("bad_oauth", "error", k+" must be text"))
 			}
 			switch k {
 			case "client_id":
@@ -934,15 +932,15 @@ func mcpOAuthEntry(v any) (mcpOAuthConfig, error) {
 					o.Scopes = append(o.Scopes, fmt.Sprint(s))
 				}
 			default:
-				return o, errors.New(sp.text("bad_oauth", "error", "scopes must be a list or space-separated text"))
+				return o, errorNew(sp.text("bad_oauth", "error", "scopes must be a list or space-separated text"))
 			}
 		default:
-			return o, errors.New(sp.text("bad_oauth", "error", "unknown key "+k))
+			return o, errorNew(sp.text("bad_oauth", "error", "unknown key "+k))
 		}
 	}
 	if u := o.ClientMetadataURL; u != "" {
 		if pu, err := url.Parse(u); err != nil || pu.Scheme != "https" || pu.Path == "" || pu.Path == "/" {
-			return o, errors.New(sp.text("bad_oauth", "error", "client_metadata_url must be an https URL with a path"))
+			return o, errorNew(sp.text("bad_oauth", "error", "client_metadata_url must be an https URL with a path"))
 		}
 	}
 	return o, nil
@@ -956,14 +954,14 @@ func clientAssertion(keyPEM, clientID, audience string) (string, error) {
 	sp := theMCPAuth()
 	block, _ := pem.Decode([]byte(keyPEM))
 	if block == nil {
-		return "", errors.New(sp.text("bad_key", "error", "not PEM"))
+		return "", errorNew(sp.text("bad_key", "error", "not PEM"))
 	}
 	var key any
 	var err error
 	if key, err = x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
 		if key, err = x509.ParseECPrivateKey(block.Bytes); err != nil {
 			if key, err = x509.ParsePKCS1PrivateKey(block.Bytes); err != nil {
-				return "", errors.New(sp.text("bad_key", "error", "not a PKCS#8, EC or RSA private key"))
+				return "", errorNew(sp.text("bad_key", "error", "not a PKCS#8, EC or RSA private key"))
 			}
 		}
 	}
@@ -971,13 +969,13 @@ func clientAssertion(keyPEM, clientID, audience string) (string, error) {
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
 		if k.Curve != elliptic.P256() {
-			return "", errors.New(sp.text("bad_key", "error", "an EC key must be on P-256 (ES256)"))
+			return "", errorNew(sp.text("bad_key", "error", "an EC key must be on P-256 (ES256)"))
 		}
 		alg = "ES256"
 	case *rsa.PrivateKey:
 		alg = "RS256"
 	default:
-		return "", errors.New(sp.text("bad_key", "error", "only EC P-256 and RSA keys sign assertions"))
+		return "", errorNew(sp.text("bad_key", "error", "only EC P-256 and RSA keys sign assertions"))
 	}
 	now := time.Now()
 	head, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})

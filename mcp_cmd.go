@@ -143,7 +143,7 @@ func cmdMCPLogin(args []string, stdout, stderr io.Writer) error {
 	set.wait(context.Background())
 	state, reason, _ := set.servers[0].status()
 	if state != "ready" {
-		return fmt.Errorf("mcp login %s: %s", name, reason)
+		return errorf("mcp login %s: %s", name, reason)
 	}
 	if _, err := os.Stat(mcpTokenPath(name)); err == nil {
 		fmt.Fprintln(stdout, au.text("login_saved", "server", name, "path", mcpTokenPath(name)))

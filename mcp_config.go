@@ -23,7 +23,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +38,7 @@ var reMCPName = lazyRE(`^[A-Za-z0-9_-]+$`)
 // checkMCPName refuses a name that would make offered names ambiguous.
 func checkMCPName(name string) error {
 	if !reMCPName.MatchString(name) || strings.Contains(name, "__") {
-		return errors.New(theMCP().text("bad_name", "name", strconv.Quote(name)))
+		return errorNew(theMCP().text("bad_name", "name", strconv.Quote(name)))
 	}
 	return nil
 }
@@ -117,20 +116,20 @@ func mcpFromConfig(cfg *config) ([]mcpServerConfig, error) {
 	}
 	m, ok := sec.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("config.yaml mcp: expected servers as \"name:\" entries, each with command or url")
+		return nil, errorf("config.yaml mcp: expected servers as \"name:\" entries, each with command or url")
 	}
 	var out []mcpServerConfig
 	for _, name := range sortedKeys(m) {
 		if err := checkMCPName(name); err != nil {
-			return nil, fmt.Errorf("config.yaml: %v", err)
+			return nil, errorf("config.yaml: %v", err)
 		}
 		e, ok := m[name].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("config.yaml: %s", theMCP().text("bad_entry", "name", name, "error", "expected a map"))
+			return nil, errorf("config.yaml: %s", theMCP().text("bad_entry", "name", name, "error", "expected a map"))
 		}
 		c, err := mcpEntry(name, "config", e, true)
 		if err != nil {
-			return nil, fmt.Errorf("config.yaml: %v", err)
+			return nil, errorf("config.yaml: %v", err)
 		}
 		out = append(out, c)
 	}
@@ -161,7 +160,7 @@ func (e mcpFields) str(k string) (string, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", fmt.Errorf("%s must be text", k)
+		return "", errorf("%s must be text", k)
 	}
 	return s, nil
 }
@@ -173,7 +172,7 @@ func (e mcpFields) strs(k string) ([]string, error) {
 	}
 	l, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s must be a list", k)
+		return nil, errorf("%s must be a list", k)
 	}
 	var out []string
 	for _, x := range l {
@@ -189,7 +188,7 @@ func (e mcpFields) smap(k string) (map[string]string, error) {
 	}
 	mm, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s must be a map of names to values", k)
+		return nil, errorf("%s must be a map of names to values", k)
 	}
 	out := map[string]string{}
 	for kk, vv := range mm {
@@ -205,7 +204,7 @@ func (e mcpFields) secs(k string) (time.Duration, error) {
 	}
 	f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
 	if err != nil || f <= 0 {
-		return 0, fmt.Errorf("%s must be a number of seconds above 0", k)
+		return 0, errorf("%s must be a number of seconds above 0", k)
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }
@@ -213,7 +212,7 @@ func (e mcpFields) secs(k string) (time.Duration, error) {
 func mcpEntry(name, source string, e map[string]any, strict bool) (mcpServerConfig, error) {
 	c := mcpServerConfig{Name: name, Source: source, Enabled: true}
 	bad := func(format string, args ...any) (mcpServerConfig, error) {
-		return c, errors.New(theMCP().text("bad_entry", "name", name, "error", fmt.Sprintf(format, args...)))
+		return c, errorNew(theMCP().text("bad_entry", "name", name, "error", fmt.Sprintf(format, args...)))
 	}
 	f := mcpFields(e)
 	str, strs, smap, secs := f.str, f.strs, f.smap, f.secs
@@ -320,7 +319,7 @@ func parseMCPJSON(data []byte, root string) ([]mcpServerConfig, error) {
 		MCPServers map[string]map[string]any `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf(".mcp.json: %v; it should be {\"mcpServers\": {\"name\": {\"command\": ...}}}", err)
+		return nil, errorf(".mcp.json: %v; it should be {\"mcpServers\": {\"name\": {\"command\": ...}}}", err)
 	}
 	var out []mcpServerConfig
 	names := make([]string, 0, len(f.MCPServers))
@@ -331,7 +330,7 @@ func parseMCPJSON(data []byte, root string) ([]mcpServerConfig, error) {
 	for _, n := range names {
 		c, err := mcpEntry(sanitizeMCPName(n), "project", f.MCPServers[n], false)
 		if err != nil {
-			return nil, fmt.Errorf(".mcp.json: %v", err)
+			return nil, errorf(".mcp.json: %v", err)
 		}
 		if c.Cwd == "" {
 			c.Cwd = root
@@ -363,22 +362,22 @@ func mcpFromACP(list []json.RawMessage) ([]mcpServerConfig, error) {
 			} `json:"headers"`
 		}
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("mcpServers[%d]: %v; give {name, command, args, env} or {type: \"http\", name, url, headers}", i, err)
+			return nil, errorf("mcpServers[%d]: %v; give {name, command, args, env} or {type: \"http\", name, url, headers}", i, err)
 		}
 		c := mcpServerConfig{Name: sanitizeMCPName(s.Name), Source: "acp", Enabled: true, Command: s.Command, Args: s.Args, URL: s.URL}
 		switch s.Type {
 		case "", "stdio":
 			if s.Command == "" {
-				return nil, fmt.Errorf("mcpServers[%d] (%s): a stdio server needs a command", i, s.Name)
+				return nil, errorf("mcpServers[%d] (%s): a stdio server needs a command", i, s.Name)
 			}
 			c.URL = ""
 		case "http":
 			if s.URL == "" {
-				return nil, fmt.Errorf("mcpServers[%d] (%s): an http server needs a url", i, s.Name)
+				return nil, errorf("mcpServers[%d] (%s): an http server needs a url", i, s.Name)
 			}
 			c.Command = ""
 		default:
-			return nil, fmt.Errorf("mcpServers[%d] (%s): transport %q is not offered; use stdio or http", i, s.Name, s.Type)
+			return nil, errorf("mcpServers[%d] (%s): transport %q is not offered; use stdio or http", i, s.Name, s.Type)
 		}
 		if len(s.Env) > 0 {
 			c.Env = map[string]string{}

@@ -110,7 +110,7 @@ type elicitRequest struct {
 func parseElicitRequest(raw json.RawMessage) (elicitRequest, []elicitField, error) {
 	var r elicitRequest
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, nil, fmt.Errorf("elicitation/create params: %v", err)
+		return r, nil, errorf("elicitation/create params: %v", err)
 	}
 	if r.Mode == "" {
 		r.Mode = "form"
@@ -123,12 +123,12 @@ func parseElicitRequest(raw json.RawMessage) (elicitRequest, []elicitField, erro
 	case "url":
 		u, err := url.Parse(r.URL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return r, nil, fmt.Errorf("elicitation/create: url mode needs an http(s) url, got %q", r.URL)
+			return r, nil, errorf("elicitation/create: url mode needs an http(s) url, got %q", r.URL)
 		}
 		return r, nil, nil
 	case "form":
 	default:
-		return r, nil, fmt.Errorf("elicitation/create: unknown mode %q; use form or url", r.Mode)
+		return r, nil, errorf("elicitation/create: unknown mode %q; use form or url", r.Mode)
 	}
 	var schema struct {
 		Type       string                     `json:"type"`
@@ -139,30 +139,30 @@ func parseElicitRequest(raw json.RawMessage) (elicitRequest, []elicitField, erro
 		return r, nil, nil
 	}
 	if err := json.Unmarshal(r.RequestedSchema, &schema); err != nil {
-		return r, nil, fmt.Errorf("elicitation/create requestedSchema: %v", err)
+		return r, nil, errorf("elicitation/create requestedSchema: %v", err)
 	}
 	order, err := jsonObjectKeys(r.RequestedSchema, "properties")
 	if err != nil {
-		return r, nil, fmt.Errorf("elicitation/create requestedSchema: %v", err)
+		return r, nil, errorf("elicitation/create requestedSchema: %v", err)
 	}
 	if max := int(sp.num("elicit_fields_max")); len(order) > max {
-		return r, nil, fmt.Errorf("elicitation/create: %d fields, more than the %d lembas asks at once", len(order), max)
+		return r, nil, errorf("elicitation/create: %d fields, more than the %d lembas asks at once", len(order), max)
 	}
 	var fields []elicitField
 	for _, name := range order {
 		var f elicitField
 		if err := json.Unmarshal(schema.Properties[name], &f); err != nil {
-			return r, nil, fmt.Errorf("elicitation/create field %s: %v", name, err)
+			return r, nil, errorf("elicitation/create field %s: %v", name, err)
 		}
 		f.Name, f.required = name, contains(schema.Required, name)
 		switch f.Type {
 		case "string", "number", "integer", "boolean":
 		case "array":
 			if f.Items == nil || (len(f.Items.Enum) == 0 && len(f.Items.AnyOf) == 0) {
-				return r, nil, fmt.Errorf("elicitation/create field %s: an array must list its choices (items.enum or items.anyOf)", name)
+				return r, nil, errorf("elicitation/create field %s: an array must list its choices (items.enum or items.anyOf)", name)
 			}
 		default:
-			return r, nil, fmt.Errorf("elicitation/create field %s: type %q; use string, number, integer, boolean or an array of choices", name, f.Type)
+			return r, nil, errorf("elicitation/create field %s: type %q; use string, number, integer, boolean or an array of choices", name, f.Type)
 		}
 		fields = append(fields, f)
 	}
@@ -185,7 +185,7 @@ func jsonObjectKeys(obj json.RawMessage, key string) ([]string, error) {
 		return nil, err
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%s must be an object", key)
+		return nil, errorf("%s must be an object", key)
 	}
 	var keys []string
 	for dec.More() {

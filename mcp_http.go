@@ -21,7 +21,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -40,7 +39,7 @@ type mcpHTTP struct {
 
 	auth *mcpAuth // OAuth (mcp_auth.go); nil when the config sets its own Authorization header
 
-	mu        sync.Mutex
+	mu        mutex
 	session   string
 	version   string
 	listening bool // the GET stream for the server's own messages is open (listen)
@@ -155,7 +154,7 @@ func (h *mcpHTTP) writeFrame(b []byte) error {
 func (h *mcpHTTP) post(b []byte, id json.RawMessage, isRequest bool) error {
 	env := struct{ ID json.RawMessage }{id}
 	fail := func(code int, format string, args ...any) error {
-		err := fmt.Errorf(format, args...)
+		err := errorf(format, args...)
 		if isRequest {
 			m, _ := json.Marshal(rpcMessage{JSONRPC: "2.0", ID: env.ID, Error: &rpcError{Code: code, Message: err.Error()}})
 			h.push(m)

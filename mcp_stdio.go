@@ -9,7 +9,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -28,7 +27,7 @@ type mcpStdio struct {
 	out   *os.File // our end of its stdout
 	spec  *mcpSpec
 
-	mu      sync.Mutex
+	mu      mutex
 	lines   []string // stderr's last lines
 	done    chan any
 	errDone chan any // stderr read to its end
@@ -78,7 +77,7 @@ func startMCPStdio(cfg mcpServerConfig, sp *mcpSpec) (*mcpStdio, error) {
 		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
 			f.Close()
 		}
-		return nil, fmt.Errorf("starting %s: %v", cfg.Command, err)
+		return nil, errorf("starting %s: %v", cfg.Command, err)
 	}
 	inR.Close()
 	outW.Close()

@@ -30,7 +30,7 @@ type mcpSet struct {
 	held    []mcpServerConfig // waiting for the person's approval (mcp_approve.go)
 	root    string            // the project the held servers are approved for
 
-	mu      sync.Mutex
+	mu      mutex
 	fixed   bool
 	tools   []mcpTool // offered, sorted by offered name
 	byName  map[string]mcpTool

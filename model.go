@@ -80,7 +80,7 @@ func newHTTPClient() *http.Client {
 // transport of their own): a pool, like the process's sockets, not state
 // of any one session or service.
 type transportPool struct {
-	mu sync.Mutex
+	mu mutex
 	by map[string]*http.Transport
 }
 
@@ -288,7 +288,7 @@ func (c *connection) fetchModels(ctx context.Context) ([]string, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("GET %s/models: HTTP %d", c.BaseURL, resp.StatusCode)
+		return nil, errorf("GET %s/models: HTTP %d", c.BaseURL, resp.StatusCode)
 	}
 	var body struct {
 		Data []struct {
@@ -300,7 +300,7 @@ func (c *connection) fetchModels(ctx context.Context) ([]string, error) {
 		} `json:"models"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("GET %s/models: %v", c.BaseURL, err)
+		return nil, errorf("GET %s/models: %v", c.BaseURL, err)
 	}
 	var ids []string
 	for _, d := range body.Data {
@@ -356,9 +356,9 @@ func chooseModel(ctx context.Context, cfg *config, name string, getenv func(stri
 		if len(conns) > 0 {
 			// A connection was named (config.yaml, OPENAI_BASE_URL) and
 			// nothing answered there: say where, not that there is none.
-			return nil, errors.New(fillPairs(errs["refused"], "connection", conns[0].Name, "url", conns[0].BaseURL))
+			return nil, errorNew(fillPairs(errs["refused"], "connection", conns[0].Name, "url", conns[0].BaseURL))
 		}
-		return nil, errors.New(errs["no_model"])
+		return nil, errorNew(errs["no_model"])
 	}
 	// <connection>/<model>, the connection named first.
 	if i := strings.IndexByte(name, '/'); i > 0 {
@@ -388,9 +388,9 @@ func chooseModel(ctx context.Context, cfg *config, name string, getenv func(stri
 		}
 	}
 	if i := strings.IndexByte(name, '/'); i > 0 && strings.IndexByte(name[i+1:], '/') < 0 {
-		return nil, errors.New(fillPairs(errs["unknown_connection"], "connection", name[:i]))
+		return nil, errorNew(fillPairs(errs["unknown_connection"], "connection", name[:i]))
 	}
-	return nil, errors.New(fillPairs(errs["model_not_found"], "model", name))
+	return nil, errorNew(fillPairs(errs["model_not_found"], "model", name))
 }
 
 // findModel looks for exactly one model of that id among the connections.
@@ -417,7 +417,7 @@ func findModel(ctx context.Context, conns []*connection, name string) (*modelRef
 	for _, h := range hits {
 		refs = append(refs, h.String())
 	}
-	return nil, errors.New(fillPairs(theSpec().Loop.ModelErrors["model_ambiguous"], "model", name, "refs", strings.Join(refs, ", ")))
+	return nil, errorNew(fillPairs(theSpec().Loop.ModelErrors["model_ambiguous"], "model", name, "refs", strings.Join(refs, ", ")))
 }
 
 // newModelRef works out the model's metadata: the spec's defaults, the
@@ -530,7 +530,7 @@ func cmdModels(args []string, stdout, stderr io.Writer) error {
 	conns := connections(cfg, os.Getenv)
 	conns = append(conns, probeLocal(ctx, conns)...)
 	if len(conns) == 0 {
-		return errors.New(theSpec().Loop.ModelErrors["no_model"])
+		return errorNew(theSpec().Loop.ModelErrors["no_model"])
 	}
 	for _, c := range conns {
 		ids, err := c.models(ctx)

@@ -80,7 +80,7 @@ func permDefaults() (*permDefaultsSpec, error) {
 			err = dec.Decode(&d)
 		}
 		if err != nil {
-			permDefaultsErr = fmt.Errorf("harness/permission/defaults.json: %w", err)
+			permDefaultsErr = errorf("harness/permission/defaults.json: %w", err)
 			return
 		}
 		for _, l := range []struct {
@@ -90,14 +90,14 @@ func permDefaults() (*permDefaultsSpec, error) {
 			for _, s := range l.in {
 				r, err := parseRule(s)
 				if err != nil {
-					permDefaultsErr = fmt.Errorf("harness/permission/defaults.json: %w", err)
+					permDefaultsErr = errorf("harness/permission/defaults.json: %w", err)
 					return
 				}
 				*l.out = append(*l.out, r)
 			}
 		}
 		if d.Approval.TimeoutS <= 0 || d.Approval.DiffMaxLines <= 0 {
-			permDefaultsErr = fmt.Errorf("harness/permission/defaults.json: approval needs timeout_s and diff_max_lines above 0")
+			permDefaultsErr = errorf("harness/permission/defaults.json: approval needs timeout_s and diff_max_lines above 0")
 			return
 		}
 		permDefaultsVal = &d
@@ -157,7 +157,7 @@ type permissions struct {
 	deny       []sourcedRule
 	cmdDirs    []string
 
-	mu          sync.Mutex
+	mu          mutex
 	session     []sourcedRule // always answers of this session
 	project     []sourcedRule // always answers kept for the project
 	projectFile string
@@ -190,7 +190,7 @@ func normMode(m string) (string, error) {
 		m = a
 	}
 	if _, ok := ms.Modes[m]; !ok {
-		return "", fmt.Errorf("unknown mode %q; use one of %s", m, strings.Join(ms.Order, ", "))
+		return "", errorf("unknown mode %q; use one of %s", m, strings.Join(ms.Order, ", "))
 	}
 	return m, nil
 }
@@ -266,7 +266,7 @@ func newPermissionsFrom(mode, root string, headless bool, cfg *config) (*permiss
 		for _, s := range l.in {
 			r, err := parseRule(s)
 			if err != nil {
-				return nil, fmt.Errorf("config.yaml permissions.%s: %w", l.key, err)
+				return nil, errorf("config.yaml permissions.%s: %w", l.key, err)
 			}
 			*l.out = append(*l.out, sourcedRule{r, "config"})
 		}
@@ -352,7 +352,7 @@ func (p *permissions) callPathsErr(t *toolSpec, args json.RawMessage) ([]string,
 		}
 		abs, _, err := resolvePathErr(p.root, r)
 		if err != nil && first == nil {
-			first = fmt.Errorf("%s: %w", r, err)
+			first = errorf("%s: %w", r, err)
 		}
 		out = append(out, abs)
 	}

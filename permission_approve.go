@@ -27,7 +27,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -94,7 +93,7 @@ func (h headlessApprover) logsHosts() bool { return h.log != nil }
 // refusalLog is the tools a headlessApprover refused, in order, and the
 // hosts the network gate refused unasked.
 type refusalLog struct {
-	mu    sync.Mutex
+	mu    mutex
 	tools []string
 	hosts []string
 }

@@ -125,14 +125,14 @@ func loadBoundary() (*boundarySpec, error) {
 			return
 		}
 		if b.GitHistory.Reason == "" || b.Outside.Reason == "" || b.Fills.Reason == "" || b.ForkLoops.Reason == "" || b.NoSandbox.Reason == "" || b.NoSandbox.Headless == "" || b.Scripts.MaxBytes <= 0 || b.Scripts.MaxDepth <= 0 || b.Fills.MaxBytes <= 0 {
-			boundaryErr = fmt.Errorf("harness/permission/boundary.json: every part needs its reason, and the limits must be above 0")
+			boundaryErr = errorf("harness/permission/boundary.json: every part needs its reason, and the limits must be above 0")
 			return
 		}
 		for _, e := range b.NoSandbox.Contained {
 			b.NoSandbox.contained = append(b.NoSandbox.contained, strings.Fields(e))
 		}
 		if err := b.Windows.compile(); err != nil {
-			boundaryErr = fmt.Errorf("harness/permission/boundary.json: %w", err)
+			boundaryErr = errorf("harness/permission/boundary.json: %w", err)
 			return
 		}
 		boundaryVal = b

@@ -212,7 +212,7 @@ func cmdPermissionsCheck(args []string, stdout, stderr io.Writer) error {
 		if *mode != "" {
 			return usageError{"permissions check: " + err.Error()}
 		}
-		return fmt.Errorf("config.yaml: %v", err)
+		return errorf("config.yaml: %v", err)
 	}
 	p, err := newPermissionsFrom(m, root, false, cfg)
 	if err != nil {

@@ -9,7 +9,6 @@ package main
 // a hit in the code itself is refused like any other.
 
 import (
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -97,17 +96,17 @@ type unicodeClassRanges struct {
 func (h *hardlineSpec) compileFloor() error {
 	u := &h.Unsure
 	if len(u.Possibly) == 0 || len(u.Written) == 0 || u.Reason == "" || u.UnparsedReason == "" {
-		return fmt.Errorf("unsure needs possibly, possibly_written, reason and unparsed_reason")
+		return errorf("unsure needs possibly, possibly_written, reason and unparsed_reason")
 	}
 	for m, v := range u.ByMode {
 		if v != "ask" && v != "deny" {
-			return fmt.Errorf("unsure.by_mode.%s is %q; use ask or deny", m, v)
+			return errorf("unsure.by_mode.%s is %q; use ask or deny", m, v)
 		}
 	}
 	u.dirCommands = u.DirCommands
 	ps := &h.Paths
 	if ps.MaxNameBytes <= 0 || ps.MaxPathBytes <= 0 || ps.MaxLinks <= 0 || ps.AgentConfig.Reason == "" {
-		return fmt.Errorf("paths needs max_name_bytes, max_path_bytes and max_links above 0 and agent_config.reason")
+		return errorf("paths needs max_name_bytes, max_path_bytes and max_links above 0 and agent_config.reason")
 	}
 	for _, pat := range ps.AgentConfig.Patterns {
 		ps.AgentConfig.pats = append(ps.AgentConfig.pats, splitPattern(pat))
@@ -122,7 +121,7 @@ func (h *hardlineSpec) compileFloor() error {
 				b, err2 = codePoint(hi)
 			}
 			if err1 != nil || err2 != nil || b < a {
-				return fmt.Errorf("unicode class %q: range %q (want U+XXXX or U+XXXX-U+YYYY)", c.Name, r)
+				return errorf("unicode class %q: range %q (want U+XXXX or U+XXXX-U+YYYY)", c.Name, r)
 			}
 			cr.ranges = append(cr.ranges, [2]rune{a, b})
 		}
@@ -133,7 +132,7 @@ func (h *hardlineSpec) compileFloor() error {
 
 func codePoint(s string) (rune, error) {
 	if !strings.HasPrefix(s, "U+") {
-		return 0, fmt.Errorf("no U+")
+		return 0, errorf("no U+")
 	}
 	n, err := strconv.ParseUint(s[2:], 16, 32)
 	return rune(n), err

@@ -9,7 +9,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"regexp"
 	"slices"
@@ -178,7 +177,7 @@ func (h *hardlineSpec) compile() error {
 	for _, d := range h.ForkBomb.Definitions {
 		re, err := regexp.Compile(d)
 		if err != nil {
-			return fmt.Errorf("fork_bomb definition %q: %w", d, err)
+			return errorf("fork_bomb definition %q: %w", d, err)
 		}
 		h.forkDefs = append(h.forkDefs, re)
 	}
@@ -189,12 +188,12 @@ func (h *hardlineSpec) compile() error {
 	classes := map[string]bool{"root": true, "root_glob": true, "top": true, "top_glob": true, "home": true, "home_glob": true, "device": true, "system_file": true}
 	for _, r := range h.Refuse {
 		if r.ID == "" || r.Reason == "" {
-			return fmt.Errorf("a refuse rule needs an id and a reason")
+			return errorf("a refuse rule needs an id and a reason")
 		}
 		for _, list := range [][]string{r.Targets, r.LeadingTargets, r.Sources, r.Redirects, r.Dests, r.FromFind} {
 			for _, c := range list {
 				if !classes[c] {
-					return fmt.Errorf("rule %s: unknown path class %q (want root, root_glob, top, top_glob, home, home_glob, device or system_file)", r.ID, c)
+					return errorf("rule %s: unknown path class %q (want root, root_glob, top, top_glob, home, home_glob, device or system_file)", r.ID, c)
 				}
 			}
 		}
@@ -217,11 +216,11 @@ func (h *hardlineSpec) compile() error {
 		switch e.Base {
 		case "project", "home", "anywhere", "lembas":
 		default:
-			return fmt.Errorf("protected %s: base %q (want project, home, anywhere or lembas)", e.ID, e.Base)
+			return errorf("protected %s: base %q (want project, home, anywhere or lembas)", e.ID, e.Base)
 		}
 	}
 	if p := h.Plain.Limits; p.Depth <= 0 || p.Commands <= 0 || p.BraceWords <= 0 || p.Unwrap <= 0 || p.LineBytes <= 0 {
-		return fmt.Errorf("plain.limits needs depth, commands, brace_words, unwrap and line_bytes above 0")
+		return errorf("plain.limits needs depth, commands, brace_words, unwrap and line_bytes above 0")
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"regexp"
 	"sort"
@@ -57,7 +56,7 @@ func applySecondLook(v any, adds map[string]json.RawMessage) error {
 		for _, p := range strings.Split(dotted, ".") {
 			next, ok := jsonField(cur, p)
 			if !ok {
-				return fmt.Errorf("second_look.adds %q: no table %q; name a path to a list or an object of the spec", dotted, p)
+				return errorf("second_look.adds %q: no table %q; name a path to a list or an object of the spec", dotted, p)
 			}
 			cur = next
 		}
@@ -65,24 +64,24 @@ func applySecondLook(v any, adds map[string]json.RawMessage) error {
 		switch cur.Kind() {
 		case reflect.Slice:
 			if err := json.Unmarshal(adds[dotted], add.Interface()); err != nil {
-				return fmt.Errorf("second_look.adds %q: the table is a list, so the addition must be a list of its items: %v", dotted, err)
+				return errorf("second_look.adds %q: the table is a list, so the addition must be a list of its items: %v", dotted, err)
 			}
 			cur.Set(reflect.AppendSlice(cur, add.Elem()))
 		case reflect.Map:
 			if err := json.Unmarshal(adds[dotted], add.Interface()); err != nil {
-				return fmt.Errorf("second_look.adds %q: the table is an object, so the addition must be an object of its entries: %v", dotted, err)
+				return errorf("second_look.adds %q: the table is an object, so the addition must be an object of its entries: %v", dotted, err)
 			}
 			if cur.IsNil() {
 				cur.Set(reflect.MakeMap(cur.Type()))
 			}
 			for it := add.Elem().MapRange(); it.Next(); {
 				if cur.MapIndex(it.Key()).IsValid() {
-					return fmt.Errorf("second_look.adds %q: key %q is already there; change the owner's entry instead", dotted, it.Key())
+					return errorf("second_look.adds %q: key %q is already there; change the owner's entry instead", dotted, it.Key())
 				}
 				cur.SetMapIndex(it.Key(), it.Value())
 			}
 		default:
-			return fmt.Errorf("second_look.adds %q: the table is neither a list nor an object", dotted)
+			return errorf("second_look.adds %q: the table is neither a list nor an object", dotted)
 		}
 	}
 	return nil
@@ -110,7 +109,7 @@ func (s *secondLookSpec) compile() error {
 		q := "(?i)^" + strings.ReplaceAll(regexp.QuoteMeta(p), `\*`, `[A-Za-z0-9_]*`) + "$"
 		re, err := regexp.Compile(q)
 		if err != nil {
-			return fmt.Errorf("second_look.secret_variables %q: %w", p, err)
+			return errorf("second_look.secret_variables %q: %w", p, err)
 		}
 		s.secretRes = append(s.secretRes, re)
 	}

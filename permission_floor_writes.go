@@ -9,7 +9,6 @@ package main
 // words only; these checks need the project, the home folder and the disk.
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,12 +68,12 @@ type unknownWrapperSpec struct {
 func (h *hardlineSpec) compileWrites() error {
 	w := &h.WriteGuard
 	if w.Reason == "" || w.LinkReason == "" || len(w.Entries) == 0 {
-		return fmt.Errorf("write_guarded needs reason, link_reason and entries")
+		return errorf("write_guarded needs reason, link_reason and entries")
 	}
 	for i := range w.Entries {
 		e := &w.Entries[i]
 		if e.Base != "home" && e.Base != "root" {
-			return fmt.Errorf("write_guarded %s: base %q (want home or root)", e.ID, e.Base)
+			return errorf("write_guarded %s: base %q (want home or root)", e.ID, e.Base)
 		}
 		e.pats = nil
 		for _, p := range e.Patterns {
@@ -82,10 +81,10 @@ func (h *hardlineSpec) compileWrites() error {
 		}
 	}
 	if h.Exfil.Reason == "" || len(h.Exfil.Senders) == 0 {
-		return fmt.Errorf("exfiltration needs reason and senders")
+		return errorf("exfiltration needs reason and senders")
 	}
 	if h.UnknownWrappers.Reason == "" || h.Holders.Reason == "" || h.Containers.Reason == "" {
-		return fmt.Errorf("unknown_wrappers, holders and containers need a reason")
+		return errorf("unknown_wrappers, holders and containers need a reason")
 	}
 	return nil
 }

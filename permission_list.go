@@ -84,7 +84,7 @@ func readProjectAnswers(file string) (projectAnswers, error) {
 		err = json.Unmarshal(data, &pa)
 	}
 	if err != nil {
-		return projectAnswers{}, errors.New(permText("always_unreadable", "file", file, "error", err))
+		return projectAnswers{}, errorNew(permText("always_unreadable", "file", file, "error", err))
 	}
 	return pa, nil
 }

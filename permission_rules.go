@@ -7,7 +7,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -41,16 +40,16 @@ func loadArity() (*aritySpec, error) {
 	arityOnce.Do(func() {
 		data, err := fs.ReadFile(harnessFS, "harness/permission/arity.json")
 		if err != nil {
-			arityErr = fmt.Errorf("reading the arity table: %w", err)
+			arityErr = errorf("reading the arity table: %w", err)
 			return
 		}
 		var a aritySpec
 		if err := json.Unmarshal(data, &a); err != nil {
-			arityErr = fmt.Errorf("parsing harness/permission/arity.json: %w", err)
+			arityErr = errorf("parsing harness/permission/arity.json: %w", err)
 			return
 		}
 		if a.Default < 1 || a.ShellTool == "" || a.Rules.Error == "" {
-			arityErr = fmt.Errorf("harness/permission/arity.json needs default above 0, shell_tool and rules.error")
+			arityErr = errorf("harness/permission/arity.json needs default above 0, shell_tool and rules.error")
 			return
 		}
 		arityData = &a
@@ -149,7 +148,7 @@ func parseRule(s string) (permRule, error) {
 		ok = true // mcp__server, mcp__server__*, mcp__server__Tool-name (mcp_tools.go)
 	}
 	if !ok || (strings.Contains(s, ":") && pattern == "") {
-		return permRule{}, fmt.Errorf("rule %q: %s", s, a.Rules.Error)
+		return permRule{}, errorf("rule %q: %s", s, a.Rules.Error)
 	}
 	return permRule{Tool: tool, Pattern: pattern, Text: s}, nil
 }

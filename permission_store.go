@@ -109,7 +109,7 @@ func (p *permissions) remember(t *toolSpec, d decision, scope string) error {
 		data, _ := json.MarshalIndent(pa, "", "  ")
 		return writeFileAtomic(p.projectFile, append(data, '\n'), 0o600)
 	}
-	return fmt.Errorf("unknown answer scope %q; use session or project", scope)
+	return errorf("unknown answer scope %q; use session or project", scope)
 }
 
 // appendNew adds rules not already in list.

@@ -12,7 +12,6 @@ package main
 
 import (
 	"encoding/base64"
-	"fmt"
 	"strings"
 	"unicode/utf16"
 )
@@ -51,7 +50,7 @@ type windowsSpec struct {
 
 func (w *windowsSpec) compile() error {
 	if w.DeleteReason == "" || w.FormatReason == "" || w.RunReason == "" || w.OutsideReason == "" || w.PowerReason == "" {
-		return fmt.Errorf("windows needs delete_reason, outside_reason, format_reason and run_reason")
+		return errorf("windows needs delete_reason, outside_reason, format_reason and run_reason")
 	}
 	return nil
 }

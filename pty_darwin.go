@@ -16,7 +16,7 @@ import (
 func openPTYPair() (master, slave *os.File, err error) {
 	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening /dev/ptmx: %v", err)
+		return nil, nil, errorf("opening /dev/ptmx: %v", err)
 	}
 	defer func() {
 		if err != nil {
@@ -24,19 +24,19 @@ func openPTYPair() (master, slave *os.File, err error) {
 		}
 	}()
 	if err = ioctlNoArg(fd, unix.TIOCPTYGRANT); err != nil {
-		return nil, nil, fmt.Errorf("granting the pty: %v", err)
+		return nil, nil, errorf("granting the pty: %v", err)
 	}
 	if err = ioctlNoArg(fd, unix.TIOCPTYUNLK); err != nil {
-		return nil, nil, fmt.Errorf("unlocking the pty: %v", err)
+		return nil, nil, errorf("unlocking the pty: %v", err)
 	}
 	var buf [128]byte
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.TIOCPTYGNAME), uintptr(unsafe.Pointer(&buf[0]))); e != 0 {
-		return nil, nil, fmt.Errorf("naming the pty: %v", e)
+		return nil, nil, errorf("naming the pty: %v", e)
 	}
 	name := string(buf[:bytes.IndexByte(buf[:], 0)])
 	sfd, err := unix.Open(name, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the pty's slave %s: %v", name, err)
+		return nil, nil, errorf("opening the pty's slave %s: %v", name, err)
 	}
 	// The master stays blocking on macOS: kqueue's readiness reports for
 	// ptys have not always been reliable, and a blocked read ends when the

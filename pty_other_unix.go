@@ -12,5 +12,5 @@ import (
 )
 
 func openPTYPair() (master, slave *os.File, err error) {
-	return nil, nil, errors.New("opening a pty: not written for this operating system yet; use Linux or macOS")
+	return nil, nil, errorNew("opening a pty: not written for this operating system yet; use Linux or macOS")
 }

@@ -11,7 +11,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -44,12 +43,12 @@ func startPTY(path string, argv []string, dir string, env []string, cols, rows i
 		}
 	}()
 	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)}); err != nil {
-		return nil, fmt.Errorf("sizing the pty: %v", err)
+		return nil, errorf("sizing the pty: %v", err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Dir: dir, Env: env, Stdin: slave, Stdout: slave, Stderr: slave}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s on a pty: %v", path, err)
+		return nil, errorf("starting %s on a pty: %v", path, err)
 	}
 	p = &ptyProc{master: master, cmd: cmd, done: make(chan struct{})}
 	go p.reap()

@@ -35,12 +35,12 @@ type ptyProc struct {
 func startPTY(path string, argv []string, dir string, env []string, cols, rows int) (p *ptyProc, err error) {
 	var inR, inW, outR, outW windows.Handle
 	if err := windows.CreatePipe(&inR, &inW, nil, 0); err != nil {
-		return nil, fmt.Errorf("making the console's input pipe: %v", err)
+		return nil, errorf("making the console's input pipe: %v", err)
 	}
 	if err := windows.CreatePipe(&outR, &outW, nil, 0); err != nil {
 		windows.CloseHandle(inR)
 		windows.CloseHandle(inW)
-		return nil, fmt.Errorf("making the console's output pipe: %v", err)
+		return nil, errorf("making the console's output pipe: %v", err)
 	}
 	// The console holds its own copies of inR and outW.
 	defer windows.CloseHandle(inR)
@@ -53,7 +53,7 @@ func startPTY(path string, argv []string, dir string, env []string, cols, rows i
 		}
 	}()
 	if err := windows.CreatePseudoConsole(windows.Coord{X: int16(cols), Y: int16(rows)}, inR, outW, 0, &p.console); err != nil {
-		return nil, fmt.Errorf("creating a pseudo console: %v; ConPTY needs Windows 10 1809 or later", err)
+		return nil, errorf("creating a pseudo console: %v; ConPTY needs Windows 10 1809 or later", err)
 	}
 	defer func() {
 		if err != nil {
@@ -62,7 +62,7 @@ func startPTY(path string, argv []string, dir string, env []string, cols, rows i
 	}()
 	attrs, err := windows.NewProcThreadAttributeList(1)
 	if err != nil {
-		return nil, fmt.Errorf("making the process's attribute list: %v", err)
+		return nil, errorf("making the process's attribute list: %v", err)
 	}
 	defer attrs.Delete()
 	// The attribute's value is the console handle itself, not a pointer to
@@ -70,7 +70,7 @@ func startPTY(path string, argv []string, dir string, env []string, cols, rows i
 	// pointer without a uintptr conversion vet cannot follow.
 	hpc := *(*unsafe.Pointer)(unsafe.Pointer(&p.console))
 	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_PSEUDOCONSOLE, hpc, unsafe.Sizeof(p.console)); err != nil {
-		return nil, fmt.Errorf("attaching the pseudo console: %v", err)
+		return nil, errorf("attaching the pseudo console: %v", err)
 	}
 	si := &windows.StartupInfoEx{ProcThreadAttributeList: attrs.List()}
 	si.Cb = uint32(unsafe.Sizeof(*si))
@@ -90,7 +90,7 @@ func startPTY(path string, argv []string, dir string, env []string, cols, rows i
 	var pi windows.ProcessInformation
 	flags := uint32(windows.EXTENDED_STARTUPINFO_PRESENT | windows.CREATE_UNICODE_ENVIRONMENT)
 	if err := windows.CreateProcess(app, line, nil, nil, false, flags, envBlock(env), wdir, &si.StartupInfo, &pi); err != nil {
-		return nil, fmt.Errorf("starting %s on a pseudo console: %v", path, err)
+		return nil, errorf("starting %s on a pseudo console: %v", path, err)
 	}
 	windows.CloseHandle(pi.Thread)
 	p.process, p.processID = pi.Process, int(pi.ProcessId)

@@ -66,13 +66,13 @@ type repl struct {
 	theme    map[string]string
 	spec     *spec
 
-	mu        sync.Mutex // output state, below
-	col       int        // the output cursor's column (our text only)
-	word      []rune     // a word not yet written, for wrapping
-	inReason  bool       // the output is in a reasoning stretch
-	progress  string     // what the turn is doing, for the progress line
-	since     time.Time  // when progress last changed or output last came
-	shownWait bool       // plain output: the progress line was printed
+	mu        mutex     // output state, below
+	col       int       // the output cursor's column (our text only)
+	word      []rune    // a word not yet written, for wrapping
+	inReason  bool      // the output is in a reasoning stretch
+	progress  string    // what the turn is doing, for the progress line
+	since     time.Time // when progress last changed or output last came
+	shownWait bool      // plain output: the progress line was printed
 	running   bool
 	cancel    context.CancelFunc
 	turnStart time.Time
@@ -653,7 +653,7 @@ type keyFilter struct {
 	src     io.Reader
 	onCtrlC func(lineEmpty bool) bool
 
-	mu      sync.Mutex
+	mu      mutex
 	pending []byte
 	capture chan byte
 	buf     [512]byte
@@ -735,7 +735,7 @@ func runREPL(ctx context.Context, f *runFlags, first string, stdin io.Reader, st
 		}
 		old, err := term.MakeRaw(int(inF.Fd()))
 		if err != nil {
-			return fmt.Errorf("setting up the terminal: %v; run with -p for one prompt", err)
+			return errorf("setting up the terminal: %v; run with -p for one prompt", err)
 		}
 		defer term.Restore(int(inF.Fd()), old)
 	}

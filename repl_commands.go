@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -497,7 +496,7 @@ func (r *repl) switchSession(id string) {
 		sess, err = e.st.open(id)
 		if err == nil && sess.Project != e.perm.root {
 			e.st.unlock(id)
-			err = fmt.Errorf("session %s belongs to %s; open it from there", id, sess.Project)
+			err = errorf("session %s belongs to %s; open it from there", id, sess.Project)
 		}
 	}
 	if err != nil {
@@ -563,7 +562,7 @@ func saveReplSettings(s replSettings) error {
 		err = writeFileAtomic(replSettingsPath(), append(data, '\n'), 0o600)
 	}
 	if err != nil {
-		return fmt.Errorf("the setting holds in this REPL, but could not be kept for the next: %v", err)
+		return errorf("the setting holds in this REPL, but could not be kept for the next: %v", err)
 	}
 	return nil
 }
@@ -575,7 +574,7 @@ func saveReplSettings(s replSettings) error {
 // the file with no lock, so the reader skips a line it cannot parse (a
 // torn one) instead of cutting the file under the other's append.
 type fileHistory struct {
-	mu      sync.Mutex
+	mu      mutex
 	path    string
 	entries []string // oldest first
 	max     int

@@ -22,7 +22,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -48,7 +47,7 @@ const (
 
 // lineEditor is the input row and the output above it.
 type lineEditor struct {
-	mu     sync.Mutex
+	mu     mutex
 	out    io.Writer
 	width  int
 	size   func() int // the terminal's width now (nil: fixed)
@@ -524,7 +523,7 @@ func (d *keyDecoder) next() (rune, bool) {
 // cardKeys is what a card waiting for one key listens on, and the
 // discarding of what was typed after its key.
 type cardKeys struct {
-	mu       sync.Mutex
+	mu       mutex
 	ch       chan rune
 	discard  bool
 	held     []rune    // letters after the answer, dropped if Enter ends them

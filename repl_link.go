@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -52,7 +51,7 @@ type replLink struct {
 	r     *repl
 	turns *turnBook
 
-	mu         sync.Mutex
+	mu         mutex
 	login      *loginRecord // the login of the turn running (or last run); nil: not a login's model
 	usage      *instanceUsage
 	usageOf    string // the login usage was read from

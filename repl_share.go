@@ -23,7 +23,7 @@ import (
 // replShare is a REPL's share: the connection to the service and the
 // cards waiting for the web UI's answer.
 type replShare struct {
-	mu   sync.Mutex
+	mu   mutex
 	c    net.Conn
 	next int
 	wait map[string]chan *shareAnswer

@@ -217,14 +217,14 @@ type sandbox struct {
 	nsOnce sync.Once
 	ns     bool
 	nsWhy  string
-	toldMu sync.Mutex
+	toldMu mutex
 	told   bool // the model has been told there is no sandbox
 
-	partsMu sync.Mutex
+	partsMu mutex
 	parts   map[string]policyParts // by mode, while the git folder's stamp holds
 	stamp   string
 
-	worldMu  sync.Mutex
+	worldMu  mutex
 	world    worldRunner // the session's world (Linux), started on first use
 	worldErr error       // why there is none (then the per-command sandbox)
 	session  string      // the session's own folder on the host (temp, caches, the proxy's socket)
@@ -237,7 +237,7 @@ type sandbox struct {
 	leave atomic.Bool   // close leaves the session's folder to the next sweep (leaveFolder)
 	swept chan struct{} // closed when the sweep begun with the session's folder ends
 
-	envMu   sync.Mutex
+	envMu   mutex
 	envMemo map[string]bool // a variable's name → dropped (sandbox_env.go)
 
 	gitStartOnce sync.Once
@@ -711,7 +711,7 @@ func sandboxed(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
 		return cmd // the world takes the command as it is
 	}
 	if err := sandboxCommand(cmd, r.pol); err != nil {
-		cmd.Err = fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
+		cmd.Err = errorf("%s", sandboxText("setup_failed", "error", err))
 	}
 	return cmd
 }
@@ -729,7 +729,7 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 		p, err := r.world.start(cmd, r.pol)
 		if err != nil {
 			r.release()
-			return nil, fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
+			return nil, errorf("%s", sandboxText("setup_failed", "error", err))
 		}
 		r.sb.netPlaced(r.net, p) // its connections are known to be its own
 		return p, nil

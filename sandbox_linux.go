@@ -126,7 +126,7 @@ func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
 		exe, err = pol.Exe, nil
 	}
 	if err != nil {
-		return fmt.Errorf("finding lembas's own executable: %v", err)
+		return errorf("finding lembas's own executable: %v", err)
 	}
 	js, err := json.Marshal(pol)
 	if err != nil {
@@ -154,7 +154,7 @@ func sandboxStart(cmd *exec.Cmd, pol sandboxPolicy) error {
 	go func() {
 		runtime.LockOSThread() // never unlocked: see above
 		if err := restrictThread(pol); err != nil {
-			errc <- fmt.Errorf("%s", sandboxText("setup_failed", "error", err))
+			errc <- errorf("%s", sandboxText("setup_failed", "error", err))
 			return
 		}
 		errc <- cmd.Start()
@@ -197,10 +197,10 @@ func restrictThread(pol sandboxPolicy) error {
 // restricted with it is a Landlock domain of its own.
 func restrictThreadWith(pol sandboxPolicy, ruleset int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("setting no_new_privs: %v", err)
+		return errorf("setting no_new_privs: %v", err)
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
-		return fmt.Errorf("restricting with Landlock: %v", errno)
+		return errorf("restricting with Landlock: %v", errno)
 	}
 	return seccompRestrict(pol)
 }
@@ -273,16 +273,16 @@ func sandboxHelper(args []string) int {
 	}
 	if len(args) == 1 && args[0] == "--probe" {
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			return fail(fmt.Errorf("making mounts private: %v", err))
+			return fail(errorf("making mounts private: %v", err))
 		}
 		return 0
 	}
 	if len(args) < 4 || args[1] != "--" {
-		return fail(fmt.Errorf("usage: lembas %s POLICY -- PATH ARGV", sandboxHelperArg))
+		return fail(errorf("usage: lembas %s POLICY -- PATH ARGV", sandboxHelperArg))
 	}
 	var pol sandboxPolicy
 	if err := json.Unmarshal([]byte(args[0]), &pol); err != nil {
-		return fail(fmt.Errorf("reading the policy: %v", err))
+		return fail(errorf("reading the policy: %v", err))
 	}
 	path, argv := args[2], args[3:]
 	if pol.NS {
@@ -298,7 +298,7 @@ func sandboxHelper(args []string) int {
 	}
 	closeInherited()
 	err := unix.Exec(path, argv, os.Environ())
-	return fail(fmt.Errorf("starting %s: %v", path, err))
+	return fail(errorf("starting %s: %v", path, err))
 }
 
 // bindReadOnly binds each path onto itself and remounts it read-only,
@@ -306,15 +306,15 @@ func sandboxHelper(args []string) int {
 // after making every mount private so nothing leaks out.
 func bindReadOnly(paths []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making mounts private: %v", err)
+		return errorf("making mounts private: %v", err)
 	}
 	for _, p := range paths {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("binding %s: %v", p, err)
+			return errorf("binding %s: %v", p, err)
 		}
 		var st unix.Statfs_t
 		if err := unix.Statfs(p, &st); err != nil {
-			return fmt.Errorf("reading %s's mount flags: %v", p, err)
+			return errorf("reading %s's mount flags: %v", p, err)
 		}
 		flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
 		for _, f := range [][2]uintptr{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
@@ -324,7 +324,7 @@ func bindReadOnly(paths []string) error {
 			}
 		}
 		if err := unix.Mount("", p, "", flags, ""); err != nil {
-			return fmt.Errorf("making %s read-only: %v", p, err)
+			return errorf("making %s read-only: %v", p, err)
 		}
 	}
 	return nil
@@ -334,7 +334,7 @@ func bindReadOnly(paths []string) error {
 // so the command cannot undo the read-only binds.
 func dropCaps() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clearing ambient capabilities: %v", err)
+		return errorf("clearing ambient capabilities: %v", err)
 	}
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
@@ -342,7 +342,7 @@ func dropCaps() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("dropping capabilities: %v", err)
+		return errorf("dropping capabilities: %v", err)
 	}
 	return nil
 }
@@ -376,7 +376,7 @@ func landlockRuleset(pol sandboxPolicy) (int, error) {
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
-		return -1, fmt.Errorf("creating the Landlock ruleset: %v", errno)
+		return -1, errorf("creating the Landlock ruleset: %v", errno)
 	}
 	made := false
 	defer func() {
@@ -401,7 +401,7 @@ func landlockRuleset(pol sandboxPolicy) (int, error) {
 		default:
 			var st unix.Stat_t
 			if err := unix.Fstat(pfd, &st); err != nil {
-				return fmt.Errorf("reading %s: %v", path, err)
+				return errorf("reading %s: %v", path, err)
 			}
 			if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 				rights &= fileRights // a file takes only file rights
@@ -409,7 +409,7 @@ func landlockRuleset(pol sandboxPolicy) (int, error) {
 		}
 		rule := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(pfd)}
 		if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
-			return fmt.Errorf("allowing %s: %v", path, errno)
+			return errorf("allowing %s: %v", path, errno)
 		}
 		return nil
 	}

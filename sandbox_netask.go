@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -72,7 +71,7 @@ type netRun struct {
 
 	card    chan struct{} // one card at a time per command: held while one is up
 	stray   *netRun       // connections no command is known to have made, while this is the newest (strays)
-	mu      sync.Mutex
+	mu      mutex
 	asked   int                      // cards raised, up to proxy.ask_max_hosts
 	allowed map[string]bool          // host: once for this command
 	denied  map[string]string        // host: the body the command reads
@@ -88,7 +87,7 @@ func newNetRun(parent context.Context, what string, ask approver, say func(strin
 // netState is a sandbox's part of the gate: the commands running now, in
 // the order they started, and the hosts this project allowed.
 type netState struct {
-	mu      sync.Mutex
+	mu      mutex
 	runs    []*netRun
 	project []string // loaded once from network.json
 	loaded  bool
@@ -165,7 +164,7 @@ func readNetFile(path string) (map[string][]string, error) {
 		return m, nil
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return map[string][]string{}, fmt.Errorf("%s is not a map of host lists (%v); fix or remove it", path, err)
+		return map[string][]string{}, errorf("%s is not a map of host lists (%v); fix or remove it", path, err)
 	}
 	return m, nil
 }

@@ -29,7 +29,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -130,7 +129,7 @@ func screenNestedRepos(root string, since time.Time, keep []string) []string {
 	}
 	defer r.Close()
 	var (
-		mu    sync.Mutex
+		mu    mutex
 		found []string
 	)
 	walkProjectParallel(root, root, runtime.GOMAXPROCS(0), func(rel string, d fs.DirEntry) error {

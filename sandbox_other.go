@@ -22,7 +22,7 @@ func sandboxProbeOS() sandboxProbe {
 }
 
 func sandboxCommand(cmd *exec.Cmd, pol sandboxPolicy) error {
-	return fmt.Errorf("%s has no sandbox", runtime.GOOS)
+	return errorf("%s has no sandbox", runtime.GOOS)
 }
 
 // sandboxStart starts the command sandboxCommand made ready.

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -29,7 +28,7 @@ type sandboxProxy struct {
 	sock    string // the Unix socket (the world's way out)
 	port    int    // the loopback port (commands without a world)
 	ls      []net.Listener
-	mu      sync.Mutex
+	mu      mutex
 	refused []string     // hosts refused, in order, for the notes
 	held    atomic.Int32 // connections waiting on the network gate (a card is up)
 }
@@ -39,12 +38,12 @@ func startSandboxProxy(sb *sandbox, dir string) (*sandboxProxy, error) {
 	p := &sandboxProxy{sb: sb, sock: filepath.Join(dir, "proxy.sock")}
 	ul, err := net.Listen("unix", p.sock)
 	if err != nil {
-		return nil, fmt.Errorf("starting the network proxy: %v", err)
+		return nil, errorf("starting the network proxy: %v", err)
 	}
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		ul.Close()
-		return nil, fmt.Errorf("starting the network proxy: %v", err)
+		return nil, errorf("starting the network proxy: %v", err)
 	}
 	p.port = tl.Addr().(*net.TCPAddr).Port
 	p.ls = []net.Listener{ul, tl}
@@ -234,7 +233,7 @@ func (p *sandboxProxy) dial(host, port string, v netVerdict) (up net.Conn, body 
 		}
 	}
 	if len(addrs) == 0 {
-		return nil, "", fmt.Errorf("%s has no address", host)
+		return nil, "", errorf("%s has no address", host)
 	}
 	// Each address checked is tried in turn, as a plain dial of the name
 	// would (an IPv6 one first on a machine without IPv6 routes), within
@@ -259,7 +258,7 @@ type headLimit struct {
 
 func (h *headLimit) Read(b []byte) (int, error) {
 	if h.n <= 0 {
-		return 0, fmt.Errorf("a request head over the proxy's limit")
+		return 0, errorf("a request head over the proxy's limit")
 	}
 	if int64(len(b)) > h.n {
 		b = b[:h.n]

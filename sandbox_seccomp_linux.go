@@ -21,7 +21,6 @@ package main
 //     fail with EPERM (Landlock does not mediate metadata).
 
 import (
-	"fmt"
 	"runtime"
 	"unsafe"
 
@@ -79,12 +78,12 @@ func seccompRestrict(pol sandboxPolicy) error {
 	}
 	arch, ok := seccompArch()
 	if !ok {
-		return fmt.Errorf("no seccomp filter for %s; set sandbox.network: true", runtime.GOARCH)
+		return errorf("no seccomp filter for %s; set sandbox.network: true", runtime.GOARCH)
 	}
 	prog := seccompProgram(arch, !pol.Network, pol.NoUnix, pol.NoMeta, pol.NoKeys, pol.Families)
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("installing the seccomp filter: %v", err)
+		return errorf("installing the seccomp filter: %v", err)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ package main
 // no namespace could keep them read-only.
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -97,7 +96,7 @@ func (s gitSnapshot) heldFor(p string) (*os.Root, string, error) {
 		}
 	}
 	if best == "" {
-		return nil, "", fmt.Errorf("%s is under no folder held since the command began", p)
+		return nil, "", errorf("%s is under no folder held since the command began", p)
 	}
 	rel, _ := filepath.Rel(best, p)
 	return s.held[best], rel, nil
@@ -110,7 +109,7 @@ func (s gitSnapshot) aboveMoved(p string) error {
 	for r, was := range s.above {
 		if p == r || within(r, p) {
 			if now := evalExisting(filepath.Dir(r)); now != was {
-				return fmt.Errorf("%s now leads to %s", filepath.Dir(r), now)
+				return errorf("%s now leads to %s", filepath.Dir(r), now)
 			}
 		}
 	}

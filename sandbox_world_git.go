@@ -46,7 +46,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -55,7 +54,7 @@ import (
 
 // gitKeep is the host's side of one world's git layers.
 type gitKeep struct {
-	mu     sync.Mutex
+	mu     mutex
 	layer  string                     // the session folder's layer: <layer>/<i>/u is pin i's upper
 	pins   []string                   // the real folders
 	roots  []*os.Root                 // pin i's real folder, held from the start: every write into it goes through it
@@ -789,7 +788,7 @@ func openLayer(up, rel string, dir bool) (*os.File, error) {
 	f := os.NewFile(uintptr(fd), filepath.Join(up, rel))
 	fi, err := f.Stat()
 	if err == nil && (dir && !fi.IsDir() || !dir && !fi.Mode().IsRegular()) {
-		err = fmt.Errorf("%s: not a plain %s", f.Name(), map[bool]string{true: "folder", false: "file"}[dir])
+		err = errorf("%s: not a plain %s", f.Name(), map[bool]string{true: "folder", false: "file"}[dir])
 	}
 	if err != nil {
 		f.Close()

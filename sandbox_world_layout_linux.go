@@ -34,7 +34,7 @@ func (plan worldPlan) limits() (how string, oomAdj int, _ error) {
 	}
 	if plan.NProc > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: plan.NProc, Max: plan.NProc}); err != nil {
-			return "", 0, fmt.Errorf("limiting processes: %v", err)
+			return "", 0, errorf("limiting processes: %v", err)
 		}
 		how = "rlimit"
 		n := plan.NProc
@@ -47,7 +47,7 @@ func (plan worldPlan) limits() (how string, oomAdj int, _ error) {
 	}
 	if plan.FSize > 0 {
 		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: plan.FSize, Max: plan.FSize}); err != nil {
-			return "", 0, fmt.Errorf("limiting file size: %v", err)
+			return "", 0, errorf("limiting file size: %v", err)
 		}
 	}
 	return how, oomAdj, nil
@@ -76,7 +76,7 @@ func mountOverlay(target, opts, work string, userxattr bool) error {
 // cannot be removed whole) where this kernel gives no overlay.
 func (plan worldPlan) layout() (gitHow string, _ error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return "", fmt.Errorf("making mounts private: %v", err)
+		return "", errorf("making mounts private: %v", err)
 	}
 	// git's history first, so the writable roots' copies below take the
 	// overlays with them (and their upper layers are still writable).
@@ -93,7 +93,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 	clone := func(p string) (int, error) {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
-			return -1, fmt.Errorf("copying the mount of %s: %v", p, err)
+			return -1, errorf("copying the mount of %s: %v", p, err)
 		}
 		return fd, nil
 	}
@@ -144,7 +144,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		}
 		opts := "lowerdir=" + overlayEscape(c) + ",upperdir=" + overlayEscape(up) + ",workdir=" + overlayEscape(work)
 		if err := mountOverlay(c, opts, work, false); err != nil {
-			return "", fmt.Errorf("overlaying the cache %s: %v", c, err)
+			return "", errorf("overlaying the cache %s: %v", c, err)
 		}
 		overlays = append(overlays, c)
 	}
@@ -154,22 +154,22 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 	// Everything read-only, then the writable parts back.
 	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, ro); err != nil {
-		return "", fmt.Errorf("making the root read-only: %v", err)
+		return "", errorf("making the root read-only: %v", err)
 	}
 	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
 	for _, c := range overlays {
 		if err := unix.MountSetattr(unix.AT_FDCWD, c, 0, rw); err != nil {
-			return "", fmt.Errorf("making the cache %s writable: %v", c, err)
+			return "", errorf("making the cache %s writable: %v", c, err)
 		}
 	}
 	for _, pl := range later {
 		if _, err := os.Stat(pl.target); err != nil {
 			if err := os.MkdirAll(pl.target, 0o755); err != nil { // under the private /tmp
-				return "", fmt.Errorf("making the mount point %s: %v", pl.target, err)
+				return "", errorf("making the mount point %s: %v", pl.target, err)
 			}
 		}
 		if err := unix.MoveMount(pl.fd, "", unix.AT_FDCWD, pl.target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return "", fmt.Errorf("placing %s: %v", pl.target, err)
+			return "", errorf("placing %s: %v", pl.target, err)
 		}
 		unix.Close(pl.fd)
 	}
@@ -190,12 +190,12 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 			opts += ",size=" + strconv.FormatUint(plan.Tmpfs, 10)
 		}
 		if err := unix.Mount("tmpfs", e, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return "", fmt.Errorf("emptying %s: %v", e, err)
+			return "", errorf("emptying %s: %v", e, err)
 		}
 	}
 	if !plan.NoProc {
 		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			return "", fmt.Errorf("mounting the world's /proc: %v", err)
+			return "", errorf("mounting the world's /proc: %v", err)
 		}
 	}
 	// git: history add-only (an overlay each, copied back by lembas), or
@@ -205,7 +205,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 		if !overlaid[p] {
 			how = "pin"
 			if err := unix.Mount(p, p, "", unix.MS_BIND, ""); err != nil {
-				return "", fmt.Errorf("pinning %s: %v", p, err)
+				return "", errorf("pinning %s: %v", p, err)
 			}
 		}
 		if gitHow == "" || how == "pin" {
@@ -218,15 +218,15 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 	// whose config runs a program, in its place.
 	for _, p := range plan.Fixed {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return "", fmt.Errorf("binding %s: %v", p, err)
+			return "", errorf("binding %s: %v", p, err)
 		}
 	}
 	for _, p := range plan.Protect {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return "", fmt.Errorf("binding %s: %v", p, err)
+			return "", errorf("binding %s: %v", p, err)
 		}
 		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, ro); err != nil {
-			return "", fmt.Errorf("making %s read-only: %v", p, err)
+			return "", errorf("making %s read-only: %v", p, err)
 		}
 	}
 	// Credentials last, so they are empty inside writable roots too; a
@@ -276,7 +276,7 @@ func (plan worldPlan) layout() (gitHow string, _ error) {
 			}
 		}
 		if err != nil {
-			return "", fmt.Errorf("emptying %s: %v", p, err)
+			return "", errorf("emptying %s: %v", p, err)
 		}
 	}
 	return gitHow, nil
@@ -370,11 +370,11 @@ func (plan worldPlan) hideHome() error {
 	}
 	tree, err := unix.OpenTree(unix.AT_FDCWD, home, unix.OPEN_TREE_CLONE|unix.AT_RECURSIVE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
-		return fmt.Errorf("copying the mount of %s: %v", home, err)
+		return errorf("copying the mount of %s: %v", home, err)
 	}
 	defer unix.Close(tree)
 	if err := unix.Mount("tmpfs", home, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o,size=1m", fi.Mode().Perm())); err != nil {
-		return fmt.Errorf("hiding the home folder %s: %v", home, err)
+		return errorf("hiding the home folder %s: %v", home, err)
 	}
 	for _, k := range keep {
 		dst := filepath.Join(home, k.rel)
@@ -411,7 +411,7 @@ func (plan worldPlan) hideHome() error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("making the mount point %s: %v", w.rel, err)
+			return errorf("making the mount point %s: %v", w.rel, err)
 		}
 	}
 	return nil
@@ -445,27 +445,27 @@ func (plan worldPlan) ownDev() error {
 		devs = append(devs, dev{fd, name})
 	}
 	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
-		return fmt.Errorf("making the world's /dev: %v", err)
+		return errorf("making the world's /dev: %v", err)
 	}
 	for _, d := range devs {
 		p := "/dev/" + d.name
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o666)
 		if err != nil {
-			return fmt.Errorf("making the world's %s: %v", p, err)
+			return errorf("making the world's %s: %v", p, err)
 		}
 		f.Close()
 		if err := unix.MoveMount(d.fd, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-			return fmt.Errorf("placing the world's %s: %v", p, err)
+			return errorf("placing the world's %s: %v", p, err)
 		}
 	}
 	for _, d := range []string{"pts", "shm"} {
 		if err := os.Mkdir("/dev/"+d, 0o755); err != nil {
-			return fmt.Errorf("making the world's /dev/%s: %v", d, err)
+			return errorf("making the world's /dev/%s: %v", d, err)
 		}
 	}
 	for name, target := range plan.DevLinks {
 		if err := os.Symlink(target, "/dev/"+name); err != nil {
-			return fmt.Errorf("making the world's /dev/%s: %v", name, err)
+			return errorf("making the world's /dev/%s: %v", name, err)
 		}
 	}
 	return nil

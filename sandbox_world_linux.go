@@ -31,7 +31,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -141,11 +140,11 @@ func decodeRun(b []byte) (m worldMsg, policy []byte, err error) {
 			i++
 		}
 		if i == 0 || i >= len(b) || b[i] != ':' {
-			return "", errors.New("a run frame's field has no length")
+			return "", errorNew("a run frame's field has no length")
 		}
 		n, err := strconv.Atoi(string(b[:i]))
 		if err != nil || n > len(b)-i-1 {
-			return "", errors.New("a run frame's field runs past its end")
+			return "", errorNew("a run frame's field runs past its end")
 		}
 		f := string(b[i+1 : i+1+n])
 		b = b[i+1+n:]
@@ -158,10 +157,10 @@ func decodeRun(b []byte) (m worldMsg, policy []byte, err error) {
 		}
 	}
 	if head[0] != runFrameOp {
-		return m, nil, errors.New("not a run frame")
+		return m, nil, errorNew("not a run frame")
 	}
 	if m.ID, err = strconv.ParseUint(head[1], 10, 64); err != nil {
-		return m, nil, errors.New("a run frame's id is not a number")
+		return m, nil, errorNew("a run frame's id is not a number")
 	}
 	m.Op, m.Key, m.Path, m.Dir = runFrameOp, head[2], head[4], head[5]
 	if head[3] != "" {
@@ -174,7 +173,7 @@ func decodeRun(b []byte) (m worldMsg, policy []byte, err error) {
 		}
 		k, err := strconv.Atoi(c)
 		if err != nil || k < 0 || k > len(b) {
-			return m, nil, errors.New("a run frame's count is wrong")
+			return m, nil, errorNew("a run frame's count is wrong")
 		}
 		*l = make([]string, 0, k)
 		for ; k > 0; k-- {
@@ -186,7 +185,7 @@ func decodeRun(b []byte) (m worldMsg, policy []byte, err error) {
 		}
 	}
 	if len(b) != 0 {
-		return m, nil, errors.New("a run frame has bytes past its end")
+		return m, nil, errorNew("a run frame has bytes past its end")
 	}
 	return m, policy, nil
 }
@@ -194,7 +193,7 @@ func decodeRun(b []byte) (m worldMsg, policy []byte, err error) {
 // world is lembas's side of one session's world: the plan, and the running
 // init's connection (started on first use, again after it went idle).
 type world struct {
-	mu      sync.Mutex
+	mu      mutex
 	plan    worldPlan
 	cur     *worldConn
 	next    uint64
@@ -213,7 +212,7 @@ type world struct {
 	stops      []string
 	stopUntold string
 
-	nullMu sync.Mutex
+	nullMu mutex
 	null   [2]*os.File // devNull's
 }
 
@@ -221,7 +220,7 @@ type world struct {
 type worldConn struct {
 	uc     *net.UnixConn
 	proc   *os.Process
-	sendMu sync.Mutex
+	sendMu mutex
 	waits  map[uint64]*worldProc // under world.mu
 	pols   map[string]string     // a policy's JSON → its number on this connection, under sendMu
 	// last and lastKey: the policy sent last and its number, under sendMu;
@@ -278,7 +277,7 @@ func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, 
 		traceSince(t0, "sandbox namespaces probed")
 	})
 	if !s.ns {
-		return nil, fmt.Errorf("%s", s.nsWhy)
+		return nil, errorf("%s", s.nsWhy)
 	}
 	if !tried {
 		err = start()
@@ -307,7 +306,7 @@ func (w *world) gitKept() string {
 // cannot reach into the server's processes.
 func newServerWorldOS(s *sandbox, dir, sock string, names []string) (worldRunner, error) {
 	if ok, why := s.namespaces(); !ok {
-		return nil, fmt.Errorf("%s", why)
+		return nil, errorf("%s", why)
 	}
 	plan := worldPlanFor(s, dir)
 	if plan.Home != "" {
@@ -345,16 +344,16 @@ func (w *world) connLocked() (*worldConn, error) {
 		exe, err = w.exe, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("finding lembas's own executable: %v", err)
+		return nil, errorf("finding lembas's own executable: %v", err)
 	}
 	if w.git != nil {
 		if err := w.git.reset(); err != nil {
-			return nil, fmt.Errorf("making the world's git layers: %v", err)
+			return nil, errorf("making the world's git layers: %v", err)
 		}
 	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("making the world's socket: %v", err)
+		return nil, errorf("making the world's socket: %v", err)
 	}
 	js, _ := json.Marshal(w.plan)
 	theirs := os.NewFile(uintptr(pair[1]), "world")
@@ -388,7 +387,7 @@ func (w *world) connLocked() (*worldConn, error) {
 	theirs.Close()
 	if err != nil {
 		unix.Close(pair[0])
-		return nil, fmt.Errorf("starting the world: %v", err)
+		return nil, errorf("starting the world: %v", err)
 	}
 	// The init says "ready" (or why not) once its file system is laid out.
 	buf := make([]byte, 64<<10)
@@ -401,7 +400,7 @@ func (w *world) connLocked() (*worldConn, error) {
 		if why == "" {
 			why = "the world ended while it was being set up"
 		}
-		w.err = fmt.Errorf("%s", why)
+		w.err = errorf("%s", why)
 		return nil, w.err
 	}
 	w.limits, w.gitHow, w.oomAdj = m.Limits, m.Git, m.OOMAdj
@@ -413,7 +412,7 @@ func (w *world) connLocked() (*worldConn, error) {
 	f.Close()
 	if err != nil {
 		cmd.Process.Kill()
-		return nil, fmt.Errorf("reading the world's socket: %v", err)
+		return nil, errorf("reading the world's socket: %v", err)
 	}
 	c := &worldConn{uc: fc.(*net.UnixConn), proc: cmd.Process, waits: map[uint64]*worldProc{}, pols: map[string]string{}, gone: make(chan struct{})}
 	w.cur = c
@@ -604,7 +603,7 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	case *os.File:
 		fds[0] = int(in.Fd())
 	default:
-		return fail(errors.New("the world takes a file or nothing as stdin"))
+		return fail(errorNew("the world takes a file or nothing as stdin"))
 	}
 	for i, o := range []io.Writer{cmd.Stdout, cmd.Stderr} {
 		if i == 1 && cmd.Stderr == cmd.Stdout {
@@ -689,7 +688,7 @@ func (w *world) start(cmd *exec.Cmd, pol sandboxPolicy) (procHandle, error) {
 	mine = nil
 	if err != nil {
 		w.forget(p)
-		return fail(fmt.Errorf("handing the command to the world: %v", err))
+		return fail(errorf("handing the command to the world: %v", err))
 	}
 	// The init starts commands in the order they come, so a signal sent
 	// after this finds the command; whether it started (and its pid) comes
@@ -751,7 +750,7 @@ func (p *worldProc) wait() error {
 	}
 	<-done
 	if m.Op != "exit" {
-		return fmt.Errorf("%s", m.Error)
+		return errorf("%s", m.Error)
 	}
 	if ws := unix.WaitStatus(m.Status); ws.Exited() && ws.ExitStatus() == 0 {
 		return nil
@@ -940,14 +939,14 @@ type initState struct {
 	buf     []byte
 	oob     []byte
 	kick    chan struct{}
-	rulesM  sync.Mutex
+	rulesM  mutex
 	rules   map[string]int // a policy's Landlock ruleset, by its number
-	warmM   sync.Mutex
+	warmM   mutex
 	warm    *warmThread    // the next command's thread, made ready
 	last    *sandboxPolicy // the last command's policy: the next one's, most likely
 	lastKey string         // its number
-	sendM   sync.Mutex
-	mu      sync.Mutex
+	sendM   mutex
+	mu      mutex
 	procs   map[int]uint64            // pid → id
 	pols    map[string]*sandboxPolicy // the connection's policies by number
 	ids     map[uint64]int            // id → pid
@@ -967,11 +966,11 @@ func (in *initState) policy(key string, js []byte) (*sandboxPolicy, error) {
 		if p := in.pols[key]; p != nil {
 			return p, nil
 		}
-		return nil, fmt.Errorf("a run request names policy %q, never sent", key)
+		return nil, errorf("a run request names policy %q, never sent", key)
 	}
 	p := &sandboxPolicy{}
 	if err := json.Unmarshal(js, p); err != nil {
-		return nil, fmt.Errorf("reading a run request's policy: %v", err)
+		return nil, errorf("reading a run request's policy: %v", err)
 	}
 	in.pols[key] = p
 	return p, nil
@@ -1231,7 +1230,7 @@ func (in *initState) reap() {
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("bringing up loopback: %v", err)
+		return errorf("bringing up loopback: %v", err)
 	}
 	defer unix.Close(fd)
 	ifr, err := unix.NewIfreq("lo")
@@ -1239,11 +1238,11 @@ func loopbackUp() error {
 		return err
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("reading loopback's flags: %v", err)
+		return errorf("reading loopback's flags: %v", err)
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bringing up loopback: %v", err)
+		return errorf("bringing up loopback: %v", err)
 	}
 	return nil
 }

@@ -11,11 +11,11 @@ import (
 // newWorldOS: only Linux has a world; elsewhere each command is sandboxed
 // on its own (macOS) or not at all.
 func newWorldOS(s *sandbox, dir, sock string, idle time.Duration) (worldRunner, error) {
-	return nil, fmt.Errorf("%s has no namespaces", runtime.GOOS)
+	return nil, errorf("%s has no namespaces", runtime.GOOS)
 }
 
 func newServerWorldOS(s *sandbox, dir, sock string, names []string) (worldRunner, error) {
-	return nil, fmt.Errorf("%s has no namespaces", runtime.GOOS)
+	return nil, errorf("%s has no namespaces", runtime.GOOS)
 }
 
 // worldInit is Linux's; nothing calls it here.

@@ -59,7 +59,7 @@ func newSessionEngine(ctx context.Context, f *sessionOpts, headless bool, warn f
 		if f.mode != "" {
 			return nil, nil, usageError{err.Error()}
 		}
-		return nil, nil, fmt.Errorf("config.yaml: %v", err)
+		return nil, nil, errorf("config.yaml: %v", err)
 	}
 	if headless {
 		holdGC(int64(theSpec().Loop.Budgets["cli"].HeadlessGCHoldMiB)<<20, os.Getenv)
@@ -202,7 +202,7 @@ func openSession(st *store, f *sessionOpts, root string, headless bool) (*sessio
 		return nil, err
 	}
 	if sess.Project != root && f.sessionID == "" {
-		return nil, fmt.Errorf("session %s belongs to %s", sess.ID, sess.Project)
+		return nil, errorf("session %s belongs to %s", sess.ID, sess.Project)
 	}
 	return sess, nil
 }

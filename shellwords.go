@@ -14,8 +14,6 @@ package main
 // unwraps and the parameters it expands are hardline.json's.
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -280,10 +278,10 @@ func parseShellRead(line string, env shellEnv) ([]shellCmd, shellLineInfo, error
 		return nil, shellLineInfo{}, err
 	}
 	if len(line) > spec.Limits.LineBytes {
-		return nil, shellLineInfo{}, fmt.Errorf("shell line longer than %d bytes; split it into shorter lines", spec.Limits.LineBytes)
+		return nil, shellLineInfo{}, errorf("shell line longer than %d bytes; split it into shorter lines", spec.Limits.LineBytes)
 	}
 	if strings.IndexByte(line, 0) >= 0 {
-		return nil, shellLineInfo{}, errors.New("shell line holds a NUL byte; remove it")
+		return nil, shellLineInfo{}, errorNew("shell line holds a NUL byte; remove it")
 	}
 	var out []shellCmd
 	var info shellLineInfo
@@ -298,7 +296,7 @@ func parseShellRead(line string, env shellEnv) ([]shellCmd, shellLineInfo, error
 // deeper, so that nesting is bounded.
 func (p *shParser) child(src string) (*shParser, error) {
 	if p.depth+1 > p.spec.Limits.Depth {
-		return nil, fmt.Errorf("commands nested deeper than %d levels; unnest them", p.spec.Limits.Depth)
+		return nil, errorf("commands nested deeper than %d levels; unnest them", p.spec.Limits.Depth)
 	}
 	return &shParser{src: src, env: p.env, spec: p.spec, depth: p.depth + 1, out: p.out, info: p.info, fnOuter: p.currentFn(), loopsOuter: p.currentLoops()}, nil
 }
@@ -340,13 +338,13 @@ func (p *shParser) parseList(inSub bool) error {
 				return err
 			}
 			if inSub {
-				return errors.New("unbalanced $( or <(: a ) is missing")
+				return errorNew("unbalanced $( or <(: a ) is missing")
 			}
 			if len(stack) > 0 {
-				return fmt.Errorf("unbalanced shell line: %q is missing", stack[len(stack)-1])
+				return errorf("unbalanced shell line: %q is missing", stack[len(stack)-1])
 			}
 			if len(p.heredocs) > 0 {
-				return fmt.Errorf("here-document %q has no end line", p.heredocs[0].delim)
+				return errorf("here-document %q has no end line", p.heredocs[0].delim)
 			}
 			return nil
 		}
@@ -366,7 +364,7 @@ func (p *shParser) parseList(inSub bool) error {
 			}
 		case c == ';':
 			if p.peek(1) == ';' || p.peek(1) == '&' {
-				return errors.New("case clauses are not read; write the commands plainly")
+				return errorNew("case clauses are not read; write the commands plainly")
 			}
 			if err := p.finish(&cur); err != nil {
 				return err
@@ -401,10 +399,10 @@ func (p *shParser) parseList(inSub bool) error {
 			p.defs = append(p.defs, defMark{name: name, level: p.level, depth: len(stack)})
 		case c == '(':
 			if !cur.atCommandPosition() {
-				return errors.New("unexpected ( : arrays and subshells after words are not read; write the commands plainly")
+				return errorNew("unexpected ( : arrays and subshells after words are not read; write the commands plainly")
 			}
 			if p.peek(1) == '(' {
-				return errors.New("arithmetic (( )) is not read; write the commands plainly")
+				return errorNew("arithmetic (( )) is not read; write the commands plainly")
 			}
 			stack = append(stack, ")")
 			p.pos++
@@ -420,7 +418,7 @@ func (p *shParser) parseList(inSub bool) error {
 			} else if inSub && len(stack) == 0 {
 				return nil
 			} else {
-				return errors.New("unbalanced shell line: ) without (")
+				return errorNew("unbalanced shell line: ) without (")
 			}
 		case p.atRedir():
 			if err := p.readRedir(&cur); err != nil {
@@ -442,7 +440,7 @@ func (p *shParser) parseList(inSub bool) error {
 // keyword when it stands where a command name would.
 func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error {
 	if cur.closed {
-		return fmt.Errorf("unexpected word %q after a closing keyword or )", string(lw.b))
+		return errorf("unexpected word %q after a closing keyword or )", string(lw.b))
 	}
 	if cur.funcName == "function" {
 		// function name [()] body: the name is recorded, the body read on.
@@ -478,14 +476,14 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 		}
 		if closer, ok := kw.Middle[word]; ok {
 			if len(*stack) == 0 || (*stack)[len(*stack)-1] != closer {
-				return fmt.Errorf("unbalanced shell line: %q without its opening keyword", word)
+				return errorf("unbalanced shell line: %q without its opening keyword", word)
 			}
 			return nil
 		}
 		for _, cl := range kw.Close {
 			if cl == word {
 				if len(*stack) == 0 || (*stack)[len(*stack)-1] != word {
-					return fmt.Errorf("unbalanced shell line: %q without its opening keyword", word)
+					return errorf("unbalanced shell line: %q without its opening keyword", word)
 				}
 				*stack = (*stack)[:len(*stack)-1]
 				p.closeDefs(len(*stack))
@@ -501,7 +499,7 @@ func (p *shParser) takeWord(cur *cmdBuilder, stack *[]string, lw lexWord) error 
 		}
 		for _, r := range kw.Refuse {
 			if r == word {
-				return fmt.Errorf("%q is not read; write the commands plainly", word)
+				return errorf("%q is not read; write the commands plainly", word)
 			}
 		}
 	}
@@ -634,13 +632,13 @@ func (p *shParser) readRedir(cur *cmdBuilder) error {
 		}
 	}
 	if op == "" {
-		return errors.New("unreadable redirection")
+		return errorNew("unreadable redirection")
 	}
 	p.pos += len(op)
 	full := p.src[start:p.pos]
 	p.skipBlank()
 	if p.pos >= len(p.src) || strings.IndexByte(" \t\n;&|()<>", p.src[p.pos]) >= 0 {
-		return fmt.Errorf("redirection %s has no target", full)
+		return errorf("redirection %s has no target", full)
 	}
 	lw, err := p.lexWord()
 	if err != nil {
@@ -664,7 +662,7 @@ func (p *shParser) readRedir(cur *cmdBuilder) error {
 		return err
 	}
 	if len(ws) != 1 {
-		return fmt.Errorf("redirection %s has an ambiguous target", full)
+		return errorf("redirection %s has an ambiguous target", full)
 	}
 	cur.redirs = append(cur.redirs, shellRedir{Op: full, Target: ws[0].s})
 	return nil
@@ -703,7 +701,7 @@ func (p *shParser) readHeredocs() error {
 			body.WriteByte('\n')
 		}
 		if !found {
-			return fmt.Errorf("here-document %q has no end line", h.delim)
+			return errorf("here-document %q has no end line", h.delim)
 		}
 		text, expands := body.String(), false
 		if !h.quoted {
@@ -714,7 +712,7 @@ func (p *shParser) readHeredocs() error {
 			sub.temps = p.temps
 			var w lexWord
 			if err := sub.lexHeredoc(&w); err != nil {
-				return fmt.Errorf("here-document %q: %w", h.delim, err)
+				return errorf("here-document %q: %w", h.delim, err)
 			}
 			text = string(w.b)
 			for _, a := range w.attr {
@@ -729,14 +727,14 @@ func (p *shParser) readHeredocs() error {
 		}
 		if h.script {
 			if expands {
-				return fmt.Errorf("here-document %q is read as a script and holds parts only known when the line runs; quote its delimiter (<<'%s') or run the commands themselves", h.delim, h.delim)
+				return errorf("here-document %q is read as a script and holds parts only known when the line runs; quote its delimiter (<<'%s') or run the commands themselves", h.delim, h.delim)
 			}
 			sub, err := p.child(text)
 			if err != nil {
 				return err
 			}
 			if err := sub.parseList(false); err != nil {
-				return fmt.Errorf("here-document %q read as a script: %w", h.delim, err)
+				return errorf("here-document %q read as a script: %w", h.delim, err)
 			}
 		}
 	}

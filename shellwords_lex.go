@@ -5,8 +5,6 @@ package main
 // splitting), ending with paths spelled one way.
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -38,7 +36,7 @@ func (p *shParser) lexWord() (lexWord, error) {
 		case c == '\'':
 			end := strings.IndexByte(p.src[p.pos+1:], '\'')
 			if end < 0 {
-				return w, errors.New("unbalanced quote: a closing ' is missing")
+				return w, errorNew("unbalanced quote: a closing ' is missing")
 			}
 			w.add(p.src[p.pos+1:p.pos+1+end], attrQuoted)
 			w.hadQuote = true
@@ -51,7 +49,7 @@ func (p *shParser) lexWord() (lexWord, error) {
 			}
 		case c == '\\':
 			if p.pos+1 >= len(p.src) {
-				return w, errors.New("the line ends with a lone backslash")
+				return w, errorNew("the line ends with a lone backslash")
 			}
 			if p.src[p.pos+1] != '\n' {
 				w.add(p.src[p.pos+1:p.pos+2], attrQuoted)
@@ -85,7 +83,7 @@ func (p *shParser) lexDouble(w *lexWord) error {
 	if closed, err := p.lexExpanding(w, true); err != nil || closed {
 		return err
 	}
-	return errors.New(`unbalanced quote: a closing " is missing`)
+	return errorNew(`unbalanced quote: a closing " is missing`)
 }
 
 // lexExpanding reads text bash expands in place: inside "..." (dquote,
@@ -159,12 +157,12 @@ func (p *shParser) lexDollar(w *lexWord, quoted bool) error {
 	if n == '\\' && p.peek(2) == '\n' {
 		// bash joins a backslash-newline before it reads the $: $\
 		// then (…) is a substitution. Not read: fail closed.
-		return errors.New("a $ followed by a line continuation is not read; write the expansion on one line")
+		return errorNew("a $ followed by a line continuation is not read; write the expansion on one line")
 	}
 	switch {
 	case n == '(':
 		if p.peek(2) == '(' {
-			return errors.New("arithmetic $(( )) is not read; write the number plainly")
+			return errorNew("arithmetic $(( )) is not read; write the number plainly")
 		}
 		p.pos += 2
 		if err := p.parseList(true); err != nil {
@@ -172,11 +170,11 @@ func (p *shParser) lexDollar(w *lexWord, quoted bool) error {
 		}
 		w.add(p.src[start:p.pos], attrQuoted|attrUnknown)
 	case n == '[':
-		return errors.New("arithmetic $[ ] is not read; write the number plainly")
+		return errorNew("arithmetic $[ ] is not read; write the number plainly")
 	case n == '{':
 		end := matchBrace(p.src[p.pos:])
 		if end < 0 {
-			return errors.New("unbalanced ${: a } is missing")
+			return errorNew("unbalanced ${: a } is missing")
 		}
 		name := p.src[p.pos+2 : p.pos+end]
 		p.pos += end + 1
@@ -245,7 +243,7 @@ func (p *shParser) lexBacktick(w *lexWord) error {
 	i := p.pos + 1
 	for {
 		if i >= len(p.src) {
-			return errors.New("unbalanced backquote: a closing ` is missing")
+			return errorNew("unbalanced backquote: a closing ` is missing")
 		}
 		c := p.src[i]
 		if c == '\\' && i+1 < len(p.src) && strings.IndexByte("`\\$", p.src[i+1]) >= 0 {
@@ -311,12 +309,12 @@ func (p *shParser) ansiC() (string, error) {
 			b.WriteByte(e)
 		case 'c':
 			if p.pos >= len(p.src) {
-				return "", errors.New("unbalanced quote: a closing ' is missing")
+				return "", errorNew("unbalanced quote: a closing ' is missing")
 			}
 			v := p.src[p.pos] & 0x1f
 			p.pos++
 			if v == 0 {
-				return "", errors.New("$'..' makes a NUL byte; remove it")
+				return "", errorNew("$'..' makes a NUL byte; remove it")
 			}
 			b.WriteByte(v)
 		case 'x', 'u', 'U', '0', '1', '2', '3', '4', '5', '6', '7':
@@ -348,11 +346,11 @@ func (p *shParser) ansiC() (string, error) {
 				continue
 			}
 			if v == 0 {
-				return "", errors.New("$'..' makes a NUL byte; remove it")
+				return "", errorNew("$'..' makes a NUL byte; remove it")
 			}
 			if e == 'u' || e == 'U' {
 				if v > utf8.MaxRune {
-					return "", errors.New("$'..' holds an invalid character")
+					return "", errorNew("$'..' holds an invalid character")
 				}
 				b.WriteRune(rune(v))
 			} else {
@@ -363,7 +361,7 @@ func (p *shParser) ansiC() (string, error) {
 			b.WriteByte(e)
 		}
 	}
-	return "", errors.New("unbalanced quote: a closing ' is missing")
+	return "", errorNew("unbalanced quote: a closing ' is missing")
 }
 
 func hexVal(c byte) int {
@@ -558,7 +556,7 @@ func braceExpand(w lexWord, n *int, limit int) ([]lexWord, error) {
 	}
 	*n++
 	if *n > limit {
-		return nil, fmt.Errorf("braces make more than %d words; write them plainly", limit)
+		return nil, errorf("braces make more than %d words; write them plainly", limit)
 	}
 	return []lexWord{w}, nil
 }

@@ -53,7 +53,7 @@ func (p *shParser) knownVar(name string) (string, bool) {
 // the line is then not spelled plainly.
 func (p *shParser) paramExpansion(w *lexWord, inner, raw string) error {
 	if strings.ContainsAny(inner, "`\"'\\(") {
-		return fmt.Errorf("${%s} is not read; write its value plainly", inner)
+		return errorf("${%s} is not read; write its value plainly", inner)
 	}
 	i := 0
 	for i < len(inner) && isNameByte(inner[i]) {

@@ -6,8 +6,6 @@ package main
 // as a line (shellQuote).
 
 import (
-	"errors"
-	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -90,20 +88,20 @@ func loadHardline() (*hardlineSpec, error) {
 	hardlineOnce.Do(func() {
 		data, err := fs.ReadFile(harnessFS, "harness/permission/hardline.json")
 		if err != nil {
-			hardlineErr = fmt.Errorf("reading the hardline spec: %w", err)
+			hardlineErr = errorf("reading the hardline spec: %w", err)
 			return
 		}
 		var h hardlineSpec
 		if err := decodeHarnessFile("harness/permission/hardline.json", data, &h, false); err != nil {
-			hardlineErr = fmt.Errorf("parsing %w", err)
+			hardlineErr = errorf("parsing %w", err)
 			return
 		}
 		if err := applySecondLook(&h, h.Second.Adds); err != nil {
-			hardlineErr = fmt.Errorf("harness/permission/hardline.json: %w", err)
+			hardlineErr = errorf("harness/permission/hardline.json: %w", err)
 			return
 		}
 		if err := h.compile(); err != nil {
-			hardlineErr = fmt.Errorf("harness/permission/hardline.json: %w", err)
+			hardlineErr = errorf("harness/permission/hardline.json: %w", err)
 			return
 		}
 		hardlineData = &h
@@ -188,7 +186,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		if p.readsScript(words) && !p.readsFd0(words) {
 			// bash <(…), bash /dev/fd/3: its script is not what stdin
 			// holds, whatever a here-document on fd 0 says.
-			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
+			return errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
 		}
 		switch {
 		case k >= 0 && op == "<<<" && shell:
@@ -220,7 +218,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 			// known, and read as the shell's line (a here-document's when
 			// the line has been read).
 		case shell:
-			return fmt.Errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
+			return errorf("%s runs a script that is only known when the line runs; run the commands themselves", words[0].s)
 		case k < 0 && piped:
 			// ssh host, tmux fed a text the line spells out: read as a
 			// line too (the command itself stays).
@@ -251,10 +249,10 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 	}
 	if len(words) > 0 {
 		if words[0].unknown {
-			return fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
+			return errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
 		}
 		if words[0].glob && words[0].s != "[" {
-			return fmt.Errorf("the command name %q is a pattern; write it plainly", words[0].s)
+			return errorf("the command name %q is a pattern; write it plainly", words[0].s)
 		}
 	}
 	c := shellCmd{Words: make([]string, len(words)), Redirs: redirs, Assigns: assigns, Fed: fed, replace: replace, fn: p.currentFn(), loops: p.currentLoops()}
@@ -265,7 +263,7 @@ func (p *shParser) emit(words []sword, assigns []string, redirs []shellRedir) er
 		c.Words[0] = commandName(c.Words[0])
 	}
 	if len(*p.out) >= p.spec.Limits.Commands {
-		return fmt.Errorf("more than %d commands in one line; split it", p.spec.Limits.Commands)
+		return errorf("more than %d commands in one line; split it", p.spec.Limits.Commands)
 	}
 	*p.out = append(*p.out, c)
 	p.bindHeredocs(hds, len(*p.out)-1)
@@ -474,7 +472,7 @@ func (p *shParser) emitExec(words []sword, opts []string) error {
 func (p *shParser) unwrap(words []sword, assigns []string) (_ []sword, _ []string, outs []shellRedir, _ *string, _ error) {
 	for n := 0; n < p.spec.Limits.Unwrap && len(words) > 0; n++ {
 		if words[0].unknown {
-			return nil, nil, outs, nil, fmt.Errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
+			return nil, nil, outs, nil, errorf("the command name %q is only known when the line runs; write it plainly", words[0].s)
 		}
 		name := commandName(words[0].s)
 		p.noteDir(words[0].s, name)
@@ -532,7 +530,7 @@ func (p *shParser) unwrap(words []sword, assigns []string) (_ []sword, _ []strin
 	}
 	if len(words) > 0 {
 		if _, ok := p.spec.Wrappers[commandName(words[0].s)]; ok {
-			return nil, nil, outs, nil, fmt.Errorf("wrappers nested more than %d deep; unnest them", p.spec.Limits.Unwrap)
+			return nil, nil, outs, nil, errorf("wrappers nested more than %d deep; unnest them", p.spec.Limits.Unwrap)
 		}
 	}
 	return words, assigns, outs, nil, nil
@@ -666,7 +664,7 @@ func (p *shParser) splitWords(s string) ([]sword, error) {
 		return nil, err
 	}
 	if len(out) != 1 || len(out[0].Redirs) > 0 || len(out[0].Assigns) > 0 {
-		return nil, errors.New("env -S string is not one plain command; write it plainly")
+		return nil, errorNew("env -S string is not one plain command; write it plainly")
 	}
 	var ws []sword
 	for _, w := range out[0].Words {

@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -108,7 +107,7 @@ type store struct {
 	dir     string
 	warn    func(string) // where reports of set-aside files go
 	locks   map[string]*os.File
-	mu      sync.Mutex                // guards shadows, and makes saves one at a time
+	mu      mutex                     // guards shadows, and makes saves one at a time
 	shadows map[string]*sessionShadow // what is on disk, for sessions this process holds
 	lazy    bool                      // saves are written at once and made durable at flush (deferSyncs)
 }
@@ -197,7 +196,7 @@ func (s *store) save(sess *session) error {
 	}
 	if err := sh.j.append(sh.diff(sess)...); err != nil {
 		delete(s.shadows, sess.ID) // unsure what is on disk: the next save rewrites
-		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+		return errorf("saving session %s: %w", sess.ID, err)
 	}
 	if sh.j.needsCompaction(sh.live()) {
 		return s.rewrite(sess)
@@ -242,10 +241,10 @@ func (s *store) firstWrite(sess *session) error {
 	j := &journal{path: s.path(sess.ID), perm: 0o600, lazy: true}
 	recs, sh := snapshotRecords(sess, j)
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+		return errorf("saving session %s: %w", sess.ID, err)
 	}
 	if err := j.append(recs...); err != nil {
-		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+		return errorf("saving session %s: %w", sess.ID, err)
 	}
 	s.noteProject(sess.Project, sess.ID)
 	if _, ok := s.locks[sess.ID]; ok {
@@ -261,11 +260,11 @@ func (s *store) rewrite(sess *session) error {
 	j := &journal{path: s.path(sess.ID), perm: 0o600}
 	recs, sh := snapshotRecords(sess, j)
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+		return errorf("saving session %s: %w", sess.ID, err)
 	}
 	if err := j.rewrite(recs); err != nil {
 		delete(s.shadows, sess.ID)
-		return fmt.Errorf("saving session %s: %w", sess.ID, err)
+		return errorf("saving session %s: %w", sess.ID, err)
 	}
 	s.noteProject(sess.Project, sess.ID)
 	if err := os.Remove(s.oldPath(sess.ID)); err == nil {
@@ -289,7 +288,7 @@ func (s *store) rewrite(sess *session) error {
 // since otherwise it may be another process's append in progress.
 func (s *store) read(id string) (*session, error) {
 	if !validID(id) {
-		return nil, fmt.Errorf("%q is not a session id; `lembas sessions list` shows them", id)
+		return nil, errorf("%q is not a session id; `lembas sessions list` shows them", id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -309,7 +308,7 @@ func (s *store) read(id string) (*session, error) {
 	default:
 		sess, sh, err = replaySession(recs, j)
 		if err == nil && sess.ID != id {
-			err = fmt.Errorf("it holds session %q", sess.ID)
+			err = errorf("it holds session %q", sess.ID)
 		}
 	}
 	if err != nil {
@@ -328,7 +327,7 @@ func (s *store) readOld(id string) (*session, error) {
 	p := s.oldPath(id)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no session %s; `lembas sessions list` shows them", id)
+		return nil, errorf("no session %s; `lembas sessions list` shows them", id)
 	}
 	if err != nil {
 		return nil, err
@@ -336,7 +335,7 @@ func (s *store) readOld(id string) (*session, error) {
 	var sess session
 	err = json.Unmarshal(data, &sess)
 	if err == nil && sess.ID != id {
-		err = fmt.Errorf("it holds session %q", sess.ID)
+		err = errorf("it holds session %q", sess.ID)
 	}
 	if err != nil {
 		return nil, s.setAsideCorrupt(id, p, err)
@@ -350,10 +349,10 @@ func (s *store) setAsideCorrupt(id, p string, err error) error {
 	delete(s.shadows, id)
 	aside, rerr := setAside(p)
 	if rerr != nil {
-		return fmt.Errorf("session %s is corrupt (%v) and could not be set aside (%v); move %s away by hand", id, err, rerr, p)
+		return errorf("session %s is corrupt (%v) and could not be set aside (%v); move %s away by hand", id, err, rerr, p)
 	}
 	s.warn(fmt.Sprintf("session file %s is corrupt (%v); set aside as %s", p, err, aside))
-	return fmt.Errorf("session %s is corrupt and was set aside as %s", id, aside)
+	return errorf("session %s is corrupt and was set aside as %s", id, aside)
 }
 
 // setAside renames a corrupt file to <name>.corrupt-<time>, with a number
@@ -471,7 +470,7 @@ func (s *store) lock(id string) error {
 	if err := tryLock(f); err != nil {
 		holder, _ := os.ReadFile(p) // only names the holder in the message
 		f.Close()                   // opened only to lock, nothing written
-		return fmt.Errorf("session %s is open in another lembas process (pid %s); close it there first", id, strings.TrimSpace(string(holder)))
+		return errorf("session %s is open in another lembas process (pid %s); close it there first", id, strings.TrimSpace(string(holder)))
 	}
 	// The pid in the file only names the holder in another process's
 	// message; the lock is the flock, so a failed write of it is safe.
@@ -568,7 +567,7 @@ func (s *store) latest(project string) (*session, error) {
 			return sess, nil
 		}
 	}
-	return nil, fmt.Errorf("no session of %s yet; run without -c to start one", project)
+	return nil, errorf("no session of %s yet; run without -c to start one", project)
 }
 
 // eachStored calls visit with every stored session's id, project and last
@@ -614,7 +613,7 @@ func (s *store) dropEmpty(sess *session) bool {
 
 func (s *store) remove(id string) error {
 	if !validID(id) {
-		return fmt.Errorf("%q is not a session id", id)
+		return errorf("%q is not a session id", id)
 	}
 	if err := s.lock(id); err != nil {
 		return err
@@ -623,7 +622,7 @@ func (s *store) remove(id string) error {
 	proj := s.projectOf(id) // for the index, before the file goes
 	errNew, errOld := os.Remove(s.path(id)), os.Remove(s.oldPath(id))
 	if errors.Is(errNew, fs.ErrNotExist) && errors.Is(errOld, fs.ErrNotExist) {
-		return fmt.Errorf("no session %s", id)
+		return errorf("no session %s", id)
 	}
 	for _, err := range []error{errNew, errOld} {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

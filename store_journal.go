@@ -26,7 +26,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -221,7 +220,7 @@ func replaySession(recs [][]byte, j *journal) (*session, *sessionShadow, error) 
 	sess := &session{}
 	sh := emptyShadow(j)
 	bad := func(n int, err error) error {
-		return fmt.Errorf("%s", loopText(theStoreSpec().Texts, "bad_record", "line", n, "error", err))
+		return errorf("%s", loopText(theStoreSpec().Texts, "bad_record", "line", n, "error", err))
 	}
 	for n, raw := range recs {
 		var r sessionRec
@@ -229,7 +228,7 @@ func replaySession(recs [][]byte, j *journal) (*session, *sessionShadow, error) 
 			return nil, nil, bad(n+1, err)
 		}
 		if n == 0 && r.K != "session" {
-			return nil, nil, fmt.Errorf("%s", theStoreSpec().Texts["no_header"])
+			return nil, nil, errorf("%s", theStoreSpec().Texts["no_header"])
 		}
 		size := len(raw) + 1
 		var err error
@@ -281,7 +280,7 @@ func replaySession(recs [][]byte, j *journal) (*session, *sessionShadow, error) 
 		}
 	}
 	if len(recs) == 0 {
-		return nil, nil, fmt.Errorf("%s", theStoreSpec().Texts["no_header"])
+		return nil, nil, errorf("%s", theStoreSpec().Texts["no_header"])
 	}
 	return sess, sh, nil
 }
@@ -299,7 +298,7 @@ func replayElem[T any](r sessionRec, list, shadow *[]T, sizes *[]int, size int, 
 	case r.I >= 0 && r.I < len(*list):
 		(*list)[r.I], (*shadow)[r.I], (*sizes)[r.I] = v, clone(v), size
 	default:
-		return fmt.Errorf("%s %d of %d", r.K, r.I, len(*list))
+		return errorf("%s %d of %d", r.K, r.I, len(*list))
 	}
 	return nil
 }
@@ -307,7 +306,7 @@ func replayElem[T any](r sessionRec, list, shadow *[]T, sizes *[]int, size int, 
 func replayCut(r sessionRec, sess *session, sh *sessionShadow) error {
 	cut := func(n int, sizes *[]int) error {
 		if r.I < 0 || r.I > n {
-			return fmt.Errorf("cut %s to %d of %d", r.L, r.I, n)
+			return errorf("cut %s to %d of %d", r.L, r.I, n)
 		}
 		*sizes = (*sizes)[:r.I]
 		return nil
@@ -331,7 +330,7 @@ func replayCut(r sessionRec, sess *session, sh *sessionShadow) error {
 			sess.Requests, sh.reqs = sess.Requests[:r.I], sh.reqs[:r.I]
 		}
 	default:
-		err = fmt.Errorf("cut of an unknown list %q", r.L)
+		err = errorf("cut of an unknown list %q", r.L)
 	}
 	return err
 }

@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"unicode"
 )
 
@@ -48,7 +47,7 @@ type subagentRun struct {
 	job  *job
 	desc string
 
-	mu     sync.Mutex
+	mu     mutex
 	answer string
 	status string // of its last run: done, failed, stopped
 	steps  int
@@ -374,7 +373,7 @@ func (e *engine) newSubagent(j *job, agent, mode string, ref *modelRef, desc str
 	}
 	sys, err := fill(sp.Prompts["blocks/subagent.md"], vars)
 	if err != nil {
-		return nil, fmt.Errorf("prompts/blocks/subagent.md: %v", err)
+		return nil, errorf("prompts/blocks/subagent.md: %v", err)
 	}
 	sess.System = strings.TrimSpace(sys)
 	sess.NoteMode = mode

@@ -27,14 +27,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 )
 
 // teamState is a session's team, kept by its job manager (shared by the
 // whole tree, reset with it by /new).
 type teamState struct {
-	mu       sync.Mutex
+	mu       mutex
 	root     *engine
 	seq      int // s-ids
 	rseq     int // r-ids of requests
@@ -584,7 +583,7 @@ func (t *teamState) dress(m *teamMember) error {
 		"agent": strings.TrimSpace(sp.Prompts["agents/"+sp.Loop.Subagents.Agents[0]+".md"])}
 	sys, err := fill(sp.Prompts[block], vars)
 	if err != nil {
-		return fmt.Errorf("prompts/%s: %v", block, err)
+		return errorf("prompts/%s: %v", block, err)
 	}
 	e.sess.System = strings.TrimSpace(sys)
 	e.sess.Agent = rec.ID + " " + rec.Name

@@ -78,7 +78,7 @@ func settingNumber(v any) (int, bool) {
 func checkSubagentSetting(mn, mx int) error {
 	st := theSpec().Loop.Subagents.Setting
 	if mn < 1 || mx < mn || mx > st.Cap {
-		return fmt.Errorf("%s", fillPairs(st.Bad, "cap", st.Cap))
+		return errorf("%s", fillPairs(st.Bad, "cap", st.Cap))
 	}
 	return nil
 }
@@ -88,12 +88,12 @@ func parseSubagentSetting(args string) (int, int, error) {
 	st := theSpec().Loop.Subagents.Setting
 	f := strings.Fields(args)
 	if len(f) != 2 {
-		return 0, 0, fmt.Errorf("%s", fillPairs(st.Bad, "cap", st.Cap))
+		return 0, 0, errorf("%s", fillPairs(st.Bad, "cap", st.Cap))
 	}
 	mn, err1 := strconv.Atoi(f[0])
 	mx, err2 := strconv.Atoi(f[1])
 	if err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("%s", fillPairs(st.Bad, "cap", st.Cap))
+		return 0, 0, errorf("%s", fillPairs(st.Bad, "cap", st.Cap))
 	}
 	return mn, mx, checkSubagentSetting(mn, mx)
 }

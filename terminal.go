@@ -24,7 +24,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,7 +86,7 @@ type terminals struct {
 	shell  func() string // the login shell to start; tests set it
 	env    func() []string
 
-	mu     sync.Mutex
+	mu     mutex
 	open   map[string]*terminal
 	seq    int
 	closed bool
@@ -108,7 +107,7 @@ type terminal struct {
 	gone   chan struct{} // closed when the terminal has ended
 	hungup sync.Once
 
-	mu      sync.Mutex
+	mu      mutex
 	cond    *sync.Cond
 	pending [][]byte // read, not yet sent
 	unsent  int      // bytes in pending
@@ -534,7 +533,7 @@ func (t *terminal) flow() flowState {
 // exist.
 func resolveDir(p string) (string, error) {
 	if !filepath.IsAbs(p) {
-		return "", errors.New("the path must be absolute")
+		return "", errorNew("the path must be absolute")
 	}
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil {
@@ -545,7 +544,7 @@ func resolveDir(p string) (string, error) {
 		return "", err
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("not a directory")
+		return "", errorf("not a directory")
 	}
 	return r, nil
 }

@@ -12,7 +12,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -138,7 +137,7 @@ func shellLaunchFor(sh string, integrate bool, env []string, sp *terminalSpec) (
 	host, _ := os.Hostname()
 	ln.rcDir, err = os.MkdirTemp("", "lembas-term-")
 	if err != nil {
-		return ln, fmt.Errorf("making the shell integration's directory: %v", err)
+		return ln, errorf("making the shell integration's directory: %v", err)
 	}
 	defer func() {
 		if err != nil {

@@ -23,7 +23,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // toolResult is what one call answers.
@@ -82,7 +81,7 @@ type toolbox struct {
 	mcp   *mcpSet
 	extra map[string]toolFunc
 
-	mu    sync.Mutex
+	mu    mutex
 	reads map[string]fileStamp
 	snap  func(abs string) // keeps a file as it is before a tool changes it (undo.go)
 
@@ -192,16 +191,16 @@ func (tb *toolbox) definitions() (json.RawMessage, error) {
 		vars := tb.toolVars(t)
 		desc, err := fill(t.Description, vars)
 		if err != nil {
-			return nil, fmt.Errorf("tools/%s.json description: %v", t.Name, err)
+			return nil, errorf("tools/%s.json description: %v", t.Name, err)
 		}
 		params, err := fill(string(t.Parameters), vars)
 		if err != nil {
-			return nil, fmt.Errorf("tools/%s.json parameters: %v", t.Name, err)
+			return nil, errorf("tools/%s.json parameters: %v", t.Name, err)
 		}
 		p := json.RawMessage(params)
 		if drop := tb.propertiesNotOffered(t); len(drop) > 0 {
 			if p, err = narrowSchema(p, narrowSpec{Drop: drop}); err != nil {
-				return nil, fmt.Errorf("tools/%s.json properties_if: %v", t.Name, err)
+				return nil, errorf("tools/%s.json properties_if: %v", t.Name, err)
 			}
 		}
 		if t.Purpose {
@@ -212,7 +211,7 @@ func (tb *toolbox) definitions() (json.RawMessage, error) {
 		}
 		var compact strings.Builder
 		if err := compactJSON(&compact, p); err != nil {
-			return nil, fmt.Errorf("tools/%s.json parameters: %v", t.Name, err)
+			return nil, errorf("tools/%s.json parameters: %v", t.Name, err)
 		}
 		defs = append(defs, def{"function", fn{t.Name, desc, json.RawMessage(compact.String())}})
 	}
@@ -316,12 +315,12 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("%s", loopText(errs, "bad_json", "name", t.Name, "error", err))
+		return nil, errorf("%s", loopText(errs, "bad_json", "name", t.Name, "error", err))
 	}
 	// Some models double-encode: the arguments are a JSON string holding the object.
 	if s, ok := v.(string); ok {
 		if json.Unmarshal([]byte(s), &v) != nil {
-			return nil, fmt.Errorf("%s", loopText(errs, "bad_json", "name", t.Name, "error", "a string, not an object"))
+			return nil, errorf("%s", loopText(errs, "bad_json", "name", t.Name, "error", "a string, not an object"))
 		}
 	}
 	if t.Purpose {
@@ -331,7 +330,7 @@ func checkArgs(t *toolSpec, raw json.RawMessage, purpose json.RawMessage) (json.
 	}
 	fixed, err := checkValue(schema, v, "", t.closed)
 	if err != nil {
-		return nil, fmt.Errorf("%s", loopText(errs, "bad_args", "name", t.Name, "error", err, "expected", describeSchema(schema)))
+		return nil, errorf("%s", loopText(errs, "bad_args", "name", t.Name, "error", err, "expected", describeSchema(schema)))
 	}
 	out, _ := json.Marshal(fixed)
 	return out, nil
@@ -346,7 +345,7 @@ const maxParsedSchemas = 1024
 // is checked against its tool's): raw JSON → the parsed form, which no one
 // changes.
 var schemas struct {
-	sync.Mutex
+	mutex
 	m map[string]map[string]any
 }
 
@@ -379,7 +378,7 @@ func checkValue(schema map[string]any, v any, at string, closed bool) (any, erro
 	case "object":
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s must be an object", name)
+			return nil, errorf("%s must be an object", name)
 		}
 		props, _ := schema["properties"].(map[string]any)
 		if req, ok := schema["required"].([]any); ok {
@@ -389,7 +388,7 @@ func checkValue(schema map[string]any, v any, at string, closed bool) (any, erro
 					continue
 				}
 				if _, ok := obj[name]; !ok {
-					return nil, fmt.Errorf("%s is missing", join(at, name))
+					return nil, errorf("%s is missing", join(at, name))
 				}
 			}
 		}
@@ -402,7 +401,7 @@ func checkValue(schema map[string]any, v any, at string, closed bool) (any, erro
 			ps, ok := props[k].(map[string]any)
 			if !ok {
 				if ap, ok := schema["additionalProperties"].(bool); ok && !ap || !ok && closed && schema["additionalProperties"] == nil {
-					return nil, fmt.Errorf("%s is not an argument of this tool", join(at, k))
+					return nil, errorf("%s is not an argument of this tool", join(at, k))
 				}
 				continue
 			}
@@ -425,7 +424,7 @@ func checkValue(schema map[string]any, v any, at string, closed bool) (any, erro
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s must be an array", name)
+			return nil, errorf("%s must be an array", name)
 		}
 		items, _ := schema["items"].(map[string]any)
 		for i := range arr {
@@ -445,7 +444,7 @@ func checkValue(schema map[string]any, v any, at string, closed bool) (any, erro
 		case float64, bool:
 			return fmt.Sprint(x), nil
 		}
-		return nil, fmt.Errorf("%s must be a string", name)
+		return nil, errorf("%s must be a string", name)
 	case "integer":
 		switch x := v.(type) {
 		case float64:
@@ -457,7 +456,7 @@ func checkValue(schema map[string]any, v any, at string, closed bool) (any, erro
 				return n, nil
 			}
 		}
-		return nil, fmt.Errorf("%s must be an integer", name)
+		return nil, errorf("%s must be an integer", name)
 	case "boolean":
 		switch x := v.(type) {
 		case bool:
@@ -467,7 +466,7 @@ func checkValue(schema map[string]any, v any, at string, closed bool) (any, erro
 				return b, nil
 			}
 		}
-		return nil, fmt.Errorf("%s must be true or false", name)
+		return nil, errorf("%s must be true or false", name)
 	}
 	return v, nil
 }
@@ -533,24 +532,24 @@ func checkToolSchema(raw json.RawMessage, depth int) error {
 		return nil // no schema: the tool takes any arguments
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("the input schema is not JSON: %v", err)
+		return errorf("the input schema is not JSON: %v", err)
 	}
 	if v == nil {
 		return nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("the input schema is a JSON %s, not an object", jsonTypeName(v))
+		return errorf("the input schema is a JSON %s, not an object", jsonTypeName(v))
 	}
 	if t, ok := m["type"].(string); ok && t != "object" {
-		return fmt.Errorf("the input schema's type is %q; a tool's arguments are an object", cutForError(t, 40))
+		return errorf("the input schema's type is %q; a tool's arguments are an object", cutForError(t, 40))
 	}
 	return checkSchemaNode(m, "inputSchema", depth)
 }
 
 func checkSchemaNode(m map[string]any, at string, depth int) error {
 	if depth <= 0 {
-		return fmt.Errorf("%s is nested too deep", at)
+		return errorf("%s is nested too deep", at)
 	}
 	if t, ok := m["type"]; ok {
 		switch x := t.(type) {
@@ -558,28 +557,28 @@ func checkSchemaNode(m map[string]any, at string, depth int) error {
 		case []any:
 			for i, e := range x {
 				if _, ok := e.(string); !ok {
-					return fmt.Errorf("%s.type[%d] is a %s, not a string", at, i, jsonTypeName(e))
+					return errorf("%s.type[%d] is a %s, not a string", at, i, jsonTypeName(e))
 				}
 			}
 		default:
-			return fmt.Errorf("%s.type is a %s, not a string", at, jsonTypeName(t))
+			return errorf("%s.type is a %s, not a string", at, jsonTypeName(t))
 		}
 	}
 	if r, ok := m["required"]; ok {
 		list, ok := r.([]any)
 		if !ok {
-			return fmt.Errorf("%s.required is a %s, not a list of names", at, jsonTypeName(r))
+			return errorf("%s.required is a %s, not a list of names", at, jsonTypeName(r))
 		}
 		for i, e := range list {
 			if _, ok := e.(string); !ok {
-				return fmt.Errorf("%s.required[%d] is a %s, not a name", at, i, jsonTypeName(e))
+				return errorf("%s.required[%d] is a %s, not a name", at, i, jsonTypeName(e))
 			}
 		}
 	}
 	if p, ok := m["properties"]; ok {
 		props, ok := p.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s.properties is a %s, not an object", at, jsonTypeName(p))
+			return errorf("%s.properties is a %s, not an object", at, jsonTypeName(p))
 		}
 		keys := make([]string, 0, len(props))
 		for k := range props {
@@ -592,7 +591,7 @@ func checkSchemaNode(m map[string]any, at string, depth int) error {
 				if _, isBool := props[k].(bool); isBool {
 					continue // true/false schemas are JSON Schema too: no shape to check
 				}
-				return fmt.Errorf("%s.properties.%s is a %s, not a schema", at, cutForError(k, 40), jsonTypeName(props[k]))
+				return errorf("%s.properties.%s is a %s, not a schema", at, cutForError(k, 40), jsonTypeName(props[k]))
 			}
 			if err := checkSchemaNode(ps, at+".properties."+cutForError(k, 40), depth-1); err != nil {
 				return err
@@ -607,14 +606,14 @@ func checkSchemaNode(m map[string]any, at string, depth int) error {
 			}
 		case bool, []any: // JSON Schema's boolean and tuple forms: read as no item schema
 		default:
-			return fmt.Errorf("%s.items is a %s, not a schema", at, jsonTypeName(it))
+			return errorf("%s.items is a %s, not a schema", at, jsonTypeName(it))
 		}
 	}
 	if ap, ok := m["additionalProperties"]; ok {
 		switch ap.(type) {
 		case bool, map[string]any:
 		default:
-			return fmt.Errorf("%s.additionalProperties is a %s, not true, false or a schema", at, jsonTypeName(ap))
+			return errorf("%s.additionalProperties is a %s, not true, false or a schema", at, jsonTypeName(ap))
 		}
 	}
 	return nil

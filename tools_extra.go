@@ -8,7 +8,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 )
 
@@ -20,7 +19,7 @@ func (tb *toolbox) addExtraTools(specs []*toolSpec, impls map[string]toolFunc) e
 	}
 	for _, t := range specs {
 		if tb.byName[t.Name] != nil {
-			return fmt.Errorf("tool %s is offered already; rename the server", t.Name)
+			return errorf("tool %s is offered already; rename the server", t.Name)
 		}
 	}
 	more, err := extraDefinitions(specs)
@@ -71,7 +70,7 @@ func extraDefinitions(specs []*toolSpec) (json.RawMessage, error) {
 	for _, t := range specs {
 		var compact strings.Builder
 		if err := compactJSON(&compact, t.Parameters); err != nil {
-			return nil, fmt.Errorf("tool %s: its schema is not JSON: %v", t.Name, err)
+			return nil, errorf("tool %s: its schema is not JSON: %v", t.Name, err)
 		}
 		defs = append(defs, def{"function", fn{t.Name, t.Description, json.RawMessage(compact.String())}})
 	}

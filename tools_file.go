@@ -78,7 +78,7 @@ type guardedFS struct {
 
 func (g guardedFS) writeFile(abs string, data []byte, perm os.FileMode) error {
 	if g.tb.protected != nil && g.tb.protected(evalExisting(abs)) {
-		return errors.New(theSpec().Loop.ToolErrors["protected_now"])
+		return errorNew(theSpec().Loop.ToolErrors["protected_now"])
 	}
 	return g.fileSystem.writeFile(abs, data, perm)
 }

@@ -7,7 +7,6 @@ package main
 // whole patch applied, so a patch changes every file or none.
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"unicode"
@@ -58,7 +57,7 @@ var unifiedRange = lazyRE(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$`)
 // patchParseError wraps a parse failure in the one template that tells the
 // model nothing was applied.
 func patchParseError(key string, vars map[string]string) error {
-	return errors.New(patchText("parse_error", map[string]string{"reason": patchText(key, vars)}))
+	return errorNew(patchText("parse_error", map[string]string{"reason": patchText(key, vars)}))
 }
 
 // opHeader recognises the three lines that start an op and returns its kind
@@ -682,7 +681,7 @@ func applyPatchOps(ops []patchOp, read func(path string) (content string, ok boo
 	for i, op := range ops {
 		opVars := func(reason string) map[string]string { return patchOpVars(i, op.Kind, op.Path, reason) }
 		if op.Path == "" {
-			return nil, errors.New(patchText("op_error", opVars(patchText("op_empty_path", nil))))
+			return nil, errorNew(patchText("op_error", opVars(patchText("op_empty_path", nil))))
 		}
 		switch op.Kind {
 		case "add":
@@ -691,17 +690,17 @@ func applyPatchOps(ops []patchOp, read func(path string) (content string, ok boo
 		case "delete":
 			old, ok, err := get(op.Path)
 			if err != nil {
-				return nil, errors.New(patchText("op_error", opVars(patchText("read_failed", map[string]string{"err": err.Error()}))))
+				return nil, errorNew(patchText("op_error", opVars(patchText("read_failed", map[string]string{"err": err.Error()}))))
 			}
 			changes = append(changes, fileChange{Path: op.Path, Delete: true, Old: old, Existed: ok})
 			seen[op.Path] = state{}
 		case "update":
 			old, ok, err := get(op.Path)
 			if err != nil {
-				return nil, errors.New(patchText("op_error", opVars(patchText("read_failed", map[string]string{"err": err.Error()}))))
+				return nil, errorNew(patchText("op_error", opVars(patchText("read_failed", map[string]string{"err": err.Error()}))))
 			}
 			if !ok {
-				return nil, errors.New(patchText("op_error", opVars(patchText("update_missing", nil))))
+				return nil, errorNew(patchText("op_error", opVars(patchText("update_missing", nil))))
 			}
 			f := splitPatchFile(old)
 			cursor := 0
@@ -714,7 +713,7 @@ func applyPatchOps(ops []patchOp, read func(path string) (content string, ok boo
 					if h.Header != "" {
 						v["header"] = patchText("hunk_header", map[string]string{"header": h.Header})
 					}
-					return nil, errors.New(patchText("hunk_error", v))
+					return nil, errorNew(patchText("hunk_error", v))
 				}
 				cursor = next
 			}
@@ -726,7 +725,7 @@ func applyPatchOps(ops []patchOp, read func(path string) (content string, ok boo
 			seen[ch.Path] = state{ch.New, true}
 			changes = append(changes, ch)
 		default:
-			return nil, errors.New(patchText("op_error", opVars(patchText("unknown_kind", nil))))
+			return nil, errorNew(patchText("op_error", opVars(patchText("unknown_kind", nil))))
 		}
 	}
 	return changes, nil

@@ -55,7 +55,7 @@ func toolGlob(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	}
 	base := relPath(tb.root, start)
 	var hits []string
-	var mu sync.Mutex
+	var mu mutex
 	walkProjectParallel(tb.root, start, grepWorkers(), func(rel string, d fs.DirEntry) error {
 		if ctx.Err() != nil {
 			return ctx.Err()

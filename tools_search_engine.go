@@ -251,7 +251,7 @@ func grepWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
 // passes handOver files.
 func grepTree(ctx context.Context, root, start string, m *lineMatcher, inc *globMatcher, maxSize int64, handOver int) ([]grepMatch, int, error) {
 	files := make(chan string, 256)
-	var mu sync.Mutex
+	var mu mutex
 	var out []grepMatch
 	var wg sync.WaitGroup
 	for range grepWorkers() {

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // toolHost is the tool call's context: what a tool that works on the
@@ -27,7 +26,7 @@ type toolHost struct {
 	sess  *session
 	asker asker // answers ask_user; nil: nobody can be asked (-p)
 
-	libMu sync.Mutex
+	libMu mutex
 	lib   *libraryState // instructions, skills, memory, notes (library.go); made on first use
 
 	owner   any                                                                                                    // the engine that embeds this host

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -36,7 +35,7 @@ func liveFrom(ctx context.Context) func(string) {
 // once an interval, so a front end can show a long command's progress
 // without lembas holding or sending all of it.
 type liveWriter struct {
-	mu    sync.Mutex
+	mu    mutex
 	tail  []byte
 	keep  int
 	every time.Duration
@@ -65,7 +64,7 @@ func (l *liveWriter) Write(p []byte) (int, error) {
 // boundedBuffer keeps the first and last keep bytes of what is written and
 // counts the rest.
 type boundedBuffer struct {
-	mu      sync.Mutex
+	mu      mutex
 	keep    int
 	head    []byte
 	tail    []byte

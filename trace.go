@@ -16,14 +16,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
 var (
 	traceOn    bool
 	traceStart time.Time
-	traceMu    sync.Mutex
+	traceMu    mutex
 	traceLast  time.Duration
 )
 

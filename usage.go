@@ -74,7 +74,7 @@ type cliExit struct {
 func (e *cliExit) UnmarshalJSON(b []byte) error {
 	var pair []json.RawMessage
 	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
-		return fmt.Errorf("an exit status is [code, text]: %s", b)
+		return errorf("an exit status is [code, text]: %s", b)
 	}
 	if err := json.Unmarshal(pair[0], &e.Code); err != nil {
 		return err

@@ -16,8 +16,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -37,13 +35,13 @@ func init() { toolImpls["webfetch"] = toolWebFetch }
 func webTarget(t *toolSpec, raw string) (*url.URL, string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return nil, "", errors.New(t.text("bad_url", "url", raw))
+		return nil, "", errorNew(t.text("bad_url", "url", raw))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, "", errors.New(t.text("bad_scheme", "url", raw))
+		return nil, "", errorNew(t.text("bad_scheme", "url", raw))
 	}
 	if u.Host == "" {
-		return nil, "", errors.New(t.text("bad_url", "url", raw))
+		return nil, "", errorNew(t.text("bad_url", "url", raw))
 	}
 	return u, strings.ToLower(u.Hostname()), nil
 }
@@ -251,7 +249,7 @@ func webClient(t *toolSpec, privateOK bool) *http.Client {
 				return err
 			}
 			if privateIP(ap.Addr()) && !privateOK {
-				return fmt.Errorf("%s is a loopback or private address", ap.Addr())
+				return errorf("%s is a loopback or private address", ap.Addr())
 			}
 			return nil
 		}}

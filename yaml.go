@@ -560,14 +560,14 @@ func resolvePlain(s string) (any, error) {
 		}
 		i, err := strconv.ParseInt(t, base, 64)
 		if err != nil {
-			return nil, fmt.Errorf("integer %s is out of range; quote it to keep it as text", s)
+			return nil, errorf("integer %s is out of range; quote it to keep it as text", s)
 		}
 		return i, nil
 	}
 	if isYAMLFloat(s) {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil && math.IsInf(f, 0) {
-			return nil, fmt.Errorf("number %s is out of range; quote it to keep it as text", s)
+			return nil, errorf("number %s is out of range; quote it to keep it as text", s)
 		}
 		return f, nil
 	}
