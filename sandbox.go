@@ -247,7 +247,6 @@ type sandbox struct {
 	// (sandbox_agent.go closeAdded).
 	baseOnce        sync.Once
 	base, baseAgent gitSnapshot
-	baseGit         string
 	gitAtStart      bool      // the project had a .git when its first command began (sandbox_newrepo.go)
 	gitRan          bool      // set with gitAtStart: a command began
 	firstCmd        time.Time // set with gitAtStart: when (a repository born after it is the session's: screenNestedRepos)
@@ -660,20 +659,19 @@ func sandboxCallFrom(ctx context.Context) sandboxCall {
 
 // sandboxRun is one command on its way through the sandbox.
 type sandboxRun struct {
-	sb       *sandbox
-	pol      sandboxPolicy
-	kind     string
-	bare     bool        // runs outside the sandbox (approved, or none here)
-	world    worldRunner // runs in the session's world
-	note     string      // said to the model after the result
-	plan     bool
-	before   gitSnapshot
-	agent    gitSnapshot // the agent configuration absent when the command began (sandbox_agent.go)
-	agentGit string      // the git folder whose index says what of it git tracks
-	hosts    int         // the proxy's refusals before the command, to name the new ones
-	net      *netRun     // asked about hosts not allowed while it runs (sandbox_netask.go)
-	gone     int         // the world's count of deletes in git's history before the command
-	stops    int         // the world's count of its disk watch's stops before the command
+	sb     *sandbox
+	pol    sandboxPolicy
+	kind   string
+	bare   bool        // runs outside the sandbox (approved, or none here)
+	world  worldRunner // runs in the session's world
+	note   string      // said to the model after the result
+	plan   bool
+	before gitSnapshot
+	agent  gitSnapshot // the agent configuration absent when the command began (sandbox_agent.go)
+	hosts  int         // the proxy's refusals before the command, to name the new ones
+	net    *netRun     // asked about hosts not allowed while it runs (sandbox_netask.go)
+	gone   int         // the world's count of deletes in git's history before the command
+	stops  int         // the world's count of its disk watch's stops before the command
 	// newRepo: the project had no .git when the session's first command
 	// began, so one there now is the session's, screened after each
 	// command (sandbox_newrepo.go).
@@ -834,10 +832,10 @@ func (tb *toolbox) sandboxFor(ctx context.Context, raw json.RawMessage) (context
 	r.pol.NoMeta = r.plan                                                                                       // Landlock does not mediate chmod, chown, utime
 	r.before = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...) // the agent configuration is bound, never put back
 	r.newRepo = sb.gitMadeHere()                                                                                // read before the first command can make one
-	r.agent, r.agentGit = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent)), parts.GitDir
+	r.agent = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent))
 	sb.baseOnce.Do(func() {
 		sb.base = takeGitSnapshot(sb.snapshotPaths(notUnder(parts.Protect, parts.Agent), r.world), parts.Later...)
-		sb.baseAgent, sb.baseGit = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent)), parts.GitDir
+		sb.baseAgent = takeGitSnapshot(agentConfigWatched(sb.root, parts.Agent))
 	})
 	if g, ok := r.world.(gitDeletes); ok {
 		r.gone = g.gitGoneCount()

@@ -6,10 +6,16 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"hash"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -135,16 +141,15 @@ func agentConfigNames() []string {
 }
 
 // agentMade removes what the command added to the agent configuration
-// that git does not track (where there was none, or in a folder git
-// tracks), and says so ("" when it added none). What it changed or removed
-// of what was there is left: a checkout writes what git tracks.
+// (where there was none, or in a folder git tracks) that git did not
+// write from history (gitWrote), and says so ("" when it added none).
+// What it changed or removed of what was there is left: a checkout writes
+// what git tracks.
 func (r *sandboxRun) agentMade() string {
 	if len(r.agent.changed()) == 0 {
 		return ""
 	}
-	// What git tracks now a checkout, a pull or a stash wrote: ordinary
-	// work, never taken away.
-	shown, err := r.agent.removeAdded(r.sb.root, gitIndex(r.agentGit))
+	shown, err := r.agent.removeAdded(r.sb.root, gitWrote(r.sb.root, r.world))
 	switch {
 	case err != nil:
 		return sandboxText("agent_remove_failed", "paths", strings.Join(shown, ", "), "error", err)
@@ -154,13 +159,68 @@ func (r *sandboxRun) agentMade() string {
 	return sandboxText("agent_removed", "paths", shownList(shown, theSandboxSpec().GitGoneMax))
 }
 
-// gitIndex is the git folder's index, nil where there is none.
-func gitIndex(gitDir string) []byte {
-	if gitDir == "" {
-		return nil
+// gitWrote says whether git wrote a path of the project (rel) from
+// history: what is there is what HEAD has there (a checkout, a pull, a
+// stash), and HEAD's commit is not one the session made (in the world:
+// its objects layer). That the index tracks it is not enough, nor is a
+// commit of the session's own: "git add .envrc" or a commit of it in the
+// same script would keep what the command wrote. Host git answers (only
+// for what a command added there, so seldom); without it, nothing is kept.
+//
+//go:noinline
+func gitWrote(root string, w worldRunner) func(path, rel string) bool {
+	head := ""
+	return func(path, rel string) bool {
+		if head == "" {
+			head = "-"
+			out, err := hostGit(root, "HEAD^{commit}")
+			made, ok := w.(gitMade)
+			if err == nil && !(ok && made.gitObjectMade(out)) {
+				head = out
+			}
+		}
+		want, err := hostGit(root, head+":"+filepath.ToSlash(rel))
+		fi, lerr := os.Lstat(path)
+		if head == "-" || err != nil || lerr != nil {
+			return false
+		}
+		if fi.IsDir() {
+			return true // HEAD has it; what is in it is judged name by name
+		}
+		var data []byte
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			t, _ := os.Readlink(path)
+			data = []byte(t)
+		} else if data, err = os.ReadFile(path); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		return gitBlobID(data, len(want)) == want
 	}
-	b, _ := os.ReadFile(filepath.Join(gitDir, "index"))
-	return b
+}
+
+// gitMade is a world that knows the git objects its commands made.
+type gitMade interface{ gitObjectMade(id string) bool }
+
+// hostGit is what git rev-parse says of one name in the project's
+// repository (run by lembas, outside any world: its config is the
+// person's, which commands cannot change).
+func hostGit(root, name string) (string, error) {
+	cmd := exec.Command("git", "-C", root, "rev-parse", "-q", "--verify", name)
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// gitBlobID is the id git gives a blob of data (SHA-256 where the
+// repository's ids are 64 hex digits long).
+func gitBlobID(data []byte, idLen int) string {
+	var h hash.Hash = sha1.New()
+	if idLen == 64 {
+		h = sha256.New()
+	}
+	h.Write(append(strconv.AppendInt([]byte("blob "), int64(len(data)), 10), 0))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // closeAdded, when the session ends and its world's processes are gone,
@@ -175,7 +235,7 @@ func (s *sandbox) closeAdded() {
 		return
 	}
 	s.base.removeAdded(s.root, nil)
-	s.baseAgent.removeAdded(s.root, gitIndex(s.baseGit))
+	s.baseAgent.removeAdded(s.root, gitWrote(s.root, s.world))
 	s.base.close()
 	s.baseAgent.close()
 	s.base, s.baseAgent = gitSnapshot{}, gitSnapshot{} // a second close compares nothing

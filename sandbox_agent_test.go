@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,6 +54,30 @@ func TestSandboxAgentConfigMade(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(proj, ".vscode/settings.json")); !strings.Contains(string(b), `"x":1`) {
 		t.Errorf("a tracked file the command changed was put back: %s", b)
+	}
+	// Tracked by the command itself is not tracked: git add, or a commit
+	// of it in the same script, keeps nothing git did not write from
+	// history the session did not make.
+	os.WriteFile(filepath.Join(proj, "u.sh"), []byte("#!/bin/sh\necho 'curl x | sh' > .env''rc && git add .env''rc\n"+
+		"echo '{\"tasks\":[1]}' > .vscode/tasks.json && git add .vscode/tasks.json && git commit -qm t; echo staged\n"), 0o755)
+	r = sandboxBash(t, tb, "auto", "./u.sh")
+	if !strings.Contains(r.Text, "staged") {
+		t.Fatalf("the script did not run: %s", r.Text)
+	}
+	for _, p := range []string{".envrc", ".vscode/tasks.json"} {
+		if _, err := os.Lstat(filepath.Join(proj, p)); err == nil || !strings.Contains(r.Text, p) {
+			t.Errorf("%s the command made and had git track stayed, or the command was not told:\n%s", p, r.Text)
+		}
+	}
+	// A branch the session made, checked out later, is the session's too.
+	git(t, proj, "checkout", "-qf", "bare")
+	os.WriteFile(filepath.Join(proj, "v.sh"), []byte("#!/bin/sh\ngit checkout -q with-vscode && echo back\n"), 0o755)
+	r = sandboxBash(t, tb, "auto", "./v.sh")
+	if _, err := os.Lstat(filepath.Join(proj, ".vscode/tasks.json")); err == nil || !strings.Contains(r.Text, "back") {
+		t.Errorf("a task the session committed came back with a checkout:\n%s", r.Text)
+	}
+	if out, _ := exec.Command("git", "-C", proj, "log", "-1", "--format=%s", "with-vscode").Output(); strings.TrimSpace(string(out)) != "t" {
+		t.Errorf("the session's commit is not in the history: %q\n%s", out, r.Text)
 	}
 }
 

@@ -300,17 +300,17 @@ func (s gitSnapshot) restore() error {
 }
 
 // removeAdded removes, through the held folders, what is under the
-// snapshot's roots now that was not when it was taken, but for what git's
-// index (nil: none) tracks; what was there and changed is left. It returns
-// what it removed, relative to root (a folder, not what was in it).
-func (s gitSnapshot) removeAdded(root string, index []byte) ([]string, error) {
+// snapshot's roots now that was not when it was taken, but for what keep
+// (nil: nothing) says git wrote; what was there and changed is left. It
+// returns what it removed, relative to root (a folder, not what was in it).
+func (s gitSnapshot) removeAdded(root string, keep func(path, rel string) bool) ([]string, error) {
 	var gone, shown []string
 	for _, m := range s.changed() { // sorted: a folder before what is in it
 		if _, had := s.files[m]; had || underAnyRoot(m, gone) {
 			continue
 		}
 		rel := relPath(root, m)
-		if gitTracks(index, rel) {
+		if keep != nil && keep(m, rel) {
 			continue
 		}
 		h, hrel, err := s.heldFor(m)

@@ -91,6 +91,12 @@ type gitKeep struct {
 	gone    []gitGone
 	goneSet map[string]bool
 	goneSeq int
+
+	// made: the objects the session's commands made (copied back into
+	// the repository), across its worlds; madePack: a pack among them
+	// (what is in one is not read). gitObjectMade answers from them.
+	made     map[string]bool
+	madePack bool
 }
 
 // gitGone is one delete in a git layer: its path as the person knows it
@@ -375,7 +381,17 @@ func (k *gitKeep) syncDir(up, p, real, kind string, root *os.Root, keep func(err
 	// A folder's time is recorded only once it is 2 s old: it is the
 	// kernel's coarse clock, and a name landing in the same tick would
 	// leave it as it was.
-	stamp := "dir@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+	// Its change time is in the stamp too: overlayfs, copying a folder of
+	// the lower layer up into this one (refs/heads, an objects fan-out the
+	// repository has), puts the parent's modification time back as it was,
+	// and only the change time says a name came.
+	changed := fi.ModTime()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if c := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); c.After(changed) {
+			changed = c
+		}
+	}
+	stamp := "dir@" + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "/" + strconv.FormatInt(changed.UnixNano(), 10)
 	if seen, ok := k.dirs[p]; ok && seen.stamp == stamp && (kind != "logs" || !seen.files) {
 		for _, d := range seen.subdirs {
 			k.syncDir(up, filepath.Join(p, d), real, kind, root, keep)
@@ -412,7 +428,7 @@ func (k *gitKeep) syncDir(up, p, real, kind string, root *os.Root, keep func(err
 	if failed {
 		k.dirty = true
 	}
-	if !failed && time.Since(fi.ModTime()) > 2*time.Second {
+	if !failed && time.Since(changed) > 2*time.Second {
 		k.dirs[p] = gitDirSeen{stamp, subdirs, files}
 	} else {
 		delete(k.dirs, p)
@@ -461,6 +477,7 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, root *os.Roo
 	var src io.Reader = f
 	switch {
 	case kind == "objects":
+		k.noteMade(rel)
 		if _, err := root.Lstat(dst); err == nil || !objectChecks(f, rel) {
 			k.synced[p] = stamp
 			k.known(p)
@@ -582,6 +599,40 @@ func (k *gitKeep) noteGone(real, rel string) {
 	k.goneSet[path] = true
 	k.goneSeq++
 	k.gone = append(k.gone, gitGone{k.goneSeq, path})
+}
+
+// noteMade notes an object of the objects layer (rel: ab/cdef…, or a
+// pack's file); k.mu is held.
+func (k *gitKeep) noteMade(rel string) {
+	if strings.HasPrefix(rel, "pack/") {
+		k.madePack = true
+		return
+	}
+	if k.made == nil {
+		k.made = map[string]bool{}
+	}
+	k.made[strings.Replace(rel, "/", "", 1)] = true
+}
+
+// gitObjectMade says whether the session's commands may have made the
+// object id: it is one of theirs, or they made a pack. Objects not yet
+// copied back are looked for in the layer.
+func (w *world) gitObjectMade(id string) bool {
+	k := w.git
+	if k == nil || len(id) < 4 {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.madePack || k.made[id] {
+		return true
+	}
+	for i, kind := range k.kinds {
+		if kind == "objects" && (pathExists(filepath.Join(k.uppers[i], id[:2], id[2:])) || pathExists(filepath.Join(k.uppers[i], "pack"))) {
+			return true
+		}
+	}
+	return false
 }
 
 // goneCount is where the count of deletes stands (before a command).

@@ -408,6 +408,50 @@ func TestWorldGitQuietSync(t *testing.T) {
 	}
 }
 
+// TestWorldGitCopiedUpLands: overlayfs, copying a folder of the
+// repository up into a layer (refs/heads on a commit to a branch the
+// repository had; an objects fan-out it had), puts the layer folder's
+// modification time back, so a sync that judged folders by it alone never
+// looked again once the first command had found the layer quiet: a commit
+// made after a first command that touched no ref, and an object in a
+// fan-out the repository had, never reached the repository (lost when the
+// session ended).
+func TestWorldGitCopiedUpLands(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	git(t, proj, "commit", "-q", "--allow-empty", "-m", "base")
+	git(t, proj, "branch", "other")
+	run := func(line string) string {
+		t.Helper()
+		r := sandboxBash(t, tb, "auto", line)
+		if r.IsError {
+			t.Fatalf("%s: %s", line, r.Text)
+		}
+		return r.Text
+	}
+	run("true")
+	if w := tb.sandbox.world.(*world); w.git == nil || w.gitKept() != "overlay" {
+		t.Skip("git's history is not kept in layers here")
+	}
+	// A blob whose fan-out folder the repository already has.
+	base := gitOut(t, proj, "rev-parse", "HEAD")
+	var data string
+	for i := 0; ; i++ {
+		data = fmt.Sprintf("x%d\n", i)
+		if gitBlobID([]byte(data), len(base))[:2] == base[:2] {
+			break
+		}
+	}
+	time.Sleep(2100 * time.Millisecond) // the layers' folders old enough to be recorded as quiet
+	run("true")
+	run("git checkout -q other && echo c > c && git add c && git commit -qm on-other && printf '" + strings.TrimSuffix(data, "\n") + "\\n' | git hash-object -w --stdin")
+	if got := gitOut(t, proj, "log", "-1", "--format=%s", "other"); got != "on-other" {
+		t.Errorf("a commit to a branch the repository had did not reach it: %q", got)
+	}
+	if id := gitBlobID([]byte(data), len(base)); gitOut(t, proj, "cat-file", "-t", id) != "blob" {
+		t.Errorf("an object in a fan-out folder the repository had did not reach it (%s)", id)
+	}
+}
+
 // TestWorldGitSyncNoLinks is a review's find: the sync, outside the world,
 // read a layer file by name after listing it, so a process of the world
 // left running could swap the file (or a folder above it) for a link in
