@@ -57,6 +57,8 @@ type acpSpec struct {
 
 // theACPSpec parses harness/acp.json once; like theSpec, a broken file is
 // a build-time bug that TestACPSpec catches.
+//
+//go:noinline
 func theACPSpec() *acpSpec { return acpSpecFile.get() }
 
 var acpSpecFile = &harnessFile[acpSpec]{name: "harness/acp.json"}

@@ -34,6 +34,7 @@ type personalitySpec struct {
 
 var personalitySpecFile = &harnessFile[personalitySpec]{name: "harness/personality.json"}
 
+//go:noinline
 func thePersonalitySpec() *personalitySpec { return personalitySpecFile.get() }
 
 func personalityText(key string, kv ...any) string {

@@ -596,6 +596,8 @@ type replSpec struct {
 // service reach their first request without it (harness/conformance/
 // startup.json). A broken file is a build-time bug TestHarness catches,
 // so at run time it panics like theSpec.
+//
+//go:noinline
 func theReplSpec() *replSpec { return replSpecFile.get() }
 
 var replSpecFile = &harnessFile[replSpec]{name: "harness/repl.json"}

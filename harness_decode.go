@@ -103,6 +103,7 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+//go:noinline
 func (d *harnessDec) fail(what string) error {
 	return errorf("%w: %s at byte %d", errHarnessUnsupported, what, d.i)
 }

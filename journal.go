@@ -78,6 +78,8 @@ type storeSpec struct {
 
 // theStoreSpec parses harness/store.json once, on first use, so a command
 // that never touches the store never parses it.
+//
+//go:noinline
 func theStoreSpec() *storeSpec { return storeSpecFile.get() }
 
 var storeSpecFile = &harnessFile[storeSpec]{name: "harness/store.json"}

@@ -123,6 +123,8 @@ type librarySpec struct {
 // rather than in loadSpec so a process that never touches the library does
 // not pay for it; a broken file is a build-time bug that TestLibrarySpec
 // catches, so at run time it panics like theSpec.
+//
+//go:noinline
 func theLibrarySpec() *librarySpec { return librarySpecFile.get() }
 
 var librarySpecFile = &harnessFile[librarySpec]{name: "harness/library.json"}

@@ -99,6 +99,8 @@ type linkSpec struct {
 
 // theLinkSpec parses harness/link.json once; a broken file is a build-time
 // bug that TestLinkSpec catches.
+//
+//go:noinline
 func theLinkSpec() *linkSpec { return linkSpecFile.get() }
 
 var linkSpecFile = &harnessFile[linkSpec]{name: "harness/link.json"}

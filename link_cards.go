@@ -42,6 +42,7 @@ type cardsSpec struct {
 	Errors map[string]string `json:"errors"`
 }
 
+//go:noinline
 func theCardsSpec() *cardsSpec { return cardsSpecFile.get() }
 
 var cardsSpecFile = &harnessFile[cardsSpec]{name: "harness/cards.json"}

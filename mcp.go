@@ -65,6 +65,8 @@ type mcpSpec struct {
 
 // theMCP reads harness/mcp.json once, strictly; a broken file is a harness
 // bug that TestMCPHarness catches, so here it panics.
+//
+//go:noinline
 func theMCP() *mcpSpec { return mcpSpecFile.get() }
 
 var mcpSpecFile = &harnessFile[mcpSpec]{name: "harness/mcp.json"}

@@ -41,6 +41,8 @@ type mcpAuthSpec struct {
 
 // theMCPAuth reads harness/mcp_auth.json once, strictly; TestMCPAuthHarness
 // catches a broken file, so here it panics.
+//
+//go:noinline
 func theMCPAuth() *mcpAuthSpec { return mcpAuthFile.get() }
 
 var mcpAuthFile = &harnessFile[mcpAuthSpec]{name: "harness/mcp_auth.json"}

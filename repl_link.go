@@ -38,6 +38,8 @@ type replLinkSpec struct {
 
 // theReplLinkSpec parses harness/repl_link.json once; a broken file is a
 // build-time bug TestReplLinkSpec catches.
+//
+//go:noinline
 func theReplLinkSpec() *replLinkSpec { return replLinkSpecFile.get() }
 
 var replLinkSpecFile = &harnessFile[replLinkSpec]{name: "harness/repl_link.json"}

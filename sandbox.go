@@ -154,6 +154,8 @@ type sandboxSpec struct {
 
 // theSandboxSpec reads harness/sandbox.json once. It is loaded here rather
 // than in loadSpec so that only a process that runs a command pays for it.
+//
+//go:noinline
 func theSandboxSpec() *sandboxSpec { return sandboxSpecFile.get() }
 
 var sandboxSpecFile = &harnessFile[sandboxSpec]{name: "harness/sandbox.json"}
