@@ -285,6 +285,7 @@ func TestRedLiveOrdinaryWork(t *testing.T) {
 		redWrite("mod/m.go", "package m\n\nfunc Add(a, b int) int { return a + b }\n"),
 		redWrite("mod/m_test.go", "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n"),
 		redBash("cd mod && go test ./... 2>&1 && echo ok-gotest"),
+		redBash("sleep 2.2"), // the git layers' folders found quiet before the commit
 		redBash("echo three > README && git add README && git commit -qm third && git branch topic && echo ok-commit"),
 		redBash(`t=$(mktemp -d) && touch "$t/a" && rm -rf "$t" && echo ok-mktemp`),
 		redWrite("Makefile", "all: build/out\n\nbuild/out:\n\tmkdir -p build && echo hi > build/out\n"),
@@ -300,6 +301,12 @@ func TestRedLiveOrdinaryWork(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.proj, "build")); err == nil {
 		t.Errorf("the build folder is still there")
+	}
+	// What the model committed is the person's, seen from outside: the
+	// world's git layers once kept a commit made after a quiet first
+	// command to themselves (TestWorldGitCopiedUpLands).
+	if out, _ := exec.Command("git", "-C", r.proj, "log", "-1", "--format=%s", "topic").Output(); strings.TrimSpace(string(out)) != "third" {
+		t.Errorf("the commit and branch made in the world are not in the repository: %q", out)
 	}
 	// The person's commit moved main on: the history check wants the old
 	// commits still its ancestors, which they are.
