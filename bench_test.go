@@ -5,6 +5,7 @@ package main
 //
 //	go test -run '^$' -bench 'Version|ScriptedTask|BinarySize' -benchtime 20x .
 //	go test -run '^$' -bench SearchTurn -benchtime 7x .
+//	go test -run '^$' -bench FloorRSS -benchtime 9x .   (the floor ScriptedTask's RSS is read against)
 //
 // LEMBAS_BENCH_BIN names the binary to run (a stripped build, as the bench
 // makes it: go build -trimpath -ldflags='-s -w'); without it the test
@@ -110,6 +111,76 @@ func BenchmarkScriptedTask(b *testing.B) {
 	if len(heap) > 0 {
 		b.ReportMetric(median(heap)/1024, "heap-inuse-MB")
 	}
+}
+
+// BenchmarkFloorRSS is the memory floor BenchmarkScriptedTask's peak RSS
+// is read against: a Go program, built as the bench builds lembas
+// (stripped, CGO off), whose only work is what any agent's run must do —
+// six 10 KB JSON POSTs over loopback HTTP (to an httptest server in the
+// same process) — reporting its own VmHWM, anonymous and file pages.
+func BenchmarkFloorRSS(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("/proc/self/status")
+	}
+	dir := b.TempDir()
+	src := `package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+)
+
+func main() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte("{}"))
+	}))
+	body, _ := json.Marshal(map[string]any{"messages": strings.Repeat("x", 10000)})
+	for i := 0; i < 6; i++ {
+		resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			panic(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	st, _ := os.ReadFile("/proc/self/status")
+	fmt.Print(string(st))
+}
+`
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module floor\n\ngo 1.21\n"), 0o644)
+	bin := filepath.Join(dir, "floor")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Dir, build.Env = dir, append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, msg)
+	}
+	var hwm, anon, file []float64
+	for i := 0; i < b.N; i++ {
+		out, err := exec.Command(bin).Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range []struct {
+			key string
+			to  *[]float64
+		}{{"VmHWM:", &hwm}, {"RssAnon:", &anon}, {"RssFile:", &file}} {
+			_, rest, _ := strings.Cut(string(out), f.key)
+			if v, err := strconv.ParseFloat(strings.Fields(rest + " 0")[0], 64); err == nil {
+				*f.to = append(*f.to, v)
+			}
+		}
+	}
+	b.ReportMetric(median(hwm)/1024, "peak-rss-MB")
+	b.ReportMetric(median(anon)/1024, "anon-MB")
+	b.ReportMetric(median(file)/1024, "file-MB")
 }
 
 // BenchmarkBinarySize builds lembas as the bench does (stripped) and
