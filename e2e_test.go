@@ -53,7 +53,7 @@ func lembasBin(t testing.TB) string {
 }
 
 // copyProject copies a fixture project into a fresh temp folder.
-func copyProject(t *testing.T, name string) string {
+func copyProject(t testing.TB, name string) string {
 	t.Helper()
 	dst := t.TempDir()
 	src := filepath.Join("testdata", "projects", name)
@@ -85,7 +85,7 @@ type runResult struct {
 }
 
 // runLembas runs the binary in dir with a clean environment of its own.
-func runLembas(t *testing.T, env []string, dir string, stdin string, args ...string) runResult {
+func runLembas(t testing.TB, env []string, dir string, stdin string, args ...string) runResult {
 	t.Helper()
 	cmd := exec.Command(lembasBin(t), args...)
 	cmd.Dir = dir

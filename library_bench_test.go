@@ -13,6 +13,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -157,4 +159,65 @@ func TestLibraryPromptBytes(t *testing.T) {
 	t.Logf("library block in the system prompt: %d bytes; system prompt with no files: %d bytes", len(libraryBlock()), len(bare))
 	t.Logf("two instruction files (%d + 47 bytes of text): %d bytes; five skills: %d bytes; system prompt then: %d bytes (+%d)",
 		len(strings.TrimSpace(string(readme))), instr, skills, len(full), len(full)-len(bare))
+}
+
+// BenchmarkLibraryTaskBytes is the bytes a -p task sends the model when it
+// does use the library (issue "Lean again", item 1): the real binary, a
+// library of testdata/library/corpus added with lembas library add (BM25),
+// and a scripted model that searches it, reads the first hit's piece and
+// answers. Reported: the first request's bytes and the run's total (the
+// library's ten tools and its block are offered only where there is a
+// library, notes or skills), and the same first request in a session with
+// no library beside it (lib-off-first-request-bytes).
+func BenchmarkLibraryTaskBytes(b *testing.B) {
+	if runtime.GOOS == "windows" {
+		b.Skip("POSIX paths")
+	}
+	corpus, _ := filepath.Abs(filepath.Join("testdata", "library", "corpus"))
+	var first, total, bare float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		cfg, st := libEnv(b, nil)
+		proj := copyProject(b, "basic")
+		fm := newFakeModel(b)
+		env := []string{"OPENAI_BASE_URL=" + fm.url(), "LEMBAS_MODEL=mock", "XDG_STATE_HOME=" + st, "XDG_CONFIG_HOME=" + cfg}
+		fm.push(textReply("none"))
+		if r := runLembas(b, env, proj, "", "--mode", "auto", "-p", "what about varroa?"); r.code != 0 {
+			b.Fatalf("-p without a library: %d\n%s", r.code, r.stderr)
+		}
+		bare = float64(len(fm.got()[0].Raw))
+		if r := runLembas(b, env, proj, "", "library", "add", corpus); r.code != 0 {
+			b.Fatalf("library add: %d\n%s", r.code, r.stderr)
+		}
+		fm = newFakeModel(b)
+		env[0] = "OPENAI_BASE_URL=" + fm.url()
+		fm.route = func(req fakeRequest) fakeReply {
+			switch res := toolResults(req); len(res) {
+			case 0:
+				return callsReply(fakeCall{"knowledge_search", map[string]any{"query": "mite drop on a sticky board"}})
+			case 1:
+				id := ""
+				if m := regexp.MustCompile(`k[0-9a-f]+#[0-9]+`).FindString(res[0]); m != "" {
+					id = m
+				}
+				return callsReply(fakeCall{"knowledge_get", map[string]any{"id": id}})
+			}
+			return textReply("Count the mites on the sticky board after 24 hours.")
+		}
+		b.StartTimer()
+		r := runLembas(b, env, proj, "", "--mode", "auto", "-p", "what about varroa?")
+		b.StopTimer()
+		got := fm.got()
+		if r.code != 0 || len(got) != 3 || !strings.Contains(strings.Join(toolResults(got[2]), "\n"), "sticky") {
+			b.Fatalf("-p with the library: %d, %d requests\n%s", r.code, len(got), r.stderr)
+		}
+		first, total = float64(len(got[0].Raw)), 0
+		for _, q := range got {
+			total += float64(len(q.Raw))
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(first, "first-request-bytes")
+	b.ReportMetric(total, "total-bytes")
+	b.ReportMetric(bare, "lib-off-first-request-bytes")
 }
