@@ -10,6 +10,7 @@ package main
 // LEMBAS_BENCH_BIN names the binary to run (a stripped build, as the bench
 // makes it: go build -trimpath -ldflags='-s -w'); without it the test
 // binary's own build of lembas runs. BenchmarkScriptedTask reports the
+// bytes it sent the model (all, and the first request's), the
 // peak RSS and Go heap of the -p process as it measured them itself
 // (LEMBAS_TRACE's last line: the kernel's VmHWM), since rusage from here
 // is unreliable: a child that Go starts with vfork takes on the test
@@ -80,8 +81,10 @@ func BenchmarkScriptedTask(b *testing.B) {
 	bin := benchBin(b)
 	f := newFakeModel(b)
 	var rss, heap []float64
+	var sent, first int
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
+		done := len(f.got())
 		scriptTask(f)
 		proj := b.TempDir()
 		os.MkdirAll(filepath.Join(proj, "src"), 0o755)
@@ -103,8 +106,17 @@ func BenchmarkScriptedTask(b *testing.B) {
 		if v, ok := traceFigure(stderr.String(), "heap_inuse"); ok {
 			heap = append(heap, v)
 		}
+		sent, first = 0, 0
+		for j, q := range f.got()[done:] {
+			if j == 0 {
+				first = len(q.Raw)
+			}
+			sent += len(q.Raw)
+		}
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(sent), "bytes-sent")
+	b.ReportMetric(float64(first), "first-request-bytes")
 	if len(rss) > 0 {
 		b.ReportMetric(median(rss)/1024, "peak-rss-MB")
 	}
