@@ -18,7 +18,8 @@ package main
 //   - refs: a new or moved ref (a moved ref is ordinary work: commit,
 //     reset, checkout -b);
 //   - logs: a new reflog, or one that grew (only appended to: an expired or
-//     rewritten reflog stays as it was);
+//     rewritten reflog stays as it was, and the entries the world added
+//     to it since are appended: reflogNews);
 //   - never a delete: the layer's whiteouts are skipped, so a removed
 //     object, pack or ref is gone only in the world's view, until the
 //     world next starts (it starts with a fresh layer, and sees the whole
@@ -494,7 +495,10 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, root *os.Roo
 			return false
 		}
 		old, oerr := root.ReadFile(dst)
-		if kind == "logs" && oerr == nil && (len(now) <= len(old) || !bytes.HasPrefix(now, old)) ||
+		if kind == "logs" && oerr == nil && !bytes.HasPrefix(now, old) {
+			now = reflogNews(old, now)
+		}
+		if kind == "logs" && oerr == nil && len(now) <= len(old) ||
 			kind != "logs" && oerr == nil && bytes.Equal(now, old) {
 			k.synced[p] = stamp
 			k.known(p)
@@ -509,6 +513,30 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, root *os.Roo
 	k.synced[p] = stamp
 	k.known(p)
 	return true
+}
+
+// reflogNews is the repository's reflog old with the entries of the
+// world's now that it lacks appended, in now's order: the world rewrote
+// its reflog (a stash popped or dropped, a branch deleted and made again)
+// and went on, and what it dropped stays while what it added lands. Each
+// line counts as often as it is there.
+func reflogNews(old, now []byte) []byte {
+	have := map[string]int{}
+	for _, l := range strings.SplitAfter(string(old), "\n") {
+		have[l]++
+	}
+	out := old
+	for _, l := range strings.SplitAfter(string(now), "\n") {
+		if have[l] > 0 || !strings.HasSuffix(l, "\n") {
+			have[l]--
+			continue // one the repository has, or a line not yet whole
+		}
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, l...)
+	}
+	return out
 }
 
 // known notes that the upper file p was synced, so that its going is seen
