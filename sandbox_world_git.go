@@ -26,7 +26,10 @@ package main
 //     history again);
 //   - packed-refs, a file beside the refs, is rewritten for real; a ref it
 //     listed before the command and lists no more is written back as a
-//     loose ref (refs are never deleted).
+//     loose ref (refs are never deleted);
+//   - a ref or reflog that cannot land, the repository holding a file
+//     where it needs a folder or the reverse (a deleted fix kept, the
+//     world's fix/x), is named to the command (gitClash).
 // git inside the world sees a delete succeed; the repository keeps it, and
 // the command's result says so (goneSince), so the model is not misled.
 
@@ -38,6 +41,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -100,11 +104,13 @@ type gitKeep struct {
 	madePack bool
 }
 
-// gitGone is one delete in a git layer: its path as the person knows it
-// (.git/refs/heads/topic) and its place in the count.
+// gitGone is one delete in a git layer — or, clash, a ref or reflog that
+// cannot land (gitClash) — by its path as the person knows it
+// (.git/refs/heads/topic), and its place in the count.
 type gitGone struct {
-	seq  int
-	path string
+	seq   int
+	path  string
+	clash bool
 }
 
 type gitDirSeen struct {
@@ -343,7 +349,7 @@ func (k *gitKeep) restoreHead() error {
 		return nil
 	}
 	k.goneSeq++ // told as a delete kept from the repository, each time
-	k.gone = append(k.gone, gitGone{k.goneSeq, filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(k.packed)), "HEAD"))})
+	k.gone = append(k.gone, gitGone{seq: k.goneSeq, path: filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(k.packed)), "HEAD"))})
 	return rootCreate(k.common, "HEAD", []byte(k.head))
 }
 
@@ -400,7 +406,9 @@ func (k *gitKeep) syncDir(up, p, real, kind string, root *os.Root, keep func(err
 		return
 	}
 	if p != up {
-		keep(root.MkdirAll(rel, 0o755))
+		if err := root.MkdirAll(rel, 0o755); !gitClash(err) {
+			keep(err) // a clash is its files' to tell
+		}
 		if v, err := unix.Fgetxattr(int(dir.Fd()), "user.overlay.opaque", make([]byte, 1)); err == nil && v == 1 {
 			k.noteGone(real, rel+"/") // removed and made again: what it held is hidden in the world
 		}
@@ -507,6 +515,10 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, root *os.Roo
 		src = bytes.NewReader(now)
 	}
 	if err := copyInto(src, root, dst, fi.Mode().Perm()); err != nil {
+		if kind != "objects" && gitClash(err) {
+			k.note(gitGone{path: filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(real)), filepath.Base(real), rel)), clash: true})
+			return true // tried again when the folder next changes
+		}
 		keep(err)
 		return false
 	}
@@ -618,15 +630,31 @@ func (k *gitKeep) noteGone(real, rel string) {
 	if fi, err := os.Stat(filepath.Join(real, rel)); strings.HasSuffix(rel, "/") || err == nil && fi.IsDir() {
 		path += "/" // a folder removed whole
 	}
-	if k.goneSet[path] {
+	k.note(gitGone{path: path})
+}
+
+// note keeps g, once; k.mu is held.
+func (k *gitKeep) note(g gitGone) {
+	key := fmt.Sprint(g.clash, g.path)
+	if k.goneSet[key] {
 		return
 	}
 	if k.goneSet == nil {
 		k.goneSet = map[string]bool{}
 	}
-	k.goneSet[path] = true
+	k.goneSet[key] = true
 	k.goneSeq++
-	k.gone = append(k.gone, gitGone{k.goneSeq, path})
+	g.seq = k.goneSeq
+	k.gone = append(k.gone, g)
+}
+
+// gitClash says whether a copy into the repository failed on its having
+// a file where the layer has a folder, or the reverse: a branch the world
+// deleted, which the repository keeps, named fix where the world made
+// fix/x (git branch -m fix fix/x). The ref cannot land until the person
+// deletes the old one, and the command is told.
+func gitClash(err error) bool {
+	return errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist)
 }
 
 // noteMade notes an object of the objects layer (rel: ab/cdef…, or a
@@ -673,11 +701,11 @@ func (k *gitKeep) goneCount() int {
 	return k.goneSeq
 }
 
-// goneSince names the deletes sync met after the count stood at n. With
-// commands running side by side, one's deletes may be named to another
-// that ended after them too: it is told of a delete it did not make,
-// never left unaware of one it made.
-func (k *gitKeep) goneSince(n int) []string {
+// goneSince names the deletes (or, clash, the clashes) sync met after the
+// count stood at n. With commands running side by side, one's deletes may
+// be named to another that ended after them too: it is told of a delete
+// it did not make, never left unaware of one it made.
+func (k *gitKeep) goneSince(n int, clash bool) []string {
 	if k == nil {
 		return nil
 	}
@@ -685,7 +713,7 @@ func (k *gitKeep) goneSince(n int) []string {
 	defer k.mu.Unlock()
 	var out []string
 	for _, g := range k.gone {
-		if g.seq > n {
+		if g.seq > n && g.clash == clash {
 			out = append(out, g.path)
 		}
 	}
@@ -711,7 +739,9 @@ func (k *gitKeep) goneSince(n int) []string {
 // they never reach the repository.
 func (w *world) gitGoneCount() int { return w.git.goneCount() }
 
-func (w *world) gitGoneSince(n int) []string { return w.git.goneSince(n) }
+func (w *world) gitGoneSince(n int) []string { return w.git.goneSince(n, false) }
+
+func (w *world) gitClashSince(n int) []string { return w.git.goneSince(n, true) }
 
 // restorePacked writes back, as loose refs, the packed refs a command took
 // out of packed-refs.

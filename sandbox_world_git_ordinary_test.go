@@ -66,11 +66,19 @@ func subsequence(a, b string) bool {
 // rewritten in the world: git's history is add-only).
 func gitViewDiff(world, host map[string]string, kept map[string]bool) []string {
 	var out []string
+	isKept := func(name string) bool {
+		for k := range kept {
+			if k == name || strings.HasSuffix(k, "/") && strings.HasPrefix(name, k) {
+				return true
+			}
+		}
+		return false
+	}
 	for k, wv := range world {
 		hv, ok := host[k]
 		name, _ := strings.CutPrefix(strings.TrimPrefix(k, "ref "), "log ")
 		switch {
-		case strings.HasPrefix(k, "log ") && kept[name]:
+		case strings.HasPrefix(k, "log ") && isKept(name):
 			if !subsequence(wv, hv) {
 				out = append(out, k+": world "+wv+" host "+hv)
 			}
@@ -80,7 +88,7 @@ func gitViewDiff(world, host map[string]string, kept map[string]bool) []string {
 	}
 	for k, hv := range host {
 		name, _ := strings.CutPrefix(strings.TrimPrefix(k, "ref "), "log ")
-		if _, ok := world[k]; !ok && !kept[name] && !strings.HasPrefix(k, "log ") {
+		if _, ok := world[k]; !ok && !isKept(name) && !strings.HasPrefix(k, "log ") {
 			out = append(out, k+": only the host has "+hv)
 		}
 	}
@@ -93,7 +101,7 @@ type gitOrdinaryStep struct {
 	run     string
 	pause   bool     // a quiet spell first, past the sync's 2 s
 	restart string   // the world goes first: "idle" (its idle end) or "close"
-	kept    []string // refs the world deleted or rewrote the reflog of (the host keeps theirs)
+	kept    []string // refs the world deleted or rewrote the reflog of (the host keeps theirs); a/ names those under it
 }
 
 var gitOrdinarySteps = []gitOrdinaryStep{
@@ -218,6 +226,7 @@ func testWorldGitOrdinary(t *testing.T, steps []gitOrdinaryStep, watched bool) {
 		out := run(s.run)
 		host := hostView() // before the world's view below is read: what this command's sync landed
 		last = gitView(out)
+		t.Logf("%s: %s", s.name, out[:strings.Index(out, "@@view")])
 		for _, d := range gitViewDiff(last, host, kept) {
 			t.Errorf("%s: %s", s.name, d)
 		}
@@ -242,4 +251,35 @@ func TestWorldGitReflogRewrittenLands(t *testing.T) {
 		{name: "stash again", run: "git checkout -q -- a && echo s3 >> a && git stash -q"},
 		{name: "branch deleted and made again", run: "git commit -q --allow-empty -m x && git branch -q -D other && git branch other", kept: []string{"refs/heads/other"}},
 	}, false)
+}
+
+// TestWorldGitRefClashNamed: a branch renamed into a folder of its own
+// name (git branch -m fix fix/x), or one made where the world deleted a
+// folder of branches, cannot land — the repository keeps the deleted one,
+// and refs/heads/fix and refs/heads/fix/x cannot both be — and was lost
+// without a word when the world ended (the sync's error went nowhere).
+// The command is told, once, which refs are in its own view only.
+func TestWorldGitRefClashNamed(t *testing.T) {
+	tb, _, proj, _ := worldFixture(t, sandboxConfig{})
+	git(t, proj, "commit", "-q", "--allow-empty", "-m", "base")
+	git(t, proj, "branch", "fix")
+	git(t, proj, "branch", "a/b")
+	if w := tb.sandbox.world.(*world); w.git == nil {
+		t.Skip("git's history is not kept in layers here")
+	}
+	for _, c := range [][2]string{
+		{"git commit -q --allow-empty -m x && git branch -m fix fix/x; true", ".git/refs/heads/fix/x, .git/logs/refs/heads/fix/x, which"},
+		{"git branch -q -D a/b && git branch a", ".git/refs/heads/a, .git/logs/refs/heads/a, which"},
+	} {
+		r := sandboxBash(t, tb, "auto", c[0])
+		if tb.sandbox.world.(*world).gitKept() != "overlay" {
+			t.Skip("git's history is not kept in layers here")
+		}
+		if !strings.Contains(r.Text, c[1]) || !strings.Contains(r.Text, "could not be copied into the repository") {
+			t.Errorf("%s: the command is not told its ref cannot land:\n%s", c[0], r.Text)
+		}
+	}
+	if r := sandboxBash(t, tb, "auto", "git status"); strings.Contains(r.Text, "could not be copied") {
+		t.Errorf("a later command is told the clash again:\n%s", r.Text)
+	}
 }
