@@ -26,7 +26,8 @@ package main
 //     history again);
 //   - packed-refs, a file beside the refs, is rewritten for real; a ref it
 //     listed before the command and lists no more is written back as a
-//     loose ref (refs are never deleted);
+//     loose ref (refs are never deleted), and a loose ref the command
+//     packed with another value is moved to it (packedMoved);
 //   - a ref or reflog that cannot land, the repository holding a file
 //     where it needs a folder or the reverse (a deleted fix kept, the
 //     world's fix/x), is named to the command (gitClash).
@@ -74,6 +75,7 @@ type gitKeep struct {
 
 	head        string            // <common>/HEAD as a command started ("" when there was none)
 	packedStamp string            // packed-refs' size, time and file when last read
+	packedAt    string            // packedStamp as the last command started
 	packedNow   map[string]string // what it listed then
 
 	// The layers' folders are watched (inotify) from when they are first
@@ -280,6 +282,7 @@ func (k *gitKeep) before(idle bool) {
 		k.head = string(b)
 	}
 	now := k.packedRefs()
+	k.packedAt = k.packedStamp
 	if idle {
 		k.refs = make(map[string]string, len(now))
 	}
@@ -329,8 +332,42 @@ func (k *gitKeep) sync() error {
 			k.dirty = true // what could not be copied is tried again
 		}
 	}
+	keep(k.packedMoved())
 	keep(k.restorePacked())
 	keep(k.restoreHead())
+	return first
+}
+
+// packedMoved moves the repository's loose refs that the command packed
+// with another value to that value: git gc or pack-refs (after a commit
+// in the same command) wrote the world's ref into packed-refs and removed
+// its loose file there, and the loose file the repository keeps would
+// hide it. A loose ref of the layer is the world's instead; k.mu is held.
+func (k *gitKeep) packedMoved() error {
+	now := k.packedRefs()
+	if k.packedStamp == k.packedAt {
+		return nil
+	}
+	var first error
+	for i, kind := range k.kinds {
+		if kind != "refs" || i >= len(k.roots) || k.roots[i] == nil {
+			continue
+		}
+		for n, sha := range now {
+			f, ok := strings.CutPrefix(n, "refs/")
+			if !ok || k.refs[n] == sha || !filepath.IsLocal(f) {
+				continue // not packed by the command
+			}
+			if fi, err := os.Lstat(filepath.Join(k.uppers[i], f)); err == nil && fi.Mode().IsRegular() {
+				continue
+			}
+			if old, err := k.roots[i].ReadFile(f); err == nil && string(old) != sha+"\n" {
+				if err := copyInto(strings.NewReader(sha+"\n"), k.roots[i], f, 0o644); err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+	}
 	return first
 }
 
