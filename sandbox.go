@@ -686,6 +686,7 @@ type sandboxRun struct {
 type gitDeletes interface {
 	gitGoneCount() int
 	gitGoneSince(n int) []string
+	gitClashSince(n int) []string // refs that cannot land beside one the repository kept
 }
 
 // diskStops is a world whose disk is watched
@@ -905,6 +906,9 @@ func (r *sandboxRun) finish(out string, code int) string {
 	if g, ok := r.world.(gitDeletes); ok {
 		if gone := g.gitGoneSince(r.gone); len(gone) > 0 {
 			notes = append(notes, sandboxText("git_deletes_kept", "paths", shownList(gone, theSandboxSpec().GitGoneMax)))
+		}
+		if c := g.gitClashSince(r.gone); len(c) > 0 {
+			notes = append(notes, sandboxText("git_ref_clash", "paths", shownList(c, theSandboxSpec().GitGoneMax)))
 		}
 	}
 	if d, ok := r.world.(diskStops); ok {

@@ -9,7 +9,9 @@ package main
 // they use git there. Such a repository keeps only plain settings
 // (sandbox.json new_repo.config_keep, an allow-list: what is not known to
 // be harmless goes) and git's own sample hooks; a .git that is a file or a
-// link (pointing git at a repository elsewhere) is taken away whole. The
+// link (pointing git at a repository elsewhere) is taken away whole, but
+// for a submodule's naming a module of a repository the session made
+// (gitLinkInto), whose module is screened instead. The
 // command is told what went. A repository made in a folder under the
 // project (sub/.git) is screened once, when the session ends
 // (screenNestedRepos): a walk of the project after every command would
@@ -148,11 +150,50 @@ func screenNestedRepos(root string, since time.Time, keep []string) []string {
 		return nil
 	})
 	sort.Strings(found)
+	owners := found // the repositories whose modules are the session's
+	if born, ok := bornAt(filepath.Join(root, ".git")); ok && !born.Before(since) {
+		owners = append(owners[:len(owners):len(owners)], ".git") // the project's, made here (screenNewRepo's)
+	}
 	var taken []string
 	for _, gd := range found {
+		if to := gitLinkInto(r, gd, owners); to != "" {
+			gd = to // a submodule's .git file: its repository is screened, the file kept
+		}
 		taken = append(taken, screenRepoAt(r, gd, keep)...)
 	}
 	return taken
+}
+
+// gitLinkInto is the folder a submodule's .git file gd names (gitdir:
+// ../.git/modules/s, as git clone --recurse-submodules writes it), when
+// it is a module of a repository in owners reached through folders alone
+// (no link); "" otherwise, and the file goes as one pointing elsewhere.
+func gitLinkInto(r *os.Root, gd string, owners []string) string {
+	st, err := r.Lstat(gd)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
+		return ""
+	}
+	b, _ := r.ReadFile(gd)
+	to, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || path.IsAbs(to) {
+		return ""
+	}
+	to = path.Join(path.Dir(gd), to)
+	for _, f := range owners {
+		rest, ok := strings.CutPrefix(to, f+"/modules/")
+		if !ok {
+			continue
+		}
+		cur := f
+		for _, c := range strings.Split("modules/"+rest, "/") {
+			cur = path.Join(cur, c)
+			if fi, err := r.Lstat(cur); err != nil || !fi.IsDir() {
+				return ""
+			}
+		}
+		return to
+	}
+	return ""
 }
 
 // rootHas says whether name stands under r (a link counts).

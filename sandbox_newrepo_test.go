@@ -263,6 +263,67 @@ func TestNestedRepoScreenedAtClose(t *testing.T) {
 	}
 }
 
+// TestNestedSubmoduleKeptAtClose: a repository cloned under the project
+// with its submodules (git clone --recurse-submodules) lost each
+// submodule's .git file when the session closed — the screen took it for
+// one pointing git elsewhere — so git in the submodule's folder worked on
+// the outer repository. A .git file naming a module of a repository the
+// session made is kept, and that module screened; one naming a module
+// through a link, or another folder, still goes.
+func TestNestedSubmoduleKeptAtClose(t *testing.T) {
+	for _, made := range []bool{false, true} {
+		t.Run(map[bool]string{false: "theirs", true: "made"}[made], func(t *testing.T) { testNestedSubmodule(t, made) })
+	}
+}
+
+// testNestedSubmodule: in the person's repository (or, made, in a project
+// whose repository the session made, with a submodule added to it).
+func testNestedSubmodule(t *testing.T, made bool) {
+	_, proj, _ := sandboxFixture(t)
+	git(t, proj, "commit", "-q", "--allow-empty", "-m", "base")
+	if _, ok := bornAt(filepath.Join(proj, ".git", "HEAD")); !ok {
+		t.Skip("this file system keeps no birth times: the nested screen reads none")
+	}
+	sub, inner := "git -c protocol.file.allow=always clone -q --recurse-submodules $t/p inner", "inner"
+	if made {
+		os.RemoveAll(filepath.Join(proj, ".git"))
+		sub, inner = "git init -q . && git -c protocol.file.allow=always submodule add -q $t/p inner && git -C inner -c protocol.file.allow=always submodule update -q --init && git commit -qm base", "."
+	}
+	time.Sleep(1100 * time.Millisecond) // the screen allows a coarse clock's second before the first command
+	tb := sandboxToolbox(t, proj, sandboxConfig{})
+	r := sandboxBash(t, tb, "auto", script(`#!/bin/sh
+export GIT_AUTHOR_NAME=x GIT_AUTHOR_EMAIL=x@y GIT_COMMITTER_NAME=x GIT_COMMITTER_EMAIL=x@y
+t=$(mktemp -d) && git init -q $t/s && git -C $t/s commit -q --allow-empty -m s && git init -q $t/p &&
+git -C $t/p -c protocol.file.allow=always submodule add -q $t/s s && git -C $t/p commit -qm p &&
+`+sub+` && rm -rf $t || exit 1
+gd=$(git -C inner/s rev-parse --git-dir) && git -C inner/s config core.fsmonitor 'touch pwned'
+mkdir -p y z `+inner+`/.git/modules/lnk && ln -s ../../.. `+inner+`/.git/modules/lnk/up
+echo 'gitdir: ../`+inner+`/.git/modules/lnk/up/.git' > y/.git
+echo 'gitdir: ../`+inner+`/.git' > z/.git
+echo "made $gd"`))
+	if !strings.Contains(r.Text, "made ") {
+		t.Fatalf("the clone failed: %s", r.Text)
+	}
+	tb.sandbox.close()
+	if got := gitOut(t, filepath.Join(proj, "inner", "s"), "log", "-1", "--format=%s"); got != "s" {
+		t.Errorf("the submodule's folder is no longer its repository's: git log says %q", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "inner", "s", ".git")); len(b) > 0 {
+		gd := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir:"))
+		if c, _ := os.ReadFile(filepath.Join(proj, "inner", "s", gd, "config")); strings.Contains(string(c), "fsmonitor") {
+			t.Errorf("core.fsmonitor outlived the session in the module: %s", c)
+		}
+	}
+	for _, f := range []string{"y/.git", "z/.git"} {
+		if pathExists(filepath.Join(proj, f)) {
+			t.Errorf("%s, naming no module through folders alone, outlived the session", f)
+		}
+	}
+	if !made && gitOut(t, proj, "log", "-1", "--format=%s") != "base" {
+		t.Error("the project's repository was touched")
+	}
+}
+
 // BenchmarkNestedScreen: the walk the session's close makes for
 // repositories under the project (screenNestedRepos), over a tree named by
 // LEMBAS_BENCH_TREE (Go's own src, say), none of whose repositories is new:

@@ -18,14 +18,19 @@ package main
 //   - refs: a new or moved ref (a moved ref is ordinary work: commit,
 //     reset, checkout -b);
 //   - logs: a new reflog, or one that grew (only appended to: an expired or
-//     rewritten reflog stays as it was);
+//     rewritten reflog stays as it was, and the entries the world added
+//     to it since are appended: reflogNews);
 //   - never a delete: the layer's whiteouts are skipped, so a removed
 //     object, pack or ref is gone only in the world's view, until the
 //     world next starts (it starts with a fresh layer, and sees the whole
 //     history again);
 //   - packed-refs, a file beside the refs, is rewritten for real; a ref it
 //     listed before the command and lists no more is written back as a
-//     loose ref (refs are never deleted).
+//     loose ref (refs are never deleted), and a loose ref the command
+//     packed with another value is moved to it (packedMoved);
+//   - a ref or reflog that cannot land, the repository holding a file
+//     where it needs a folder or the reverse (a deleted fix kept, the
+//     world's fix/x), is named to the command (gitClash).
 // git inside the world sees a delete succeed; the repository keeps it, and
 // the command's result says so (goneSince), so the model is not misled.
 
@@ -37,6 +42,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -69,6 +75,7 @@ type gitKeep struct {
 
 	head        string            // <common>/HEAD as a command started ("" when there was none)
 	packedStamp string            // packed-refs' size, time and file when last read
+	packedAt    string            // packedStamp as the last command started
 	packedNow   map[string]string // what it listed then
 
 	// The layers' folders are watched (inotify) from when they are first
@@ -99,11 +106,13 @@ type gitKeep struct {
 	madePack bool
 }
 
-// gitGone is one delete in a git layer: its path as the person knows it
-// (.git/refs/heads/topic) and its place in the count.
+// gitGone is one delete in a git layer — or, clash, a ref or reflog that
+// cannot land (gitClash) — by its path as the person knows it
+// (.git/refs/heads/topic), and its place in the count.
 type gitGone struct {
-	seq  int
-	path string
+	seq   int
+	path  string
+	clash bool
 }
 
 type gitDirSeen struct {
@@ -273,6 +282,7 @@ func (k *gitKeep) before(idle bool) {
 		k.head = string(b)
 	}
 	now := k.packedRefs()
+	k.packedAt = k.packedStamp
 	if idle {
 		k.refs = make(map[string]string, len(now))
 	}
@@ -322,8 +332,42 @@ func (k *gitKeep) sync() error {
 			k.dirty = true // what could not be copied is tried again
 		}
 	}
+	keep(k.packedMoved())
 	keep(k.restorePacked())
 	keep(k.restoreHead())
+	return first
+}
+
+// packedMoved moves the repository's loose refs that the command packed
+// with another value to that value: git gc or pack-refs (after a commit
+// in the same command) wrote the world's ref into packed-refs and removed
+// its loose file there, and the loose file the repository keeps would
+// hide it. A loose ref of the layer is the world's instead; k.mu is held.
+func (k *gitKeep) packedMoved() error {
+	now := k.packedRefs()
+	if k.packedStamp == k.packedAt {
+		return nil
+	}
+	var first error
+	for i, kind := range k.kinds {
+		if kind != "refs" || i >= len(k.roots) || k.roots[i] == nil {
+			continue
+		}
+		for n, sha := range now {
+			f, ok := strings.CutPrefix(n, "refs/")
+			if !ok || k.refs[n] == sha || !filepath.IsLocal(f) {
+				continue // not packed by the command
+			}
+			if fi, err := os.Lstat(filepath.Join(k.uppers[i], f)); err == nil && fi.Mode().IsRegular() {
+				continue
+			}
+			if old, err := k.roots[i].ReadFile(f); err == nil && string(old) != sha+"\n" {
+				if err := copyInto(strings.NewReader(sha+"\n"), k.roots[i], f, 0o644); err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+	}
 	return first
 }
 
@@ -342,7 +386,7 @@ func (k *gitKeep) restoreHead() error {
 		return nil
 	}
 	k.goneSeq++ // told as a delete kept from the repository, each time
-	k.gone = append(k.gone, gitGone{k.goneSeq, filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(k.packed)), "HEAD"))})
+	k.gone = append(k.gone, gitGone{seq: k.goneSeq, path: filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(k.packed)), "HEAD"))})
 	return rootCreate(k.common, "HEAD", []byte(k.head))
 }
 
@@ -399,7 +443,9 @@ func (k *gitKeep) syncDir(up, p, real, kind string, root *os.Root, keep func(err
 		return
 	}
 	if p != up {
-		keep(root.MkdirAll(rel, 0o755))
+		if err := root.MkdirAll(rel, 0o755); !gitClash(err) {
+			keep(err) // a clash is its files' to tell
+		}
 		if v, err := unix.Fgetxattr(int(dir.Fd()), "user.overlay.opaque", make([]byte, 1)); err == nil && v == 1 {
 			k.noteGone(real, rel+"/") // removed and made again: what it held is hidden in the world
 		}
@@ -494,7 +540,10 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, root *os.Roo
 			return false
 		}
 		old, oerr := root.ReadFile(dst)
-		if kind == "logs" && oerr == nil && (len(now) <= len(old) || !bytes.HasPrefix(now, old)) ||
+		if kind == "logs" && oerr == nil && !bytes.HasPrefix(now, old) {
+			now = reflogNews(old, now)
+		}
+		if kind == "logs" && oerr == nil && len(now) <= len(old) ||
 			kind != "logs" && oerr == nil && bytes.Equal(now, old) {
 			k.synced[p] = stamp
 			k.known(p)
@@ -503,12 +552,40 @@ func (k *gitKeep) syncFile(up, p, real, kind string, d fs.DirEntry, root *os.Roo
 		src = bytes.NewReader(now)
 	}
 	if err := copyInto(src, root, dst, fi.Mode().Perm()); err != nil {
+		if kind != "objects" && gitClash(err) {
+			k.note(gitGone{path: filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(real)), filepath.Base(real), rel)), clash: true})
+			return true // tried again when the folder next changes
+		}
 		keep(err)
 		return false
 	}
 	k.synced[p] = stamp
 	k.known(p)
 	return true
+}
+
+// reflogNews is the repository's reflog old with the entries of the
+// world's now that it lacks appended, in now's order: the world rewrote
+// its reflog (a stash popped or dropped, a branch deleted and made again)
+// and went on, and what it dropped stays while what it added lands. Each
+// line counts as often as it is there.
+func reflogNews(old, now []byte) []byte {
+	have := map[string]int{}
+	for _, l := range strings.SplitAfter(string(old), "\n") {
+		have[l]++
+	}
+	out := old
+	for _, l := range strings.SplitAfter(string(now), "\n") {
+		if have[l] > 0 || !strings.HasSuffix(l, "\n") {
+			have[l]--
+			continue // one the repository has, or a line not yet whole
+		}
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, l...)
+	}
+	return out
 }
 
 // known notes that the upper file p was synced, so that its going is seen
@@ -590,15 +667,31 @@ func (k *gitKeep) noteGone(real, rel string) {
 	if fi, err := os.Stat(filepath.Join(real, rel)); strings.HasSuffix(rel, "/") || err == nil && fi.IsDir() {
 		path += "/" // a folder removed whole
 	}
-	if k.goneSet[path] {
+	k.note(gitGone{path: path})
+}
+
+// note keeps g, once; k.mu is held.
+func (k *gitKeep) note(g gitGone) {
+	key := fmt.Sprint(g.clash, g.path)
+	if k.goneSet[key] {
 		return
 	}
 	if k.goneSet == nil {
 		k.goneSet = map[string]bool{}
 	}
-	k.goneSet[path] = true
+	k.goneSet[key] = true
 	k.goneSeq++
-	k.gone = append(k.gone, gitGone{k.goneSeq, path})
+	g.seq = k.goneSeq
+	k.gone = append(k.gone, g)
+}
+
+// gitClash says whether a copy into the repository failed on its having
+// a file where the layer has a folder, or the reverse: a branch the world
+// deleted, which the repository keeps, named fix where the world made
+// fix/x (git branch -m fix fix/x). The ref cannot land until the person
+// deletes the old one, and the command is told.
+func gitClash(err error) bool {
+	return errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist)
 }
 
 // noteMade notes an object of the objects layer (rel: ab/cdef…, or a
@@ -645,11 +738,11 @@ func (k *gitKeep) goneCount() int {
 	return k.goneSeq
 }
 
-// goneSince names the deletes sync met after the count stood at n. With
-// commands running side by side, one's deletes may be named to another
-// that ended after them too: it is told of a delete it did not make,
-// never left unaware of one it made.
-func (k *gitKeep) goneSince(n int) []string {
+// goneSince names the deletes (or, clash, the clashes) sync met after the
+// count stood at n. With commands running side by side, one's deletes may
+// be named to another that ended after them too: it is told of a delete
+// it did not make, never left unaware of one it made.
+func (k *gitKeep) goneSince(n int, clash bool) []string {
 	if k == nil {
 		return nil
 	}
@@ -657,7 +750,7 @@ func (k *gitKeep) goneSince(n int) []string {
 	defer k.mu.Unlock()
 	var out []string
 	for _, g := range k.gone {
-		if g.seq > n {
+		if g.seq > n && g.clash == clash {
 			out = append(out, g.path)
 		}
 	}
@@ -683,7 +776,9 @@ func (k *gitKeep) goneSince(n int) []string {
 // they never reach the repository.
 func (w *world) gitGoneCount() int { return w.git.goneCount() }
 
-func (w *world) gitGoneSince(n int) []string { return w.git.goneSince(n) }
+func (w *world) gitGoneSince(n int) []string { return w.git.goneSince(n, false) }
+
+func (w *world) gitClashSince(n int) []string { return w.git.goneSince(n, true) }
 
 // restorePacked writes back, as loose refs, the packed refs a command took
 // out of packed-refs.

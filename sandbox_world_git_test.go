@@ -335,7 +335,7 @@ func gitGoneCase(input json.RawMessage) (any, error) {
 	if err := k.sync(); err != nil {
 		return nil, err
 	}
-	named := k.goneSince(n)
+	named := k.goneSince(n, false)
 	note := ""
 	if len(named) > 0 {
 		note = shownList(named, theSandboxSpec().GitGoneMax)
