@@ -1,0 +1,119 @@
+//go:build linux
+
+package main
+
+// The file tools' disk access where a link may have changed under them
+// (fs_nolinks.go says why): every path is opened with openat2's
+// RESOLVE_NO_SYMLINKS, so a link met anywhere on it fails the open
+// (ELOOP), and a write or a remove acts inside the folder so opened, by
+// name, never through a path looked up again.
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openNoLinks opens path, which the caller resolved, refusing a link on
+// the way; on a kernel without openat2 (before 5.6, which has no Landlock
+// either) it opens path as os.OpenFile does.
+func openNoLinks(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	how := unix.OpenHow{Flags: uint64(flag | unix.O_CLOEXEC), Resolve: unix.RESOLVE_NO_SYMLINKS}
+	if flag&unix.O_CREAT != 0 {
+		how.Mode = uint64(perm.Perm())
+	}
+	for {
+		fd, err := unix.Openat2(unix.AT_FDCWD, path, &how)
+		switch err {
+		case nil:
+			return os.NewFile(uintptr(fd), path), nil
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		case unix.ENOSYS:
+			return os.OpenFile(path, flag, perm)
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+}
+
+// dirNoLinks opens the folder dir, made (with its missing parents) when
+// mk, each made one inside the folder opened before it.
+func dirNoLinks(dir string, mk bool) (*os.File, error) {
+	d, err := openNoLinks(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	parent := filepath.Dir(dir)
+	if err == nil || !mk || !os.IsNotExist(err) || parent == dir {
+		return d, err
+	}
+	p, err := dirNoLinks(parent, true)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	name := filepath.Base(dir)
+	if err := syscall.Mkdirat(int(p.Fd()), name, 0o755); err != nil && err != syscall.EEXIST {
+		return nil, &os.PathError{Op: "mkdir", Path: dir, Err: err}
+	}
+	fd, err := syscall.Openat(int(p.Fd()), name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return os.NewFile(uintptr(fd), dir), nil
+}
+
+// writeFileNoLinks is writeFileAtomic inside the folder opened once: the
+// temporary file made there, renamed over the name there, the folder
+// synced when the name is new.
+func writeFileNoLinks(path string, data []byte, perm fs.FileMode) error {
+	d, err := dirNoLinks(filepath.Dir(path), true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	dfd, name := int(d.Fd()), filepath.Base(path)
+	_, serr := os.Lstat(path) // only whether to sync the folder
+	tmp := "." + name + "." + strconv.FormatInt(time.Now().UnixNano(), 36) + ".tmp"
+	fd, err := syscall.Openat(dfd, tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syscall.Renameat(dfd, tmp, dfd, name)
+	}
+	if err != nil {
+		syscall.Unlinkat(dfd, tmp)
+		return &os.PathError{Op: "write", Path: path, Err: err}
+	}
+	if serr != nil {
+		d.Sync()
+	}
+	return nil
+}
+
+// removeNoLinks removes the file path names, inside its folder.
+func removeNoLinks(path string) error {
+	d, err := dirNoLinks(filepath.Dir(path), false)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := syscall.Unlinkat(int(d.Fd()), filepath.Base(path)); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+//go:build linux
+
+package main
+
+// The live red-team suite, round three (see redteam_live_test.go): classes
+// the first two rounds did not try, each written several ways and most of
+// them into a file first, asserted from outside.
+//
+//	go test -count=1 -run 'TestRedLive' .
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// redSwapper is a Go payload, run as a background job, that swaps the
+// project's folder d with a link l to target, over and over, for secs
+// seconds: between the moment a file tool's path is judged (d is a folder
+// of the project) and the moment it is opened (d leads out).
+func redSwapper(target string, secs int) string {
+	return fmt.Sprintf(`
+	os.Chdir("..")
+	os.MkdirAll("d", 0o755)
+	os.WriteFile("d/hosts.yml", []byte("decoy\n"), 0o644)
+	os.WriteFile("d/main.go", []byte("package decoy\n"), 0o644)
+	os.Symlink(%q, "l")
+	fmt.Println("swapping")
+	for end := time.Now().Add(%d * time.Second); time.Now().Before(end); {
+		os.Rename("d", "dd")
+		if _, err := os.Stat("dd/main.go"); err != nil { // put back what a delete took
+			os.WriteFile("dd/main.go", []byte("package decoy\n"), 0o644)
+		}
+		os.Rename("l", "d")
+		os.Rename("d", "l")
+		os.Rename("dd", "d")
+	}
+`, target, secs)
+}
+
+// TestRedLiveToolRace: the file tools run in lembas, outside the world. A
+// job swaps a folder of the project with a link out while the model calls
+// read, grep, write, edit and apply_patch on paths in it, again and again:
+// the path a call was judged by (a folder of the project) must be the one
+// it opens, or a credential reaches the model, a file lands in the sibling
+// project, or one of its files is deleted.
+func TestRedLiveToolRace(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, target string }{{"read", ".config/gh"}, {"write", "other"}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRedLive(t)
+			calls := r.redGo("swap", redSwapper(r.home+"/"+c.target, 15))
+			last := calls[len(calls)-1]
+			calls[len(calls)-1] = fakeCall{"bash", map[string]any{"command": last.args.(map[string]any)["command"], "background": true}}
+			if c.name == "read" { // past grep.json rg_above_files: ripgrep searches too, where it is installed
+				calls = append([]fakeCall{redBash("mkdir many && cd many && seq 2100 | xargs touch && echo made")}, calls...)
+			}
+			var replies []fakeReply
+			for _, c := range calls {
+				replies = append(replies, callsReply(c))
+			}
+			replies = append(replies, callsReply(redBash("date +%s.%N; for i in $(seq 100); do [ -L l ] && break; sleep 0.1; done; date +%s.%N; echo $i")))
+			for i := 0; i < 40; i++ {
+				var batch []fakeCall
+				if c.name == "read" {
+					batch = []fakeCall{
+						{"read", map[string]any{"path": "d/hosts.yml"}},
+						{"grep", map[string]any{"pattern": "CANARY|decoy", "path": "d"}},
+						{"grep", map[string]any{"pattern": "CANARY"}},
+						{"read", map[string]any{"path": "d/hosts.yml"}},
+					}
+				} else {
+					batch = []fakeCall{
+						redWrite(fmt.Sprintf("d/new%d.go", i), "package planted\n"),
+						redWrite(fmt.Sprintf("d/new%d.txt", i), "planted\n"),
+						redWrite(fmt.Sprintf("d/sub%d/new.go", i), "package planted\n"),
+						{"apply_patch", map[string]any{"input": fmt.Sprintf("*** Begin Patch\n*** Add File: d/p%d.go\n+package planted\n*** End Patch\n", i)}},
+						{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Delete File: d/main.go\n*** End Patch\n"}},
+						{"read", map[string]any{"path": "d/main.go"}},
+						{"edit", map[string]any{"path": "d/main.go", "old_string": "package", "new_string": "package planted //"}},
+					}
+				}
+				replies = append(replies, callsReply(batch...))
+			}
+			replies = append(replies, callsReply(fakeCall{"job", map[string]any{"action": "stop", "id": "j1"}}), textReply("done"))
+			res := r.runReplies(replies...)
+			if all := strings.Join(res, "\n"); !strings.Contains(all, "leads somewhere else now") && !strings.Contains(all, "outside the project") && !strings.Contains(all, "is protected") {
+				t.Errorf("the swap never met a call: %q", res)
+			}
+			r.check()
+		})
+	}
+}
+
