@@ -13,8 +13,6 @@ package main
 import (
 	"io"
 	"os"
-	"slices"
-	"strings"
 )
 
 // readFileNoLinks is os.ReadFile through openNoLinks.
@@ -25,16 +23,4 @@ func readFileNoLinks(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
-}
-
-// readDirNoLinks is os.ReadDir through openNoLinks.
-func readDirNoLinks(dir string) ([]os.DirEntry, error) {
-	f, err := openNoLinks(dir, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return ents, err
 }

@@ -6,7 +6,7 @@ package main
 // (fs_nolinks.go says why): every path is opened with openat2's
 // RESOLVE_NO_SYMLINKS, so a link met anywhere on it fails the open
 // (ELOOP), and a write or a remove acts inside the folder so opened, by
-// name, never through a path looked up again.
+// its descriptor, never through a path looked up again.
 
 import (
 	"io/fs"
@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +31,7 @@ func openNoLinks(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		switch err {
 		case nil:
 			return os.NewFile(uintptr(fd), path), nil
-		case unix.EINTR, unix.EAGAIN:
+		case unix.EINTR:
 			continue
 		case unix.ENOSYS:
 			return os.OpenFile(path, flag, perm)
@@ -41,15 +40,25 @@ func openNoLinks(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 }
 
+// readDirNoLinks is os.ReadDir of the folder opened refusing links, read
+// through its descriptor.
+func readDirNoLinks(dir string) ([]os.DirEntry, error) {
+	d, err := openNoLinks(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return os.ReadDir("/proc/self/fd/" + strconv.Itoa(int(d.Fd())))
+}
+
 // dirNoLinks opens the folder dir, made (with its missing parents) when
 // mk, each made one inside the folder opened before it.
 func dirNoLinks(dir string, mk bool) (*os.File, error) {
 	d, err := openNoLinks(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	parent := filepath.Dir(dir)
-	if err == nil || !mk || !os.IsNotExist(err) || parent == dir {
+	if err == nil || !mk || !os.IsNotExist(err) { // "/" is always there: the climb ends
 		return d, err
 	}
-	p, err := dirNoLinks(parent, true)
+	p, err := dirNoLinks(filepath.Dir(dir), true)
 	if err != nil {
 		return nil, err
 	}
@@ -65,44 +74,16 @@ func dirNoLinks(dir string, mk bool) (*os.File, error) {
 	return os.NewFile(uintptr(fd), dir), nil
 }
 
-// writeFileNoLinks is writeFileAtomic inside the folder opened once: the
-// temporary file made there, renamed over the name there, the folder
-// synced when the name is new.
+// writeFileNoLinks is writeFileAtomic inside the folder opened once, by
+// its descriptor: the temporary file is made there and renamed over the
+// name there, neither of which follows a link.
 func writeFileNoLinks(path string, data []byte, perm fs.FileMode) error {
 	d, err := dirNoLinks(filepath.Dir(path), true)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	dfd, name := int(d.Fd()), filepath.Base(path)
-	_, serr := os.Lstat(path) // only whether to sync the folder
-	tmp := "." + name + "." + strconv.FormatInt(time.Now().UnixNano(), 36) + ".tmp"
-	fd, err := syscall.Openat(dfd, tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syscall.Renameat(dfd, tmp, dfd, name)
-	}
-	if err != nil {
-		syscall.Unlinkat(dfd, tmp)
-		return &os.PathError{Op: "write", Path: path, Err: err}
-	}
-	if serr != nil {
-		d.Sync()
-	}
-	return nil
+	return writeFileAtomic("/proc/self/fd/"+strconv.Itoa(int(d.Fd()))+"/"+filepath.Base(path), data, perm)
 }
 
 // removeNoLinks removes the file path names, inside its folder.
@@ -112,8 +93,5 @@ func removeNoLinks(path string) error {
 		return err
 	}
 	defer d.Close()
-	if err := syscall.Unlinkat(int(d.Fd()), filepath.Base(path)); err != nil {
-		return &os.PathError{Op: "remove", Path: path, Err: err}
-	}
-	return nil
+	return os.Remove("/proc/self/fd/" + strconv.Itoa(int(d.Fd())) + "/" + filepath.Base(path))
 }

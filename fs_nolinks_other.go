@@ -19,3 +19,5 @@ func writeFileNoLinks(path string, data []byte, perm fs.FileMode) error {
 }
 
 func removeNoLinks(path string) error { return os.Remove(path) }
+
+func readDirNoLinks(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }

@@ -221,7 +221,10 @@ func permissionsFor(mode, root string, headless bool, cfg *config) *permissions 
 	return p
 }
 
-// mode is the session's mode now.
+// mode is the session's mode now: out of line, since some fifty places
+// ask it and each inlined copy cost more than the call.
+//
+//go:noinline
 func (p *permissions) mode() string {
 	if m := p.modeV.Load(); m != nil {
 		return *m

@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 func init() {
@@ -98,10 +97,7 @@ func withJudged(ctx context.Context, paths []string) context.Context {
 // toolPath resolves a tool's path p and refuses it when the call was
 // judged by other paths: a link on the way changed since.
 func (tb *toolbox) toolPath(ctx context.Context, p string) (string, error) {
-	if strings.TrimSpace(p) == "" {
-		p = "."
-	}
-	abs, _ := resolvePath(tb.root, p)
+	abs, _ := resolvePath(tb.root, p) // "" is the root, as the check's "." is
 	if j, ok := ctx.Value(judgedKey{}).([]string); ok && !slices.Contains(j, abs) {
 		return abs, errorNew(loopText(theSpec().Loop.ToolErrors, "path_changed", "path", p))
 	}
@@ -113,8 +109,6 @@ func errResult(text string) toolResult { return toolResult{Text: text, IsError: 
 // fsError turns an OS error into one sentence naming the path as given.
 func fsError(shown string, err error) toolResult {
 	switch {
-	case errors.Is(err, syscall.ELOOP): // a link on a resolved path: made since (fs_nolinks.go)
-		return errResult(loopText(theSpec().Loop.ToolErrors, "path_changed", "path", shown))
 	case errors.Is(err, fs.ErrNotExist):
 		return errResult(loopText(theSpec().Loop.ToolErrors, "no_such_file", "path", shown))
 	case errors.Is(err, fs.ErrPermission):

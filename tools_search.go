@@ -321,16 +321,15 @@ func (tb *toolbox) grepRG(ctx context.Context, rg string, a grepArgs, start stri
 // opens by path, and a folder swapped for a link while it read would have
 // it search outside the project.
 func confirmMatches(root string, ms []grepMatch) []grepMatch {
-	lines := map[string][]string{}
-	kept := ms[:0]
+	kept, at := ms[:0], ""
+	var lines []string
 	for _, m := range ms {
-		l, ok := lines[m.path]
-		if !ok {
+		if m.path != at { // rg prints a file's matches together
+			at = m.path
 			data, _ := readFileNoLinks(filepath.Join(root, filepath.FromSlash(m.path)))
-			l = strings.Split(string(data), "\n")
-			lines[m.path] = l
+			lines = strings.Split(string(data), "\n")
 		}
-		if m.line >= 1 && m.line <= len(l) && strings.TrimSuffix(l[m.line-1], "\r") == m.text {
+		if m.line >= 1 && m.line <= len(lines) && strings.TrimSuffix(lines[m.line-1], "\r") == m.text {
 			kept = append(kept, m)
 		}
 	}
