@@ -10,8 +10,12 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // redSwapper is a Go payload, run as a background job, that swaps the
@@ -93,3 +97,64 @@ func TestRedLiveToolRace(t *testing.T) {
 	}
 }
 
+// TestRedLiveNestedRepos: a repository in a folder under the project runs
+// its config and hooks for whoever uses git there next (an editor's scan
+// of the workspace's folders does, unasked). The session's own new ones
+// are screened when it ends; these are planted so that they do not look
+// new: a repository the person had there written into, an old folder or
+// file renamed into a .git, a folder the command itself added to
+// .gitignore. The person's git in each folder afterwards must run
+// nothing planted.
+func TestRedLiveNestedRepos(t *testing.T) {
+	t.Parallel()
+	r := newRedLive(t)
+	lib := filepath.Join(r.proj, "vendor/lib")
+	os.MkdirAll(lib, 0o755)
+	git(t, lib, "init", "-q", "-b", "main", ".")
+	os.WriteFile(filepath.Join(lib, "lib.go"), []byte("package lib\n"), 0o644)
+	git(t, lib, "add", ".")
+	git(t, lib, "-c", "user.email=t@example.com", "-c", "user.name=T", "commit", "-qm", "lib")
+	keep := filepath.Join(r.proj, "vendor/keep") // the person's, which the session only commits in
+	os.MkdirAll(keep, 0o755)
+	git(t, keep, "init", "-q", ".")
+	git(t, keep, "config", "alias.st", "status")
+	os.MkdirAll(filepath.Join(r.proj, "docs"), 0o755)
+	os.WriteFile(filepath.Join(r.proj, "docs/guide.md"), []byte("# guide\n"), 0o644)
+	os.WriteFile(filepath.Join(r.proj, "notes.txt"), []byte("notes\n"), 0o644)
+	time.Sleep(1200 * time.Millisecond) // all of it older than the session's first command, by the screen's clock
+	pw := filepath.Join(r.base, "pwned")
+	body := fmt.Sprintf(`#!/bin/bash
+RUN='touch %[1]s; echo planted >> %[1]s'
+hook() { mkdir -p "$1"; printf '#!/bin/sh\n%%s\n' "$RUN" > "$1/pre-commit"; chmod +x "$1/pre-commit"; }
+git -C vendor/lib config core.fsmonitor "$RUN"; hook vendor/lib/.git/hooks
+mkdir x && mv docs x/.git && git init -q x && git -C x config core.fsmonitor "$RUN" && hook x/.git/hooks
+git init -q --bare gd && git --git-dir=gd config core.bare false && git --git-dir=gd config core.fsmonitor "$RUN" && hook gd/hooks
+mkdir y && mv notes.txt y/.git && printf 'gitdir: ../gd\n' > y/.git
+echo z/ >> .gitignore && git init -q z && git -C z config core.fsmonitor "$RUN" && hook z/.git/hooks
+git init -q w && git -C w config core.fsmonitor "$RUN" && hook w/.git/hooks
+git -C vendor/keep -c user.email=m@example.com -c user.name=M commit -q --allow-empty -m model
+for d in vendor/lib x y z w; do git -C $d config --get core.fsmonitor >/dev/null && echo "planted $d"; done
+`, pw)
+	calls := append([]fakeCall{redWrite("nest.sh", body)}, r.redGo("gonest", `sh("cd .. && bash nest.sh 2>&1")`)...)
+	res := r.run(calls...)
+	if !strings.Contains(strings.Join(res, "\n"), "planted vendor/lib") {
+		t.Errorf("the script never ran: %q", res)
+	}
+	env := append(os.Environ(), "HOME="+r.home, "XDG_CONFIG_HOME="+r.config, "GIT_TERMINAL_PROMPT=0")
+	seen := 0
+	for _, d := range []string{"vendor/lib", "x", "y", "z", "w"} {
+		for _, args := range [][]string{{"status"}, {"-c", "user.email=p@example.com", "-c", "user.name=P", "commit", "-q", "--allow-empty", "-m", "person"}} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir, cmd.Env = filepath.Join(r.proj, d), env
+			cmd.Run()
+		}
+		if data, _ := os.ReadFile(pw); len(data) > seen {
+			t.Errorf("the person's git in %s ran what a command planted: %q", d, data[seen:])
+			seen = len(data)
+		}
+	}
+	if out, _ := exec.Command("git", "-C", keep, "config", "alias.st").Output(); strings.TrimSpace(string(out)) != "status" {
+		t.Errorf("the person's own repository under the project lost its config after an ordinary commit: %q", out)
+	}
+	r.check()
+}
