@@ -283,7 +283,8 @@ type pendingCall struct {
 	// at the card: the result and the tool line say what ran instead.
 	asked string
 
-	purpose string // what the model said the call is for (purpose.json), shown on its card
+	purpose string   // what the model said the call is for (purpose.json), shown on its card
+	judged  []string // the paths the call was judged by: the only ones a file tool acts on (fs_nolinks.go)
 }
 
 // runCalls answers every call of one step, in the order they were made:
@@ -328,7 +329,7 @@ func (e *engine) runCalls(ctx context.Context, calls []toolCall) ([]callRecord, 
 			p.res = &toolResult{Text: why, IsError: true, Status: "refused"}
 			continue
 		}
-		d := e.perm.decide(t, args)
+		d := e.perm.decideJudged(t, args, &p.judged)
 		if d.Verdict == "allow" && batchable(t) {
 			batch = append(batch, p)
 			continue
@@ -458,6 +459,7 @@ func (e *engine) runOne(ctx context.Context, p *pendingCall) {
 	}
 	id, name, block := p.call.ID, p.t.Name, p.t.Block
 	ctx = withSandboxCall(ctx, e.perm.mode(), p.bare)
+	ctx = withJudged(ctx, p.judged)
 	ctx = withNetAsker(ctx, e.ask) // a host not allowed is asked through it (sandbox_netask.go)
 	ctx = withJobs(ctx, e)
 	ctx = withLive(ctx, func(tail string) {

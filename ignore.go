@@ -319,7 +319,7 @@ func ignoresAbove(root, start string) (stack []*ignoreFile, relStart string) {
 // A folder's ignore files are opened only when its listing holds one,
 // which most folders' do not.
 func readWalkDir(dir, rel string, stack []*ignoreFile) ([]fs.DirEntry, []*ignoreFile, bool) {
-	ents, err := os.ReadDir(dir)
+	ents, err := readDirNoLinks(dir) // a folder swapped for a link since it was listed is not read
 	if err != nil {
 		return nil, stack, false
 	}

@@ -68,20 +68,23 @@ var fileFloors = struct {
 		"expand.go":   floorWorker, // @path attachments, read through containment
 		"ask.go":      floorWorker, // the seam a turn asks the person through
 
-		"journal.go":    floorStore,
-		"harness.go":    floorGround,
-		"atomic.go":     floorGround,
-		"contain.go":    floorWorker, // containment: the permissions' reading of a path
-		"events.go":     floorGround,
-		"sse.go":        floorGround,
-		"ignore.go":     floorGround,
-		"lazyre.go":     floorGround,
-		"trace.go":      floorGround,
-		"jsonrpc.go":    floorGround,
-		"errors.go":     floorGround,
-		"text.go":       floorGround,
-		"text_width.go": floorGround, // columns on a terminal, word wrapping
-		"spell.go":      floorGround, // the nearest spelling, for errors
+		"journal.go":          floorStore,
+		"harness.go":          floorGround,
+		"atomic.go":           floorGround,
+		"fs_nolinks.go":       floorGround, // opening a resolved path refusing any link on it (the file tools')
+		"fs_nolinks_linux.go": floorGround,
+		"fs_nolinks_other.go": floorGround,
+		"contain.go":          floorWorker, // containment: the permissions' reading of a path
+		"events.go":           floorGround,
+		"sse.go":              floorGround,
+		"ignore.go":           floorGround,
+		"lazyre.go":           floorGround,
+		"trace.go":            floorGround,
+		"jsonrpc.go":          floorGround,
+		"errors.go":           floorGround,
+		"text.go":             floorGround,
+		"text_width.go":       floorGround, // columns on a terminal, word wrapping
+		"spell.go":            floorGround, // the nearest spelling, for errors
 	},
 	suffixes: map[string]int{
 		"_cmd.go": floorFront,

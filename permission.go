@@ -221,7 +221,10 @@ func permissionsFor(mode, root string, headless bool, cfg *config) *permissions 
 	return p
 }
 
-// mode is the session's mode now.
+// mode is the session's mode now: out of line, since some fifty places
+// ask it and each inlined copy cost more than the call.
+//
+//go:noinline
 func (p *permissions) mode() string {
 	if m := p.modeV.Load(); m != nil {
 		return *m
@@ -393,6 +396,13 @@ func (p *permissions) modeEntry(t *toolSpec) (string, string) {
 
 // decide applies the rules to one call.
 func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
+	return p.decideJudged(t, args, nil)
+}
+
+// decideJudged is decide, setting *judged (when given) to the paths the
+// call was judged by, resolved: the only ones its tool may act on
+// (fs_nolinks.go).
+func (p *permissions) decideJudged(t *toolSpec, args json.RawMessage, judged *[]string) decision {
 	if p.broken != nil {
 		return decision{Verdict: "deny", Rule: "config.yaml permissions", Reason: permText("rules_broken", "error", p.broken)}
 	}
@@ -408,6 +418,9 @@ func (p *permissions) decide(t *toolSpec, args json.RawMessage) decision {
 	}
 	mv, mrule := p.modeEntry(t)
 	paths, perr := p.callPathsErr(t, args)
+	if judged != nil {
+		*judged = paths
+	}
 	if perr != nil {
 		return decision{Verdict: "deny", Rule: "hardline.json paths", Reason: permText("path_refused", "error", perr)}
 	}

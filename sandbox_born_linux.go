@@ -1,7 +1,7 @@
 package main
 
-// sandbox_born_linux.go: a file's birth time, for the screen of
-// repositories made under the project (sandbox_newrepo.go).
+// sandbox_born_linux.go: when a file last changed, for the screen of
+// repositories under the project (sandbox_newrepo.go).
 
 import (
 	"time"
@@ -9,12 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// bornAt is when p (not followed, if a link) was made; false where the file
-// system keeps no birth time.
-func bornAt(p string) (time.Time, bool) {
+// changedAt is p's change time (not followed, if a link): when it was made,
+// written, re-moded or moved, which no command can set back (utimes sets
+// only the times it is given, and the change time to now); false where
+// the file system keeps none.
+func changedAt(p string) (time.Time, bool) {
 	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &st); err != nil || st.Mask&unix.STATX_BTIME == 0 {
+	if err := unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &st); err != nil || st.Mask&unix.STATX_CTIME == 0 {
 		return time.Time{}, false
 	}
-	return time.Unix(st.Btime.Sec, int64(st.Btime.Nsec)), true
+	return time.Unix(st.Ctime.Sec, int64(st.Ctime.Nsec)), true
 }

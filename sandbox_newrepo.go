@@ -55,7 +55,7 @@ func (s *sandbox) screenAtClose() {
 		screenNewRepo(s.root, theSandboxSpec().NewRepo.ConfigKeep)
 	}
 	if s.gitRan {
-		screenNestedRepos(s.root, s.firstCmd, theSandboxSpec().NewRepo.ConfigKeep)
+		screenNestedRepos(s.root, s.firstCmd, theSandboxSpec().NewRepo.ConfigKeep, !s.gitAtStart)
 	}
 }
 
@@ -117,14 +117,20 @@ func screenRepoAt(r *os.Root, gitDir string, keep []string) []string {
 }
 
 // screenNestedRepos screens, once the session's world is gone, each
-// repository in a folder under the project (sub/.git) that was made since
-// the session's first command (its birth time says so; where the file
-// system keeps none, nothing is screened: a repository the person had
-// there is theirs to keep as it is). Git runs such a repository's hooks
-// and config for the person who works in that folder later. Folders the
-// project's ignore files leave out are not walked (the walk is the glob
-// tool's); the project's own .git is screenNewRepo's.
-func screenNestedRepos(root string, since time.Time, keep []string) []string {
+// repository in a folder under the project (sub/.git) that a command may
+// have made or changed since the session's first command: the .git, or
+// what in it makes git run code (its config, hooks, commondir, a module's
+// or a worktree's), changed since (repoChanged). A birth time would not
+// do: a command can move an old folder or file into a .git, or write into
+// a repository the person had there. A repository the session left alone
+// is the person's to keep as it is. Git runs such a repository's hooks and
+// config for the person who works in that folder later (and an editor's
+// scan of the project's folders, unasked). Folders the project's ignore
+// files leave out are not walked (the walk is the glob tool's), but for
+// the repositories of the project's own top folders, which a command can
+// add to .gitignore; the project's own .git is screenNewRepo's (projectMade:
+// the session made it, so its modules are the session's too).
+func screenNestedRepos(root string, since time.Time, keep []string, projectMade bool) []string {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil
@@ -132,8 +138,15 @@ func screenNestedRepos(root string, since time.Time, keep []string) []string {
 	defer r.Close()
 	var (
 		mu    mutex
-		found []string
+		found = map[string]bool{}
 	)
+	look := func(gd string) {
+		if repoChanged(filepath.Join(root, filepath.FromSlash(gd)), since) {
+			mu.Lock()
+			found[gd] = true
+			mu.Unlock()
+		}
+	}
 	walkProjectParallel(root, root, runtime.GOMAXPROCS(0), func(rel string, d fs.DirEntry) error {
 		if !d.IsDir() && d.Name() != ".git" {
 			return nil
@@ -142,22 +155,28 @@ func screenNestedRepos(root string, since time.Time, keep []string) []string {
 		if d.Name() == ".git" { // a .git file (a link to a git folder elsewhere), or the walk's own skip
 			gd = filepath.ToSlash(rel)
 		}
-		if born, ok := bornAt(filepath.Join(root, filepath.FromSlash(gd))); ok && !born.Before(since) {
-			mu.Lock()
-			found = append(found, gd)
-			mu.Unlock()
-		}
+		look(gd)
 		return nil
 	})
-	sort.Strings(found)
-	owners := found // the repositories whose modules are the session's
-	if born, ok := bornAt(filepath.Join(root, ".git")); ok && !born.Before(since) {
+	for _, e := range rootReadDir(r, ".") {
+		if e.IsDir() && e.Name() != ".git" && rootHas(r, e.Name()+"/.git") {
+			look(e.Name() + "/.git")
+		}
+	}
+	var gds, taken []string
+	for gd := range found {
+		gds = append(gds, gd)
+	}
+	sort.Strings(gds)
+	owners := gds // the repositories whose modules are the session's
+	if projectMade {
 		owners = append(owners[:len(owners):len(owners)], ".git") // the project's, made here (screenNewRepo's)
 	}
-	var taken []string
-	for _, gd := range found {
+	for _, gd := range gds {
 		if to := gitLinkInto(r, gd, owners); to != "" {
 			gd = to // a submodule's .git file: its repository is screened, the file kept
+		} else if !projectMade && gitLinkInto(r, gd, []string{".git"}) != "" {
+			continue // a module of the person's own repository: its config and hooks there are read-only to commands (protect)
 		}
 		taken = append(taken, screenRepoAt(r, gd, keep)...)
 	}
@@ -194,6 +213,32 @@ func gitLinkInto(r *os.Root, gd string, owners []string) string {
 		return to
 	}
 	return ""
+}
+
+// repoChanged says whether a .git file gd, or what in the git folder gd
+// makes git run code, changed at or after since. A file moved, linked or
+// written there changes then (a folder moved in is judged by what it
+// holds); the folder itself, its objects, refs and logs change with git's
+// own work and are not looked at.
+func repoChanged(gd string, since time.Time) bool {
+	changed := false
+	filepath.WalkDir(gd, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		switch n := d.Name(); {
+		case p != gd && d.IsDir() && (n == "objects" || n == "refs" || n == "logs" || n == "lfs"):
+			return fs.SkipDir
+		case p == gd && d.IsDir(), p != gd && !strings.Contains(" config config.worktree commondir gitdir hooks ", " "+n+" ") && !strings.Contains(p, "/hooks/"):
+			return nil
+		}
+		if t, ok := changedAt(p); ok && !t.Before(since) {
+			changed = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return changed
 }
 
 // rootHas says whether name stands under r (a link counts).

@@ -242,8 +242,8 @@ func TestNestedRepoScreenedAtClose(t *testing.T) {
 	git(t, theirs, "init", "-q", ".")
 	theirHook := filepath.Join(theirs, ".git", "hooks", "pre-commit")
 	os.WriteFile(theirHook, []byte("#!/bin/sh\nexit 0\n"), 0o755)
-	if _, ok := bornAt(theirHook); !ok {
-		t.Skip("this file system keeps no birth times: the nested screen reads none")
+	if _, ok := changedAt(theirHook); !ok {
+		t.Skip("this file system keeps no change times: the nested screen reads none")
 	}
 	time.Sleep(1100 * time.Millisecond) // the screen allows a coarse clock's second before the first command
 	tb := sandboxToolbox(t, proj, sandboxConfig{})
@@ -281,8 +281,8 @@ func TestNestedSubmoduleKeptAtClose(t *testing.T) {
 func testNestedSubmodule(t *testing.T, made bool) {
 	_, proj, _ := sandboxFixture(t)
 	git(t, proj, "commit", "-q", "--allow-empty", "-m", "base")
-	if _, ok := bornAt(filepath.Join(proj, ".git", "HEAD")); !ok {
-		t.Skip("this file system keeps no birth times: the nested screen reads none")
+	if _, ok := changedAt(filepath.Join(proj, ".git", "HEAD")); !ok {
+		t.Skip("no change times here: the nested screen reads none")
 	}
 	sub, inner := "git -c protocol.file.allow=always clone -q --recurse-submodules $t/p inner", "inner"
 	if made {
@@ -335,7 +335,7 @@ func BenchmarkNestedScreen(b *testing.B) {
 	}
 	keep := theSandboxSpec().NewRepo.ConfigKeep
 	for i := 0; i < b.N; i++ {
-		if taken := screenNestedRepos(root, time.Now().Add(time.Hour), keep); len(taken) > 0 {
+		if taken := screenNestedRepos(root, time.Now().Add(time.Hour), keep, false); len(taken) > 0 {
 			b.Fatalf("screened %v", taken)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -49,9 +50,9 @@ type fileSystem interface {
 
 type osFS struct{}
 
-func (osFS) readFile(abs string) ([]byte, error) { return os.ReadFile(abs) }
+func (osFS) readFile(abs string) ([]byte, error) { return readFileNoLinks(abs) }
 func (osFS) writeFile(abs string, data []byte, perm os.FileMode) error {
-	return writeFileAtomic(abs, data, perm)
+	return writeFileNoLinks(abs, data, perm) // fs_nolinks.go
 }
 
 // files is the session's fileSystem: the disk unless a front end set one,
@@ -69,8 +70,8 @@ func (tb *toolbox) files() fileSystem {
 // guardedFS resolves a path once more at the moment it is written: the
 // permission check resolved it before the call ran, and a process left in
 // the background could have turned a folder into a link to a protected
-// file since. This narrows that window to the write itself; closing it
-// needs openat2(RESOLVE_BENEATH), which only Linux has.
+// file since. Where openat2 is (Linux), the write itself refuses any link
+// on the way (fs_nolinks.go), which closes that window.
 type guardedFS struct {
 	fileSystem
 	tb *toolbox
@@ -81,6 +82,26 @@ func (g guardedFS) writeFile(abs string, data []byte, perm os.FileMode) error {
 		return errorNew(theSpec().Loop.ToolErrors["protected_now"])
 	}
 	return g.fileSystem.writeFile(abs, data, perm)
+}
+
+// judgedKey carries the paths a call was judged by (decision.Paths).
+type judgedKey struct{}
+
+func withJudged(ctx context.Context, paths []string) context.Context {
+	if paths == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, judgedKey{}, paths)
+}
+
+// toolPath resolves a tool's path p and refuses it when the call was
+// judged by other paths: a link on the way changed since.
+func (tb *toolbox) toolPath(ctx context.Context, p string) (string, error) {
+	abs, _ := resolvePath(tb.root, p) // "" is the root, as the check's "." is
+	if j, ok := ctx.Value(judgedKey{}).([]string); ok && !slices.Contains(j, abs) {
+		return abs, errorNew(loopText(theSpec().Loop.ToolErrors, "path_changed", "path", p))
+	}
+	return abs, nil
 }
 
 func errResult(text string) toolResult { return toolResult{Text: text, IsError: true} }
@@ -131,7 +152,10 @@ func toolRead(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	}
 	json.Unmarshal(raw, &a)
 	t := tb.spec.Tools["read"]
-	abs, _ := resolvePath(tb.root, a.Path)
+	abs, err := tb.toolPath(ctx, a.Path)
+	if err != nil {
+		return errResult(err.Error())
+	}
 	shown := a.Path
 	st, err := os.Stat(abs)
 	if err != nil {
@@ -147,7 +171,7 @@ func toolRead(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 		if st.Size() > int64(t.limit("max_image_bytes")) {
 			return errResult(t.text("image_too_big", "path", shown, "size", st.Size(), "max", t.limit("max_image_bytes")))
 		}
-		data, err := os.ReadFile(abs)
+		data, err := readFileNoLinks(abs)
 		if err != nil {
 			return fsError(shown, err)
 		}
@@ -225,7 +249,10 @@ func toolWrite(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult
 	}
 	json.Unmarshal(raw, &a)
 	t := tb.spec.Tools["write"]
-	abs, _ := resolvePath(tb.root, a.Path)
+	abs, err := tb.toolPath(ctx, a.Path)
+	if err != nil {
+		return errResult(err.Error())
+	}
 	perm := os.FileMode(0o644)
 	existed := false
 	if st, err := os.Stat(abs); err == nil {
@@ -272,7 +299,7 @@ func toolEdit(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 		editOp
 	}
 	json.Unmarshal(raw, &a)
-	return tb.editFile(a.Path, []editOp{a.editOp}, false)
+	return tb.editFile(ctx, a.Path, []editOp{a.editOp}, false)
 }
 
 func toolMultiEdit(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
@@ -281,17 +308,20 @@ func toolMultiEdit(tb *toolbox, ctx context.Context, raw json.RawMessage) toolRe
 		Edits []editOp `json:"edits"`
 	}
 	json.Unmarshal(raw, &a)
-	return tb.editFile(a.Path, a.Edits, true)
+	return tb.editFile(ctx, a.Path, a.Edits, true)
 }
 
 // editFile applies edits in order to one file, all or nothing, and answers
 // with the diff of what changed.
-func (tb *toolbox) editFile(path string, edits []editOp, multi bool) toolResult {
+func (tb *toolbox) editFile(ctx context.Context, path string, edits []editOp, multi bool) toolResult {
 	t := tb.spec.Tools["edit"]
 	if len(edits) == 0 {
 		return errResult(t.text("no_edits"))
 	}
-	abs, _ := resolvePath(tb.root, path)
+	abs, err := tb.toolPath(ctx, path)
+	if err != nil {
+		return errResult(err.Error())
+	}
 	st, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return errResult(t.text("missing", "path", path))
@@ -532,7 +562,21 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 	if err != nil {
 		return errResult(err.Error())
 	}
-	abs := func(p string) string { r, _ := resolvePath(tb.root, p); return r }
+	resolved := map[string]string{}
+	for _, p := range patchPaths(a.Input) {
+		r, err := tb.toolPath(ctx, p)
+		if err != nil {
+			return errResult(err.Error())
+		}
+		resolved[p] = r
+	}
+	abs := func(p string) string { // every path the changes name is one patchPaths listed
+		if r, ok := resolved[p]; ok {
+			return r
+		}
+		r, _ := resolvePath(tb.root, p)
+		return r
+	}
 	changes, err := applyPatchOps(ops, func(p string) (string, bool, error) {
 		data, err := tb.files().readFile(abs(p))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -556,7 +600,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 			if u.existed {
 				tb.files().writeFile(u.path, u.old, u.perm)
 			} else {
-				os.Remove(u.path)
+				removeNoLinks(u.path)
 			}
 		}
 	}
@@ -575,7 +619,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 		switch {
 		case c.Delete:
 			save(dst)
-			if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := removeNoLinks(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				rollback()
 				return errResult(t.text("write_failed", "path", c.Path, "error", err))
 			}
@@ -598,7 +642,7 @@ func toolApplyPatch(tb *toolbox, ctx context.Context, raw json.RawMessage) toolR
 			switch {
 			case c.From != "":
 				save(src)
-				os.Remove(src)
+				removeNoLinks(src)
 				lines = append(lines, t.text("moved", "from", c.From, "path", c.Path))
 			case c.Existed:
 				lines = append(lines, t.text("updated", "path", c.Path))

@@ -29,13 +29,14 @@ func init() {
 	toolImpls["list"] = toolList
 }
 
-// searchStart resolves the folder (or file) a search starts from.
-func (tb *toolbox) searchStart(p string) (string, string) {
+// searchStart resolves the folder (or file) a search starts from; an
+// error when it is not the one the call was judged by (fs_nolinks.go).
+func (tb *toolbox) searchStart(ctx context.Context, p string) (string, string, error) {
 	if strings.TrimSpace(p) == "" || p == "." {
-		return tb.root, "."
+		return tb.root, ".", nil
 	}
-	abs, _ := resolvePath(tb.root, p)
-	return abs, p
+	abs, err := tb.toolPath(ctx, p)
+	return abs, p, err
 }
 
 func toolGlob(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
@@ -45,7 +46,10 @@ func toolGlob(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	}
 	json.Unmarshal(raw, &a)
 	t := tb.spec.Tools["glob"]
-	start, shown := tb.searchStart(a.Path)
+	start, shown, err := tb.searchStart(ctx, a.Path)
+	if err != nil {
+		return errResult(err.Error())
+	}
 	if _, err := os.Stat(start); err != nil {
 		return fsError(shown, err)
 	}
@@ -117,7 +121,10 @@ func toolGrep(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	if err != nil {
 		return errResult(t.text("bad_pattern", "pattern", a.Pattern, "error", err))
 	}
-	start, shown := tb.searchStart(a.Path)
+	start, shown, err := tb.searchStart(ctx, a.Path)
+	if err != nil {
+		return errResult(err.Error())
+	}
 	startInfo, err := os.Stat(start)
 	if err != nil {
 		return fsError(shown, err)
@@ -306,7 +313,27 @@ func (tb *toolbox) grepRG(ctx context.Context, rg string, a grepArgs, start stri
 			}
 		}
 	}
-	return ms, nil
+	return confirmMatches(tb.root, ms), nil
+}
+
+// confirmMatches keeps the matches ripgrep found that the file, read here
+// refusing any link on the way (fs_nolinks.go), holds as rg said: rg
+// opens by path, and a folder swapped for a link while it read would have
+// it search outside the project.
+func confirmMatches(root string, ms []grepMatch) []grepMatch {
+	kept, at := ms[:0], ""
+	var lines []string
+	for _, m := range ms {
+		if m.path != at { // rg prints a file's matches together
+			at = m.path
+			data, _ := readFileNoLinks(filepath.Join(root, filepath.FromSlash(m.path)))
+			lines = strings.Split(string(data), "\n")
+		}
+		if m.line >= 1 && m.line <= len(lines) && strings.TrimSuffix(lines[m.line-1], "\r") == m.text {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 func toolList(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult {
@@ -316,7 +343,10 @@ func toolList(tb *toolbox, ctx context.Context, raw json.RawMessage) toolResult 
 	}
 	json.Unmarshal(raw, &a)
 	t := tb.spec.Tools["list"]
-	start, shown := tb.searchStart(a.Path)
+	start, shown, err := tb.searchStart(ctx, a.Path)
+	if err != nil {
+		return errResult(err.Error())
+	}
 	st, err := os.Stat(start)
 	if err != nil {
 		return fsError(shown, err)

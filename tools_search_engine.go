@@ -211,7 +211,7 @@ const binarySniff = 8 << 10
 // into the worker's buffer. A file holding a NUL byte is binary and
 // skipped, as ripgrep skips it.
 func (w *grepWorker) file(abs, rel string, m *lineMatcher, maxSize int64, out []grepMatch) []grepMatch {
-	f, err := os.Open(abs)
+	f, err := openNoLinks(abs, os.O_RDONLY, 0) // fs_nolinks.go
 	if err != nil {
 		return out
 	}
