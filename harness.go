@@ -603,6 +603,8 @@ func theReplSpec() *replSpec { return replSpecFile.get() }
 var replSpecFile = &harnessFile[replSpec]{name: "harness/repl.json"}
 
 // theThemes parses harness/themes.json on first use, for the same reason.
+//
+//go:noinline
 func theThemes() *themesSpec { return themesFile.get() }
 
 var themesFile = &harnessFile[themesSpec]{name: "harness/themes.json"}

@@ -56,6 +56,7 @@ func (s *mcpAuthSpec) num(name string) float64 {
 	return v
 }
 
+//go:noinline
 func (s *mcpAuthSpec) ms(name string) time.Duration {
 	return time.Duration(s.num(name)) * time.Millisecond
 }

@@ -888,6 +888,7 @@ func (h *hardlineSpec) matches(r *hardlineRule, c shellCmd, env shellEnv) bool {
 	return true
 }
 
+//go:noinline
 func isFdTarget(t string) bool {
 	if t == "-" {
 		return true

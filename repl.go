@@ -203,6 +203,8 @@ func (r *repl) paint(role, s string) string {
 
 // setPromptNow shows p as the editor's prompt (on plain lines it is
 // printed when a line is read); keep leaves an entered line on screen.
+//
+//go:noinline
 func (r *repl) setPromptNow(p string, keep bool) {
 	if r.ed != nil {
 		r.ed.setPrompt(p, keep)

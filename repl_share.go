@@ -260,6 +260,12 @@ func cardDecided(ctx context.Context) {
 // shared, in the web UI too; the first answer wins. web reads the web UI's
 // answer (false: not one for this card, so the terminal's decides).
 func raceCard[T any](r *repl, ctx context.Context, card shareCard, here func(context.Context) T, web func(*shareAnswer) (T, bool)) T {
+	return raceCardAny(r, ctx, card, func(c context.Context) any { return here(c) }, func(a *shareAnswer) (any, bool) { return web(a) }).(T)
+}
+
+// raceCardAny is raceCard once for every kind of answer: a generic body
+// is compiled again for each (six copies of 1 KB and more).
+func raceCardAny(r *repl, ctx context.Context, card shareCard, here func(context.Context) any, web func(*shareAnswer) (any, bool)) any {
 	rs := &r.link.shareConn
 	card.SessionID, card.Cwd = r.e.sess.ID, r.e.tb.root
 	id, ch := rs.put(card)
@@ -269,7 +275,7 @@ func raceCard[T any](r *repl, ctx context.Context, card shareCard, here func(con
 	race := &cardRace{decided: make(chan struct{})}
 	hctx, cancel := context.WithCancel(context.WithValue(ctx, cardRaceKey{}, race))
 	defer cancel()
-	hch := make(chan T, 1)
+	hch := make(chan any, 1)
 	go func() { hch <- here(hctx) }()
 	decided := race.decided
 	for {

@@ -81,6 +81,8 @@ func heldDirOf(r string) string {
 }
 
 // close lets the held folders go.
+//
+//go:noinline
 func (s gitSnapshot) close() {
 	for _, h := range s.held {
 		h.Close()

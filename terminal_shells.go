@@ -113,6 +113,8 @@ func lookEnv(env []string, key string) (string, bool) {
 
 // shQuote quotes s for sh, bash and zsh: in single quotes, each quote
 // inside closed, escaped with a backslash and opened again.
+//
+//go:noinline
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // fishQuote quotes s for fish, whose single quotes take \\ and \'.

@@ -110,6 +110,8 @@ func stringWidth(s string) int {
 }
 
 // runesWidth is the columns rs take.
+//
+//go:noinline
 func runesWidth(rs []rune) int {
 	n := 0
 	for _, r := range rs {

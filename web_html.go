@@ -31,6 +31,8 @@ type mdWriter struct {
 }
 
 // mark writes markdown syntax, which plain text leaves out.
+//
+//go:noinline
 func (w *mdWriter) mark(s string) {
 	if !w.plain {
 		w.raw(s)
