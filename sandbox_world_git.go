@@ -177,9 +177,12 @@ func (k *gitKeep) closeRootsLocked() {
 	}
 }
 
-// reset empties the layers before a world starts with them: everything in
-// them was copied back after the command that made it.
+// reset empties the layers before a world starts with them, once what is
+// in them is copied back: a command's own work was after it ended, but a
+// process it left (a job, a gc --auto gone to the background) may have
+// written since, and a world that ended idle had no last sync.
 func (k *gitKeep) reset() error {
+	k.sync()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.synced, k.dirs, k.inDir = map[string]string{}, map[string]gitDirSeen{}, nil
