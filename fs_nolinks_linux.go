@@ -12,7 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -41,14 +43,19 @@ func openNoLinks(path string, flag int, perm fs.FileMode) (*os.File, error) {
 }
 
 // readDirNoLinks is os.ReadDir of the folder opened refusing links, read
-// through its descriptor.
+// through its descriptor, sorted by name. The entries are the open
+// file's (their Info looks up dir/name), not those of a /proc/self/fd
+// path: that names another folder, or none, once the descriptor is closed,
+// and a walk asks the entries' Info after (TestPickerIncremental).
 func readDirNoLinks(dir string) ([]os.DirEntry, error) {
 	d, err := openNoLinks(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	return os.ReadDir("/proc/self/fd/" + strconv.Itoa(int(d.Fd())))
+	ents, err := d.ReadDir(-1)
+	slices.SortFunc(ents, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }
 
 // dirNoLinks opens the folder dir, made (with its missing parents) when

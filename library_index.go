@@ -403,6 +403,7 @@ func openIndex(collection string, emb embedder) *libIndex {
 	return ix
 }
 
+//go:noinline
 func embName(e embedder) string {
 	if e == nil {
 		return ""

@@ -585,6 +585,8 @@ func (c *rpcConn) dropPending(sock *linkSocket) {
 }
 
 // redactToken takes a token out of a message before it is logged.
+//
+//go:noinline
 func redactToken(s, token string) string {
 	if token == "" {
 		return s

@@ -181,6 +181,8 @@ func (r *repl) sayLocked(role, s string) {
 }
 
 // cols is the terminal's width now.
+//
+//go:noinline
 func (r *repl) cols() int {
 	if r.size != nil {
 		if w := r.size(); w > 0 {

@@ -747,6 +747,8 @@ func startCommand(ctx context.Context, cmd *exec.Cmd) (procHandle, error) {
 // release ends the command's part in the network gate: a card still up
 // for it is taken down. finish calls it; a command stopped or never
 // started calls it alone. A nil run (no sandbox context) does nothing.
+//
+//go:noinline
 func (r *sandboxRun) release() {
 	if r != nil && r.sb != nil {
 		r.sb.netRelease(r.net)

@@ -147,6 +147,8 @@ type netPeer struct {
 func netFile() string { return filepath.Join(stateDir(), "network.json") }
 
 // netPath is this sandbox's network.json.
+//
+//go:noinline
 func (s *sandbox) netPath() string {
 	if s.net.file != "" {
 		return s.net.file

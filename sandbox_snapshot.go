@@ -177,6 +177,7 @@ func (s gitSnapshot) nowRoots() []string {
 	return uniq(append(append([]string{}, s.roots...), s.matches()...))
 }
 
+//go:noinline
 func (s gitSnapshot) read(root string, into map[string]gitFile) {
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -239,6 +239,7 @@ func (k *gitKeep) stop() {
 	k.unwatch()
 }
 
+//go:noinline
 func (k *gitKeep) unwatch() {
 	if k.ino >= 0 {
 		unix.Close(k.ino)

@@ -675,4 +675,5 @@ type imagePart struct {
 	Data string `json:"data"` // base64
 }
 
+//go:noinline
 func (s *store) snapDir(id string) string { return filepath.Join(s.dir, id+".snapshots") }

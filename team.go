@@ -136,6 +136,8 @@ func (t *teamState) findLocked(idOrName string) *teamMember {
 }
 
 // idOf is how an engine is named in the tree: "main" or its member's id.
+//
+//go:noinline
 func (t *teamState) idOfLocked(e *engine) string {
 	if m := t.byEngine[e]; m != nil {
 		return m.rec.ID

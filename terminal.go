@@ -69,6 +69,8 @@ type terminalSpec struct {
 
 // theTerminalSpec parses harness/terminal.json once; a broken file is a
 // build-time bug that TestTerminalSpec catches.
+//
+//go:noinline
 func theTerminalSpec() *terminalSpec { return terminalSpecFile.get() }
 
 var terminalSpecFile = &harnessFile[terminalSpec]{name: "harness/terminal.json"}
