@@ -435,7 +435,7 @@ func (k *gitKeep) syncDir(up, p, real, kind string, root *os.Root, keep func(err
 	// and only the change time says a name came.
 	changed := fi.ModTime()
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if c := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); c.After(changed) {
+		if c := time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)); c.After(changed) { // int64(): int32 on linux/arm
 			changed = c
 		}
 	}
